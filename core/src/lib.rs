@@ -1,0 +1,28 @@
+//! The IO-free core of swarm-sweep.
+//!
+//! A controller deploys applications, each a set of releases (Docker
+//! stacks), to one or more swarms, and stamps each release's records with
+//! an owner stamp. When an application leaves the app set, its releases must
+//! go. This crate decides which may go ([`plan()`]) from plain snapshots, and
+//! never touches a socket, a file, a clock or a thread: drivers gather the
+//! [`Snapshot`] and carry the [`SweepPlan`] out.
+//!
+//! Every decision is made on swarm-qualified names ([`ReleaseRef`]): release
+//! names are unique within a swarm and not across swarms.
+
+pub mod owner;
+pub mod plan;
+pub mod refs;
+pub mod render;
+pub mod snapshot;
+
+pub use owner::{ControllerId, OwnerError, Ownership};
+pub use plan::{
+    plan, Coverage, Deletion, DeletionReason, Hold, HoldReason, SpareReason, Spared, SwarmPlan,
+    SweepPlan, Uncovered,
+};
+pub use refs::{ReleaseRef, SwarmName};
+pub use snapshot::{
+    AppSet, AppState, Application, NodeEntry, Policy, ReleaseEntry, Snapshot, SnapshotError,
+    SwarmSnapshot,
+};

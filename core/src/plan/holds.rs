@@ -1,0 +1,88 @@
+//! Holds: the conditions under which nothing is deleted, sweep-wide or on
+//! one swarm. A hold never turns into a deletion; it only spares.
+
+use std::collections::BTreeMap;
+
+use super::swarms::Groups;
+use super::{Hold, HoldReason};
+use crate::refs::SwarmName;
+use crate::snapshot::{AppState, Snapshot};
+
+/// Every hold the snapshot itself calls for. The blast-radius hold needs the
+/// finished plan and is added by the planner.
+pub fn find(snapshot: &Snapshot, groups: &Groups) -> Vec<Hold> {
+    let mut holds = Vec::new();
+    let apps = &snapshot.app_set;
+
+    if !apps.loaded {
+        holds.push(Hold::sweep(
+            HoldReason::AppSetNotLoaded,
+            "the app set was not loaded; every release would look departed",
+        ));
+    } else if !apps.applications.iter().any(|a| a.is_live()) {
+        // An empty app set and a truncated one look the same.
+        holds.push(Hold::sweep(
+            HoldReason::EmptyAppSet,
+            "the app set declares no applications; an empty set is indistinguishable from a lost one",
+        ));
+    }
+
+    // Per swarm: applications that have not said what they declare, or that
+    // are still syncing their way out, may yet own or declare anything there.
+    let mut per_swarm: BTreeMap<(SwarmName, HoldReason), Vec<String>> = BTreeMap::new();
+    for app in &apps.applications {
+        let reason = match app.state {
+            AppState::Draining => HoldReason::Draining,
+            _ if !app.has_reconciled() => HoldReason::Unreconciled,
+            _ => continue,
+        };
+        let swarm = groups.canonical(&app.swarm).clone();
+        per_swarm
+            .entry((swarm, reason))
+            .or_default()
+            .push(app.name.clone());
+    }
+    for ((swarm, reason), mut names) in per_swarm {
+        names.sort();
+        let message = match reason {
+            HoldReason::Draining => "an application that left the set is still syncing",
+            _ => "an application has not reconciled yet, so what it declares is unknown",
+        };
+        holds.push(Hold::swarm(&swarm, reason, names, Some(message.to_owned())));
+    }
+
+    for group in groups.iter() {
+        if let Some(error) = &group.error {
+            holds.push(Hold::swarm(
+                &group.swarm,
+                HoldReason::SwarmUnreadable,
+                Vec::new(),
+                Some(error.clone()),
+            ));
+        } else if snapshot.policy.purge_volumes
+            && group.nodes.as_ref().is_some_and(|n| n.is_empty())
+        {
+            // Removing a stack whose volumes nobody can then find would
+            // strand its data with no record left to find it by.
+            holds.push(Hold::swarm(
+                &group.swarm,
+                HoldReason::NoReachableNode,
+                Vec::new(),
+                Some(
+                    "volume purge is on and the registry reaches no node of this swarm".to_owned(),
+                ),
+            ));
+        }
+    }
+    holds
+}
+
+/// The first hold that stops deletions on `swarm`, sweep-wide ones first.
+pub fn holds_swarm(holds: &[Hold], swarm: &SwarmName) -> Option<HoldReason> {
+    holds
+        .iter()
+        .filter(|h| h.swarm.is_none())
+        .chain(holds.iter().filter(|h| h.swarm.as_ref() == Some(swarm)))
+        .map(|h| h.reason)
+        .next()
+}

@@ -1,0 +1,448 @@
+//! The snapshot: everything the planner knows, as plain values.
+//!
+//! This is a public contract (`swarm-sweep plan --snapshot FILE` reads it,
+//! `swarm-sweep snapshot` writes it), so field names never change and unknown
+//! fields are refused: a misspelt `purge_volume` silently ignored would turn
+//! a purge off, a misspelt `max_deletion` would drop the blast-radius guard.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::owner::{ControllerId, OwnerError};
+use crate::refs::SwarmName;
+
+/// Errors that make a snapshot unusable. Nothing is planned from one.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SnapshotError {
+    /// The JSON does not parse or does not fit the schema; `path` is the
+    /// field it stopped at (`swarms[1].nodes[0].id`), empty for the root.
+    #[error("{}: {message}", if path.is_empty() { "(root)" } else { path.as_str() })]
+    Parse { path: String, message: String },
+    /// A stamp names an application, not a swarm, so two applications of
+    /// one name would make every stamp of that name ambiguous.
+    #[error("app_set.applications: application {name:?} is listed twice")]
+    DuplicateApplication { name: String },
+    #[error("swarms: swarm {swarm:?} is listed twice")]
+    DuplicateSwarm { swarm: SwarmName },
+    #[error("swarms[{swarm:?}].releases: release {release:?} is listed twice")]
+    DuplicateRelease { swarm: SwarmName, release: String },
+    #[error("swarms[{swarm:?}].nodes: node id {node:?} is listed twice")]
+    DuplicateNode { swarm: SwarmName, node: String },
+    /// A name that must not be empty is; `field` says which.
+    #[error("{field}: must not be empty")]
+    EmptyName { field: String },
+    #[error("policy.controller: {0}")]
+    Controller(#[from] OwnerError),
+}
+
+/// A whole snapshot: the policy, the app set and what each swarm holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Snapshot {
+    #[serde(default)]
+    pub policy: Policy,
+    pub app_set: AppSet,
+    #[serde(default)]
+    pub swarms: Vec<SwarmSnapshot>,
+}
+
+impl Snapshot {
+    pub fn new(policy: Policy, app_set: AppSet, swarms: Vec<SwarmSnapshot>) -> Self {
+        Snapshot {
+            policy,
+            app_set,
+            swarms,
+        }
+    }
+
+    /// Parses and validates a snapshot from JSON text.
+    pub fn from_json(text: &str) -> Result<Self, SnapshotError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let snapshot: Snapshot =
+            serde_path_to_error::deserialize(de).map_err(|e| SnapshotError::Parse {
+                path: e.path().to_string().trim_start_matches('.').to_owned(),
+                message: e.inner().to_string(),
+            })?;
+        snapshot.validate()?;
+        Ok(snapshot)
+    }
+
+    /// Renders the snapshot as the JSON [`Snapshot::from_json`] reads.
+    pub fn to_json_pretty(&self) -> String {
+        // Serializing plain structs of strings, numbers and options cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Checks what the schema alone cannot: uniqueness and non-empty names.
+    pub fn validate(&self) -> Result<(), SnapshotError> {
+        ControllerId::new(self.policy.controller.clone())?;
+        let mut apps = BTreeSet::new();
+        for (i, app) in self.app_set.applications.iter().enumerate() {
+            if app.name.is_empty() {
+                return Err(SnapshotError::EmptyName {
+                    field: format!("app_set.applications[{i}].name"),
+                });
+            }
+            if !apps.insert(app.name.as_str()) {
+                return Err(SnapshotError::DuplicateApplication {
+                    name: app.name.clone(),
+                });
+            }
+            for (j, release) in app.releases.iter().flatten().enumerate() {
+                if release.is_empty() {
+                    return Err(SnapshotError::EmptyName {
+                        field: format!("app_set.applications[{i}].releases[{j}]"),
+                    });
+                }
+            }
+        }
+        let mut swarms = BTreeSet::new();
+        for (i, swarm) in self.swarms.iter().enumerate() {
+            if !swarms.insert(&swarm.swarm) {
+                return Err(SnapshotError::DuplicateSwarm {
+                    swarm: swarm.swarm.clone(),
+                });
+            }
+            let mut releases = BTreeSet::new();
+            for (j, release) in swarm.releases.iter().enumerate() {
+                if release.name.is_empty() {
+                    return Err(SnapshotError::EmptyName {
+                        field: format!("swarms[{i}].releases[{j}].name"),
+                    });
+                }
+                if !releases.insert(release.name.as_str()) {
+                    return Err(SnapshotError::DuplicateRelease {
+                        swarm: swarm.swarm.clone(),
+                        release: release.name.clone(),
+                    });
+                }
+            }
+            let mut nodes = BTreeSet::new();
+            for (j, node) in swarm.nodes.iter().flatten().enumerate() {
+                if node.id.is_empty() {
+                    return Err(SnapshotError::EmptyName {
+                        field: format!("swarms[{i}].nodes[{j}].id"),
+                    });
+                }
+                if !nodes.insert(node.id.as_str()) {
+                    return Err(SnapshotError::DuplicateNode {
+                        swarm: swarm.swarm.clone(),
+                        node: node.id.clone(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the operator asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Policy {
+    /// The `<controller>` in `cd/<controller>/<application>` stamps.
+    #[serde(default = "default_controller")]
+    pub controller: String,
+    #[serde(default)]
+    pub purge_volumes: bool,
+    /// Above this many deletions the whole sweep is held.
+    #[serde(default)]
+    pub max_deletions: Option<u64>,
+}
+
+fn default_controller() -> String {
+    "default".to_owned()
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            controller: default_controller(),
+            purge_volumes: false,
+            max_deletions: None,
+        }
+    }
+}
+
+impl Policy {
+    pub fn new(
+        controller: impl Into<String>,
+        purge_volumes: bool,
+        max_deletions: Option<u64>,
+    ) -> Self {
+        Policy {
+            controller: controller.into(),
+            purge_volumes,
+            max_deletions,
+        }
+    }
+}
+
+/// The applications the controller is told to run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct AppSet {
+    /// False when the app set could not be read completely. Required: a
+    /// snapshot that forgot to say must not read as "loaded".
+    pub loaded: bool,
+    #[serde(default)]
+    pub applications: Vec<Application>,
+}
+
+impl AppSet {
+    pub fn new(loaded: bool, applications: Vec<Application>) -> Self {
+        AppSet {
+            loaded,
+            applications,
+        }
+    }
+
+    /// Parses an app-set document (the schema of a snapshot's `app_set`)
+    /// from JSON text.
+    pub fn from_json(text: &str) -> Result<Self, SnapshotError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| SnapshotError::Parse {
+            path: e.path().to_string().trim_start_matches('.').to_owned(),
+            message: e.inner().to_string(),
+        })
+    }
+}
+
+/// One application of the app set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Application {
+    pub name: String,
+    /// The destination swarm; `""` is the controller's own.
+    #[serde(default)]
+    pub swarm: SwarmName,
+    /// The releases it declares; `None` until it has reconciled once.
+    #[serde(default)]
+    pub releases: Option<Vec<String>>,
+    #[serde(default)]
+    pub state: AppState,
+}
+
+impl Application {
+    pub fn new(
+        name: impl Into<String>,
+        swarm: impl Into<SwarmName>,
+        releases: Option<Vec<String>>,
+        state: AppState,
+    ) -> Self {
+        Application {
+            name: name.into(),
+            swarm: swarm.into(),
+            releases,
+            state,
+        }
+    }
+
+    /// A reconciled application that declares `releases`.
+    pub fn reconciled(name: &str, swarm: &str, releases: &[&str]) -> Self {
+        Application::new(
+            name,
+            swarm,
+            Some(releases.iter().map(|r| (*r).to_owned()).collect()),
+            AppState::Reconciled,
+        )
+    }
+
+    /// Still in the app set (draining ones have left it).
+    pub fn is_live(&self) -> bool {
+        self.state != AppState::Draining
+    }
+
+    /// Has said which releases it declares.
+    pub fn has_reconciled(&self) -> bool {
+        self.state == AppState::Reconciled && self.releases.is_some()
+    }
+}
+
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum AppState {
+    #[default]
+    Reconciled,
+    /// In the set but has not said yet which releases it declares.
+    Unreconciled,
+    /// Has left the set but is still syncing.
+    Draining,
+}
+
+/// What one swarm holds, as its registry read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct SwarmSnapshot {
+    pub swarm: SwarmName,
+    #[serde(default)]
+    pub cluster_id: Option<String>,
+    /// Set when the swarm could not be read; its releases are then unknown.
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub releases: Vec<ReleaseEntry>,
+    /// The nodes the registry reached; `None` when it cannot reach nodes
+    /// individually at all, `Some(vec![])` when it reaches none.
+    #[serde(default)]
+    pub nodes: Option<Vec<NodeEntry>>,
+    /// The node count the swarm itself reports; `None` if unreadable.
+    #[serde(default)]
+    pub node_count: Option<u64>,
+    /// The stack the controller itself runs as on this swarm.
+    #[serde(default)]
+    pub self_stack: Option<String>,
+}
+
+impl SwarmSnapshot {
+    /// A readable swarm with no releases, no node reach and no count.
+    pub fn new(swarm: impl Into<SwarmName>) -> Self {
+        SwarmSnapshot {
+            swarm: swarm.into(),
+            cluster_id: None,
+            error: None,
+            releases: Vec::new(),
+            nodes: None,
+            node_count: None,
+            self_stack: None,
+        }
+    }
+
+    /// A swarm that could not be read.
+    pub fn unreadable(swarm: impl Into<SwarmName>, error: impl Into<String>) -> Self {
+        SwarmSnapshot {
+            error: Some(error.into()),
+            ..SwarmSnapshot::new(swarm)
+        }
+    }
+}
+
+/// One release as its records show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ReleaseEntry {
+    pub name: String,
+    /// The `com.swarmcli.owner` stamp of its newest record, if any.
+    #[serde(default)]
+    pub owner: Option<String>,
+}
+
+impl ReleaseEntry {
+    pub fn new(name: impl Into<String>, owner: Option<String>) -> Self {
+        ReleaseEntry {
+            name: name.into(),
+            owner,
+        }
+    }
+}
+
+/// One swarm node the registry reached.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct NodeEntry {
+    /// The swarm node id: the key.
+    pub id: String,
+    /// For people; not unique.
+    #[serde(default)]
+    pub hostname: String,
+}
+
+impl NodeEntry {
+    pub fn new(id: impl Into<String>, hostname: impl Into<String>) -> Self {
+        NodeEntry {
+            id: id.into(),
+            hostname: hostname.into(),
+        }
+    }
+
+    /// The hostname, or the id when the hostname is empty.
+    pub fn display_name(&self) -> &str {
+        if self.hostname.is_empty() {
+            &self.id
+        } else {
+            &self.hostname
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_fields_are_named() {
+        let err = Snapshot::from_json(
+            r#"{"app_set":{"loaded":true},"swarms":[{"swarm":"a","nodez":[]}]}"#,
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("swarms[0]"), "{text}");
+        assert!(text.contains("nodez"), "{text}");
+    }
+
+    #[test]
+    fn loaded_is_required() {
+        let err = Snapshot::from_json(r#"{"app_set":{"applications":[]}}"#).unwrap_err();
+        assert!(err.to_string().contains("loaded"), "{err}");
+    }
+
+    #[test]
+    fn duplicates_are_refused() {
+        let dup_app = r#"{"app_set":{"loaded":true,"applications":[{"name":"a","releases":[]},{"name":"a","swarm":"x","releases":[]}]}}"#;
+        assert_eq!(
+            Snapshot::from_json(dup_app),
+            Err(SnapshotError::DuplicateApplication { name: "a".into() })
+        );
+        let dup_swarm = r#"{"app_set":{"loaded":true},"swarms":[{"swarm":""},{"swarm":""}]}"#;
+        assert_eq!(
+            Snapshot::from_json(dup_swarm),
+            Err(SnapshotError::DuplicateSwarm {
+                swarm: SwarmName::local()
+            })
+        );
+        let dup_rel = r#"{"app_set":{"loaded":true},"swarms":[{"swarm":"a","releases":[{"name":"w"},{"name":"w"}]}]}"#;
+        assert_eq!(
+            Snapshot::from_json(dup_rel),
+            Err(SnapshotError::DuplicateRelease {
+                swarm: "a".into(),
+                release: "w".into()
+            })
+        );
+    }
+
+    #[test]
+    fn invalid_controller_is_an_error() {
+        let text = r#"{"policy":{"controller":"a/b"},"app_set":{"loaded":true}}"#;
+        assert!(matches!(
+            Snapshot::from_json(text),
+            Err(SnapshotError::Controller(
+                OwnerError::InvalidController { .. }
+            ))
+        ));
+    }
+
+    #[test]
+    fn defaults_fill_optional_fields() {
+        let s = Snapshot::from_json(
+            r#"{"app_set":{"loaded":true,"applications":[{"name":"e"}]},"swarms":[{"swarm":""}]}"#,
+        )
+        .unwrap();
+        assert_eq!(s.policy, Policy::default());
+        assert_eq!(s.app_set.applications[0].releases, None);
+        assert_eq!(s.app_set.applications[0].state, AppState::Reconciled);
+        assert_eq!(s.swarms[0].nodes, None);
+        let round = Snapshot::from_json(&s.to_json_pretty()).unwrap();
+        assert_eq!(round, s);
+    }
+}

@@ -1,0 +1,13 @@
+//! `swarm-sweep`: plans (and carries out) the sweep of departed releases.
+
+mod cli;
+mod input;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    cli::run(args)
+}
