@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::plan::{hold_str, reason_str, spare_str, SweepPlan};
+use crate::plan::{hold_str, reason_str, spare_str, Coverage, SweepPlan};
 
 /// A short summary of a plan: holds, what will be deleted, what is spared
 /// and why, what a volume purge cannot reach.
@@ -54,6 +54,9 @@ fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
         )?;
     }
     writeln!(out, "\nspared ({}):", plan.spared.len())?;
+    if plan.spared.is_empty() {
+        writeln!(out, "  nothing")?;
+    }
     for s in &plan.spared {
         write!(out, "  {}/{}  {}", s.swarm, s.release, spare_str(s.reason))?;
         if let Some(a) = &s.application {
@@ -65,14 +68,14 @@ fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
         writeln!(out)?;
     }
     if !plan.uncovered.is_empty() {
-        writeln!(out, "\nuncovered nodes ({} swarms):", plan.uncovered.len())?;
+        writeln!(out, "\nnot covered by the volume purge:")?;
         for u in &plan.uncovered {
             let count = u.node_count.map_or("unknown".to_owned(), |c| c.to_string());
             let missing = u.missing.map_or("unknown".to_owned(), |c| c.to_string());
-            let reached = if u.reached.is_empty() {
-                "none (manager only)".to_owned()
-            } else {
-                u.reached.join(", ")
+            let reached = match (u.coverage, u.reached.is_empty()) {
+                (Coverage::NodeLocal, _) => "the manager only".to_owned(),
+                (_, true) => "none".to_owned(),
+                (_, false) => u.reached.join(", "),
             };
             writeln!(
                 out,

@@ -1,0 +1,265 @@
+//! Relations the planner must keep between runs, over generated snapshots.
+//!
+//! Names come from tiny pools on purpose: the dangerous inputs are the ones
+//! where release names collide across swarms, swarm names alias one
+//! cluster, and stamps name applications that exist elsewhere.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+use sweep_core::plan::swarms;
+use sweep_core::{
+    plan, AppSet, AppState, Application, ControllerId, NodeEntry, Ownership, Policy, ReleaseEntry,
+    Snapshot, SwarmName, SwarmSnapshot, SweepPlan,
+};
+
+const SWARMS: &[&str] = &["", "alpha", "beta", "gamma"];
+const RELEASES: &[&str] = &["web", "db", "api", "edge"];
+const APPS: &[&str] = &["shop", "blog", "edge", "ops"];
+
+fn stamp() -> impl Strategy<Value = Option<String>> {
+    prop_oneof![
+        3 => (prop::sample::select(APPS), any::<bool>()).prop_map(|(a, _)| Some(format!("cd/default/{a}:release/{{}}"))),
+        1 => Just(None),
+        1 => prop::sample::select(APPS).prop_map(|a| Some(format!("cd/other/{a}:release/{{}}"))),
+        1 => Just(Some("cd/default/shop:release/copied".to_owned())),
+        1 => Just(Some("garbage".to_owned())),
+    ]
+}
+
+fn swarm_snapshot() -> impl Strategy<Value = SwarmSnapshot> {
+    (
+        prop::sample::select(SWARMS),
+        prop::option::weighted(0.8, prop::sample::select(&["C1", "C2", "C3"][..])),
+        prop::option::weighted(0.15, Just("unreachable".to_owned())),
+        prop::collection::btree_map(prop::sample::select(RELEASES), stamp(), 0..4),
+        prop::option::of(prop::collection::btree_set(0u8..4, 0..4)),
+        prop::option::of(0u64..5),
+        prop::option::weighted(0.3, prop::sample::select(RELEASES)),
+    )
+        .prop_map(|(name, cluster, error, releases, nodes, count, own)| {
+            let mut s = SwarmSnapshot::new(name);
+            s.cluster_id = cluster.map(str::to_owned);
+            s.error = error;
+            s.releases = releases
+                .into_iter()
+                .map(|(r, stamp)| ReleaseEntry::new(r, stamp.map(|s| s.replace("{}", r))))
+                .collect();
+            s.nodes = nodes.map(|ids| {
+                ids.into_iter()
+                    .map(|i| NodeEntry::new(format!("{name}-n{i}"), format!("host{i}")))
+                    .collect()
+            });
+            s.node_count = count;
+            s.self_stack = own.map(str::to_owned);
+            s
+        })
+}
+
+fn application() -> impl Strategy<Value = Application> {
+    (
+        prop::sample::select(SWARMS),
+        prop::option::weighted(0.9, prop::collection::btree_set(prop::sample::select(RELEASES), 0..3)),
+        prop_oneof![8 => Just(AppState::Reconciled), 1 => Just(AppState::Unreconciled), 1 => Just(AppState::Draining)],
+    )
+        .prop_map(|(swarm, releases, state)| {
+            Application::new(
+                "",
+                swarm,
+                releases.map(|r| r.into_iter().map(str::to_owned).collect()),
+                state,
+            )
+        })
+}
+
+fn snapshot() -> impl Strategy<Value = Snapshot> {
+    (
+        any::<bool>(),
+        prop::option::weighted(0.2, 0u64..4),
+        prop::option::weighted(0.95, Just(true)),
+        prop::collection::btree_map(prop::sample::select(APPS), application(), 0..4),
+        prop::collection::btree_map(prop::sample::select(SWARMS), swarm_snapshot(), 1..5),
+    )
+        .prop_map(|(purge, max, loaded, apps, swarms)| {
+            let applications = apps
+                .into_iter()
+                .map(|(name, mut a)| {
+                    a.name = name.to_owned();
+                    a
+                })
+                .collect();
+            let swarms = swarms
+                .into_iter()
+                .map(|(name, mut s)| {
+                    s.swarm = SwarmName::new(name);
+                    s
+                })
+                .collect();
+            Snapshot::new(
+                Policy::new("default", purge, max),
+                AppSet::new(loaded.is_some(), applications),
+                swarms,
+            )
+        })
+}
+
+/// Swarms whose snapshots share a cluster id count as one.
+fn same_swarm(s: &Snapshot, a: &SwarmName, b: &SwarmName) -> bool {
+    swarms::group(s).same(a, b)
+}
+
+fn json(p: &SweepPlan) -> String {
+    p.to_json_pretty()
+}
+
+/// The snapshot after a plan was carried out: its deletions are gone under
+/// every name of their cluster.
+fn after(s: &Snapshot, p: &SweepPlan) -> Snapshot {
+    let mut next = s.clone();
+    for sw in &mut next.swarms {
+        let name = sw.swarm.clone();
+        sw.releases.retain(|r| {
+            !p.deletions
+                .iter()
+                .any(|d| d.release == r.name && same_swarm(s, &d.swarm, &name))
+        });
+    }
+    next
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn never_deletes_a_release_declared_on_its_swarm(s in snapshot()) {
+        let p = plan(&s).unwrap();
+        for d in &p.deletions {
+            for a in s.app_set.applications.iter().filter(|a| a.is_live()) {
+                let declares = a.releases.iter().flatten().any(|r| *r == d.release);
+                prop_assert!(!(declares && same_swarm(&s, &a.swarm, &d.swarm)),
+                    "{} is declared by {} on {}", d.release_ref(), a.name, a.swarm);
+            }
+        }
+    }
+
+    #[test]
+    fn deletes_only_ours_unheld_and_not_self(s in snapshot()) {
+        let p = plan(&s).unwrap();
+        let ctl = ControllerId::new("default").unwrap();
+        if !p.deletions.is_empty() {
+            prop_assert!(s.app_set.loaded);
+            prop_assert!(s.app_set.applications.iter().any(|a| a.is_live()));
+            prop_assert!(!p.is_held());
+        }
+        for d in &p.deletions {
+            prop_assert!(!p.holds.iter().any(|h| h.swarm.is_none() || h.swarm.as_ref() == Some(&d.swarm)));
+            for sw in s.swarms.iter().filter(|sw| same_swarm(&s, &sw.swarm, &d.swarm)) {
+                prop_assert!(sw.error.is_none(), "{} is on an unreadable swarm", d.release_ref());
+                prop_assert_ne!(sw.self_stack.as_deref(), Some(d.release.as_str()));
+                if let Some(r) = sw.releases.iter().find(|r| r.name == d.release) {
+                    prop_assert_eq!(
+                        ctl.classify(r.owner.as_deref(), &r.name),
+                        Ownership::Ours { application: d.application.clone() }
+                    );
+                }
+            }
+            // The owner is not live on this swarm.
+            prop_assert!(!s.app_set.applications.iter().any(|a| a.is_live()
+                && a.name == d.application && same_swarm(&s, &a.swarm, &d.swarm)));
+        }
+    }
+
+    /// Changing what applications declare on one swarm changes nothing on a
+    /// swarm that is not the same cluster, even where names collide.
+    #[test]
+    fn declarations_on_one_swarm_never_touch_another(
+        s in snapshot(),
+        target in prop::sample::select(SWARMS),
+        declared in prop::collection::btree_set(prop::sample::select(RELEASES), 0..4),
+    ) {
+        let mut s = s;
+        s.policy.max_deletions = None;
+        let target = SwarmName::new(target);
+        let mut changed = s.clone();
+        for a in &mut changed.app_set.applications {
+            if a.swarm == target && a.releases.is_some() {
+                a.releases = Some(declared.iter().map(|r| (*r).to_owned()).collect());
+            }
+        }
+        let before = plan(&s).unwrap();
+        let after = plan(&changed).unwrap();
+        let elsewhere = |p: &SweepPlan| -> (Vec<String>, Vec<String>) {
+            (
+                p.deletions.iter().filter(|d| !same_swarm(&s, &d.swarm, &target)).map(|d| d.release_ref().to_string()).collect(),
+                p.spared.iter().filter(|x| !same_swarm(&s, &x.swarm, &target)).map(|x| format!("{}/{}:{:?}", x.swarm, x.release, x.reason)).collect(),
+            )
+        };
+        prop_assert_eq!(elsewhere(&before), elsewhere(&after));
+    }
+
+    #[test]
+    fn any_order_of_the_input_gives_the_same_plan(s in snapshot(), seed in any::<u64>()) {
+        let mut shuffled = s.clone();
+        let mut rng = seed;
+        let mut next = move || { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; rng };
+        fn shuffle<T>(v: &mut [T], next: &mut impl FnMut() -> u64) {
+            for i in (1..v.len()).rev() {
+                let j = (next() % (i as u64 + 1)) as usize;
+                v.swap(i, j);
+            }
+        }
+        shuffle(&mut shuffled.app_set.applications, &mut next);
+        for a in &mut shuffled.app_set.applications {
+            if let Some(r) = &mut a.releases { shuffle(r, &mut next); }
+        }
+        shuffle(&mut shuffled.swarms, &mut next);
+        for sw in &mut shuffled.swarms {
+            shuffle(&mut sw.releases, &mut next);
+            if let Some(n) = &mut sw.nodes { shuffle(n, &mut next); }
+        }
+        prop_assert_eq!(json(&plan(&s).unwrap()), json(&plan(&shuffled).unwrap()));
+    }
+
+    #[test]
+    fn planning_after_carrying_out_a_plan_deletes_nothing(s in snapshot()) {
+        let p = plan(&s).unwrap();
+        let again = plan(&after(&s, &p)).unwrap();
+        prop_assert!(again.deletions.is_empty(), "second plan: {:?}", again.deletions);
+    }
+
+    /// Removing an application that is still live can only add deletions
+    /// for its own releases; it never spares something that was deleted.
+    #[test]
+    fn a_live_application_never_causes_a_deletion(s in snapshot(), drop in prop::sample::select(APPS)) {
+        let mut s = s;
+        s.policy.max_deletions = None;
+        let mut without = s.clone();
+        without.app_set.applications.retain(|a| a.name != drop);
+        prop_assume!(without.app_set.applications.iter().any(|a| a.is_live()));
+        let with: BTreeSet<String> = plan(&s).unwrap().deletions.iter().map(|d| d.release_ref().to_string()).collect();
+        let wo: BTreeSet<String> = plan(&without).unwrap().deletions.iter().map(|d| d.release_ref().to_string()).collect();
+        prop_assert!(with.is_subset(&wo), "with {drop}: {with:?}, without: {wo:?}");
+    }
+}
+
+/// The generator must reach the interesting cases, or the properties above
+/// hold vacuously.
+#[test]
+fn generated_snapshots_reach_deletions_collisions_and_aliases() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let (mut deletions, mut aliases, mut collisions) = (0, 0, 0);
+    for _ in 0..500 {
+        let s = snapshot().new_tree(&mut runner).unwrap().current();
+        let p = plan(&s).unwrap();
+        deletions += usize::from(!p.deletions.is_empty());
+        aliases += usize::from(p.swarms.iter().any(|g| g.names.len() > 1));
+        let names: Vec<_> = p.deletions.iter().map(|d| &d.release).collect();
+        let spared: Vec<_> = p.spared.iter().map(|x| &x.release).collect();
+        collisions += usize::from(names.iter().any(|n| spared.contains(n)));
+    }
+    assert!(deletions > 50, "only {deletions} snapshots plan deletions");
+    assert!(aliases > 50, "only {aliases} snapshots alias a cluster");
+    assert!(collisions > 20, "only {collisions} snapshots collide names");
+}
