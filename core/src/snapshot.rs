@@ -24,11 +24,11 @@ pub enum SnapshotError {
     /// one name would make every stamp of that name ambiguous.
     #[error("app_set.applications: application {name:?} is listed twice")]
     DuplicateApplication { name: String },
-    #[error("swarms: swarm {swarm:?} is listed twice")]
+    #[error("swarms: swarm {:?} is listed twice", swarm.as_str())]
     DuplicateSwarm { swarm: SwarmName },
-    #[error("swarms[{swarm:?}].releases: release {release:?} is listed twice")]
+    #[error("swarms: swarm {:?}: releases: release {release:?} is listed twice", swarm.as_str())]
     DuplicateRelease { swarm: SwarmName, release: String },
-    #[error("swarms[{swarm:?}].nodes: node id {node:?} is listed twice")]
+    #[error("swarms: swarm {:?}: nodes: node id {node:?} is listed twice", swarm.as_str())]
     DuplicateNode { swarm: SwarmName, node: String },
     /// A name that must not be empty is; `field` says which.
     #[error("{field}: must not be empty")]
