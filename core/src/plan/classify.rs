@@ -4,10 +4,44 @@
 //! that spares wins, so the reason a plan gives is the most basic one.
 //! Holds are applied by the planner on top of a `Delete` decision.
 
+use std::collections::BTreeMap;
+
 use super::swarms::{GroupRelease, Groups, SwarmGroup};
 use super::{DeletionReason, SpareReason};
 use crate::owner::{ControllerId, Ownership};
+use crate::refs::SwarmName;
 use crate::snapshot::{Application, Snapshot};
+
+/// The live applications, indexed once per plan so that deciding each
+/// release is a lookup, not a scan of the app set.
+#[derive(Debug)]
+pub struct AppIndex<'a> {
+    live: BTreeMap<&'a str, &'a Application>,
+    /// (cluster, release) to the applications declaring it there, sorted.
+    declared: BTreeMap<(SwarmName, &'a str), Vec<&'a str>>,
+}
+
+impl<'a> AppIndex<'a> {
+    pub fn new(snapshot: &'a Snapshot, groups: &Groups) -> Self {
+        let mut live = BTreeMap::new();
+        let mut declared: BTreeMap<(SwarmName, &'a str), Vec<&'a str>> = BTreeMap::new();
+        for app in snapshot.app_set.applications.iter().filter(|a| a.is_live()) {
+            live.insert(app.name.as_str(), app);
+            let swarm = groups.canonical(&app.swarm).clone();
+            for release in app.releases.iter().flatten() {
+                declared
+                    .entry((swarm.clone(), release.as_str()))
+                    .or_default()
+                    .push(app.name.as_str());
+            }
+        }
+        for names in declared.values_mut() {
+            names.sort_unstable();
+            names.dedup();
+        }
+        AppIndex { live, declared }
+    }
+}
 
 /// What the rules say about one release before holds are applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +72,7 @@ fn spare(
 /// Decides `release` of `group`.
 pub fn decide(
     controller: &ControllerId,
-    snapshot: &Snapshot,
+    apps: &AppIndex<'_>,
     groups: &Groups,
     group: &SwarmGroup,
     release: &GroupRelease,
@@ -64,13 +98,7 @@ pub fn decide(
     };
     let app = application.as_str();
 
-    let live = |a: &&Application| a.is_live();
-    let owner = snapshot
-        .app_set
-        .applications
-        .iter()
-        .filter(live)
-        .find(|a| a.name == application);
+    let owner = apps.live.get(app).copied();
 
     if let Some(owner) = owner {
         if groups.same(&owner.swarm, &group.swarm) {
@@ -89,16 +117,8 @@ pub fn decide(
 
     // A rename hands a release to another application before its stamp is
     // rewritten: a declaration on this swarm spares it whoever stamped it.
-    let declarers: Vec<&str> = snapshot
-        .app_set
-        .applications
-        .iter()
-        .filter(live)
-        .filter(|a| groups.same(&a.swarm, &group.swarm))
-        .filter(|a| a.releases.iter().flatten().any(|r| *r == release.name))
-        .map(|a| a.name.as_str())
-        .collect();
-    if !declarers.is_empty() {
+    let key = (group.swarm.clone(), release.name.as_str());
+    if let Some(declarers) = apps.declared.get(&key) {
         return spare(
             SpareReason::Declared,
             Some(app),

@@ -197,13 +197,14 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
     let purge = snapshot.policy.purge_volumes;
     let groups = swarms::group(snapshot);
     let mut holds = holds::find(snapshot, &groups);
+    let apps = classify::AppIndex::new(snapshot, &groups);
 
     let mut deletions = Vec::new();
     let mut spared = Vec::new();
     for group in groups.iter() {
         let held = holds::holds_swarm(&holds, &group.swarm);
         for release in &group.releases {
-            match classify::decide(&controller, snapshot, &groups, group, release) {
+            match classify::decide(&controller, &apps, &groups, group, release) {
                 Decision::Spare {
                     reason,
                     application,
