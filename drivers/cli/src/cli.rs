@@ -1,25 +1,15 @@
-//! Command-line surface and exit statuses.
-//!
-//! Exit 0: everything planned went (or there was nothing to do). Exit 1:
-//! something failed or was left uncovered. Exit 2: bad input, and nothing
-//! was deleted.
+//! The command-line surface. Names here are a public contract.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use sweep_core::render;
-
-use crate::input;
-
-/// Exit status for bad input: nothing was deleted.
-pub const EXIT_BAD_INPUT: u8 = 2;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "swarm-sweep",
     version,
-    about = "Decides what a GitOps controller for Docker Swarm may delete after applications leave its app set, and deletes it in a safe order."
+    about = "Decides what a GitOps controller for Docker Swarm may delete after applications leave its app set, and deletes it in a safe order.",
+    after_help = "Exit status: 0 everything planned went (or nothing was to go); 1 something failed, is pending, was left uncovered or could not be read; 2 bad input (nothing was deleted)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -28,42 +18,105 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print the plan for a snapshot: what would be deleted, what is spared and why.
+    /// Gather the snapshot of every swarm and print it as JSON (the format
+    /// `plan --snapshot` reads). Reads only.
+    Snapshot {
+        #[command(flatten)]
+        source: Source,
+        #[command(flatten)]
+        policy: PolicyArgs,
+    },
+    /// Print the plan: what would be deleted, what is spared and why, what
+    /// a volume purge cannot reach. Reads only.
     Plan {
-        /// A snapshot JSON file (as `swarm-sweep snapshot` prints).
-        #[arg(long, value_name = "FILE")]
-        snapshot: PathBuf,
+        /// Plan from a snapshot file instead of gathering one.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["config", "app_set", "self_stack"])]
+        snapshot: Option<PathBuf>,
+        #[command(flatten)]
+        source: OptionalSource,
+        #[command(flatten)]
+        policy: PolicyArgs,
         #[arg(long, value_enum, default_value_t = Format::Json)]
         format: Format,
     },
+    /// Plan, print the plan, carry it out, print the report.
+    Apply {
+        #[command(flatten)]
+        source: Source,
+        #[command(flatten)]
+        policy: PolicyArgs,
+        #[command(flatten)]
+        run: RunArgs,
+        #[arg(long, value_enum, default_value_t = Format::Json)]
+        format: Format,
+    },
+}
+
+/// Where the swarms and the app set come from.
+#[derive(Debug, Args)]
+pub struct Source {
+    /// Registry config (TOML) naming the swarms and their endpoints.
+    /// Without it, the one swarm `DOCKER_HOST` (or the default socket)
+    /// points at.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The app set (YAML or JSON, the schema of a snapshot's `app_set`).
+    #[arg(long, value_name = "FILE")]
+    pub app_set: PathBuf,
+    /// The stack the controller runs as, on the swarm `DOCKER_HOST` points
+    /// at (with --config, set `self_stack` per swarm in the file instead).
+    #[arg(long, value_name = "STACK", conflicts_with = "config")]
+    pub self_stack: Option<String>,
+    /// Limit for each read of a manager or node, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 15)]
+    pub timeout: u64,
+}
+
+/// [`Source`] for `plan`, where `--snapshot` may stand in for it.
+#[derive(Debug, Args)]
+pub struct OptionalSource {
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", required_unless_present = "snapshot")]
+    pub app_set: Option<PathBuf>,
+    #[arg(long, value_name = "STACK", conflicts_with = "config")]
+    pub self_stack: Option<String>,
+    #[arg(long, value_name = "SECS", default_value_t = 15)]
+    pub timeout: u64,
+}
+
+/// The policy of the sweep (a snapshot file carries its own).
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    /// This controller's id: the `<controller>` in owner stamps
+    /// `cd/<controller>/<application>:release/<release>`.
+    #[arg(long, value_name = "ID", default_value = "default")]
+    pub controller: String,
+    /// Also remove the departed releases' named volumes, on every node the
+    /// registry reaches.
+    #[arg(long)]
+    pub prune_volumes: bool,
+    /// Hold the whole sweep if it would delete more than N releases.
+    #[arg(long, value_name = "N")]
+    pub max_deletions: Option<u64>,
+}
+
+/// How the plan is carried out.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Actions run at once.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub concurrency: u64,
+    /// Seconds between attempts to remove a volume still in use.
+    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
+    pub retry_interval: f64,
+    /// Seconds each volume may stay in use, from its first attempt.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub settle_timeout: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Json,
     Text,
-}
-
-pub fn run(cli: Cli) -> ExitCode {
-    match cli.command {
-        Command::Plan { snapshot, format } => {
-            let plan = match input::read_snapshot(&snapshot).and_then(|s| {
-                sweep_core::plan(&s).map_err(|e| input::InputError::Snapshot {
-                    file: snapshot.clone(),
-                    source: e,
-                })
-            }) {
-                Ok(plan) => plan,
-                Err(e) => {
-                    eprintln!("swarm-sweep: {e}");
-                    return ExitCode::from(EXIT_BAD_INPUT);
-                }
-            };
-            match format {
-                Format::Json => println!("{}", plan.to_json_pretty()),
-                Format::Text => print!("{}", render::plan_text(&plan)),
-            }
-            ExitCode::SUCCESS
-        }
-    }
 }

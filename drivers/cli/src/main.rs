@@ -1,6 +1,7 @@
-//! `swarm-sweep`: plans (and carries out) the sweep of departed releases.
+//! `swarm-sweep`: plans, and carries out, the sweep of departed releases.
 
 mod cli;
+mod commands;
 mod input;
 
 use std::process::ExitCode;
@@ -9,5 +10,5 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
-    cli::run(args)
+    commands::run(args)
 }

@@ -1,0 +1,619 @@
+//! The Docker backends: [`DockerSwarm`] (a swarm through its manager) and
+//! [`DockerNode`] (one node's own daemon).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bollard::models::TaskState;
+use bollard::query_parameters::{
+    ListConfigsOptionsBuilder, ListNetworksOptionsBuilder, ListNodesOptions,
+    ListSecretsOptionsBuilder, ListServicesOptionsBuilder, ListTasksOptionsBuilder,
+};
+use sweep_swarms::{BackendError, Node, NodeBackend, ReleaseRecord, SwarmBackend};
+use tokio::time::Instant;
+
+use crate::client::{check_object_name, check_release, label_filter, Client, Failure};
+use crate::endpoint::Endpoint;
+use crate::labels::{self, ConfigLabels, RECORD_TYPE, RELEASE, STACK_NAMESPACE, TYPE};
+
+/// How long a daemon call may take unless configured otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long [`DockerSwarm::remove_stack`] waits, unless configured
+/// otherwise, for the tasks of the services it removed to stop and for their
+/// networks to be released: a removed service's tasks get their stop grace
+/// period (10 s by default) before they are killed, and keep their networks
+/// and volumes until then.
+pub const DEFAULT_TEARDOWN_WAIT: Duration = Duration::from_secs(30);
+
+/// Networks get at least this long, even when waiting for tasks used up the
+/// teardown wait.
+const MIN_NETWORK_RETRY: Duration = Duration::from_secs(5);
+
+/// Pause between two looks at tasks still stopping, or two attempts at
+/// removing a network still in use.
+const TEARDOWN_PAUSE: Duration = Duration::from_millis(500);
+
+/// The swarm-scoped object kinds a stack is made of, in removal order.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Service,
+    Network,
+    Secret,
+    Config,
+}
+
+impl Kind {
+    fn noun(self) -> &'static str {
+        match self {
+            Kind::Service => "service",
+            Kind::Network => "network",
+            Kind::Secret => "secret",
+            Kind::Config => "config",
+        }
+    }
+}
+
+/// An object as the daemon lists it: id, name and labels, any of them
+/// possibly missing.
+type RawListed = (
+    Option<String>,
+    Option<String>,
+    Option<HashMap<String, String>>,
+);
+
+/// One listed object: its id (what is removed) and name (what is reported).
+struct Listed {
+    id: String,
+    name: String,
+}
+
+impl Listed {
+    /// Checks what the daemon listed: an object without an id cannot be
+    /// removed, and one whose labels do not match was not asked for.
+    fn checked(
+        kind: Kind,
+        id: Option<String>,
+        name: Option<String>,
+        labels: Option<&HashMap<String, String>>,
+        release: &str,
+    ) -> Result<Option<Listed>, BackendError> {
+        let name = name.unwrap_or_default();
+        let Some(id) = id.filter(|id| !id.is_empty()) else {
+            return Err(BackendError::Invalid {
+                what: format!("{} {name:?} of stack {release:?}", kind.noun()),
+                message: "listed without an id".into(),
+            });
+        };
+        if check_object_name(kind.noun(), &id).is_err() {
+            return Err(BackendError::Invalid {
+                what: format!("{} {name:?} of stack {release:?}", kind.noun()),
+                message: format!("listed with an id that is not one: {id:?}"),
+            });
+        }
+        let labels = labels.cloned().unwrap_or_default();
+        // The daemon filtered by label already; a second look keeps a filter
+        // quirk from ever removing another stack's object.
+        if labels.get(STACK_NAMESPACE).map(String::as_str) != Some(release) {
+            return Ok(None);
+        }
+        // A release record never belongs to the stack, whatever else it
+        // carries: removing it would forget who owns the release.
+        if matches!(kind, Kind::Config) && labels.get(TYPE).map(String::as_str) == Some(RECORD_TYPE)
+        {
+            return Ok(None);
+        }
+        let name = if name.is_empty() { id.clone() } else { name };
+        Ok(Some(Listed { id, name }))
+    }
+}
+
+/// One swarm through its manager's daemon; implements [`SwarmBackend`].
+#[derive(Debug)]
+pub struct DockerSwarm {
+    client: Client,
+    self_stack: Option<String>,
+    teardown_wait: Duration,
+}
+
+impl DockerSwarm {
+    /// Connects to the manager at `endpoint`, negotiating the API version;
+    /// every later daemon call is bounded by `timeout`.
+    pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<Self, BackendError> {
+        Ok(DockerSwarm {
+            client: Client::connect(endpoint, timeout).await?,
+            self_stack: None,
+            teardown_wait: DEFAULT_TEARDOWN_WAIT,
+        })
+    }
+
+    /// The controller runs as `stack` on this swarm: [`remove_stack`] refuses it.
+    ///
+    /// [`remove_stack`]: SwarmBackend::remove_stack
+    pub fn with_self_stack(mut self, stack: Option<String>) -> Self {
+        self.self_stack = stack;
+        self
+    }
+
+    /// How long [`remove_stack`] waits for removed services' tasks to stop
+    /// and their networks to be released (default
+    /// [`DEFAULT_TEARDOWN_WAIT`]).
+    ///
+    /// [`remove_stack`]: SwarmBackend::remove_stack
+    pub fn with_teardown_wait(mut self, wait: Duration) -> Self {
+        self.teardown_wait = wait;
+        self
+    }
+
+    /// The manager's endpoint.
+    pub fn endpoint(&self) -> &str {
+        self.client.endpoint()
+    }
+
+    /// The API version negotiated with the manager, e.g. `1.41`.
+    pub fn api_version(&self) -> String {
+        self.client.api_version()
+    }
+
+    /// The manager's node list with hostnames, down nodes included.
+    pub async fn nodes(&self) -> Result<Vec<Node>, BackendError> {
+        let what = "the node list";
+        let listed = self
+            .client
+            .call_plain(
+                what,
+                self.client.docker().list_nodes(None::<ListNodesOptions>),
+            )
+            .await?;
+        listed
+            .into_iter()
+            .map(|n| {
+                let hostname = n.description.and_then(|d| d.hostname).unwrap_or_default();
+                match n.id.filter(|id| !id.is_empty()) {
+                    Some(id) => Ok(Node::new(id, hostname)),
+                    None => Err(BackendError::Invalid {
+                        what: what.into(),
+                        message: format!("node {hostname:?} is listed without an id"),
+                    }),
+                }
+            })
+            .collect()
+    }
+
+    async fn list(&self, kind: Kind, release: &str) -> Result<Vec<Listed>, BackendError> {
+        let what = format!("{}s of stack {release:?}", kind.noun());
+        let filters = label_filter(&[(STACK_NAMESPACE, release)]);
+        let docker = self.client.docker();
+        let raw: Vec<RawListed> = match kind {
+            Kind::Service => {
+                let o = ListServicesOptionsBuilder::default()
+                    .filters(&filters)
+                    .build();
+                self.client
+                    .call_plain(&what, docker.list_services(Some(o)))
+                    .await?
+                    .into_iter()
+                    .map(|s| {
+                        let (name, labels) =
+                            s.spec.map(|sp| (sp.name, sp.labels)).unwrap_or_default();
+                        (s.id, name, labels)
+                    })
+                    .collect()
+            }
+            Kind::Network => {
+                let o = ListNetworksOptionsBuilder::default()
+                    .filters(&filters)
+                    .build();
+                self.client
+                    .call_plain(&what, docker.list_networks(Some(o)))
+                    .await?
+                    .into_iter()
+                    .map(|n| (n.id, n.name, n.labels))
+                    .collect()
+            }
+            Kind::Secret => {
+                let o = ListSecretsOptionsBuilder::default()
+                    .filters(&filters)
+                    .build();
+                self.client
+                    .call_plain(&what, docker.list_secrets(Some(o)))
+                    .await?
+                    .into_iter()
+                    .map(|s| {
+                        let (name, labels) =
+                            s.spec.map(|sp| (sp.name, sp.labels)).unwrap_or_default();
+                        (s.id, name, labels)
+                    })
+                    .collect()
+            }
+            Kind::Config => {
+                let o = ListConfigsOptionsBuilder::default()
+                    .filters(&filters)
+                    .build();
+                self.client
+                    .call_plain(&what, docker.list_configs(Some(o)))
+                    .await?
+                    .into_iter()
+                    .map(|c| {
+                        let (name, labels) =
+                            c.spec.map(|sp| (sp.name, sp.labels)).unwrap_or_default();
+                        (c.id, name, labels)
+                    })
+                    .collect()
+            }
+        };
+        let mut listed = Vec::with_capacity(raw.len());
+        for (id, name, labels) in raw {
+            if let Some(l) = Listed::checked(kind, id, name, labels.as_ref(), release)? {
+                listed.push(l);
+            }
+        }
+        Ok(listed)
+    }
+
+    /// Removes one object; gone already is success.
+    async fn remove(&self, kind: Kind, object: &Listed) -> Result<(), Failure> {
+        let what = format!("{} {:?}", kind.noun(), object.name);
+        let docker = self.client.docker();
+        let id = object.id.as_str();
+        let result = match kind {
+            Kind::Service => self.client.call(&what, docker.delete_service(id)).await,
+            Kind::Network => self.client.call(&what, docker.remove_network(id)).await,
+            Kind::Secret => self.client.call(&what, docker.delete_secret(id)).await,
+            Kind::Config => self.client.call(&what, docker.delete_config(id)).await,
+        };
+        match result {
+            Ok(()) | Err(Failure::Status { code: 404, .. }) => Ok(()),
+            Err(f) => Err(f),
+        }
+    }
+
+    /// Removes every listed object of `kind`, carrying on past failures so
+    /// that one stuck object does not keep the others; reports the first.
+    async fn remove_all(&self, kind: Kind, release: &str) -> Result<(), BackendError> {
+        let mut first = None;
+        for object in self.list(kind, release).await? {
+            if let Err(f) = self.remove(kind, &object).await {
+                let what = format!("{} {:?}", kind.noun(), object.name);
+                first.get_or_insert(f.into_backend(&what));
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Waits until no task of `release`'s stack is still live anywhere in
+    /// the swarm, or `deadline`: only then are its networks and volumes
+    /// free. Whether the wait ran out is returned, not an error: the stack's
+    /// objects are gone either way, and the tasks stop on their own.
+    async fn wait_for_tasks(&self, release: &str, deadline: Instant) -> Result<bool, BackendError> {
+        let what = format!("tasks of stack {release:?}");
+        let filters = label_filter(&[(STACK_NAMESPACE, release)]);
+        loop {
+            let options = ListTasksOptionsBuilder::default().filters(&filters).build();
+            let tasks = self
+                .client
+                .call_plain(&what, self.client.docker().list_tasks(Some(options)))
+                .await?;
+            let live = tasks
+                .iter()
+                .filter(|t| is_live(t.status.as_ref().and_then(|s| s.state)))
+                .count();
+            if live == 0 {
+                return Ok(true);
+            }
+            if Instant::now() >= deadline {
+                tracing::warn!(
+                    endpoint = self.client.endpoint(),
+                    release,
+                    live,
+                    "tasks of the removed stack are still stopping"
+                );
+                return Ok(false);
+            }
+            tokio::time::sleep(TEARDOWN_PAUSE).await;
+        }
+    }
+
+    /// Removes the stack's networks, retrying those the daemon refuses until
+    /// `deadline`: a network stays attached to tasks still stopping.
+    async fn remove_networks(&self, release: &str, deadline: Instant) -> Result<(), BackendError> {
+        let mut first = None;
+        for network in self.list(Kind::Network, release).await? {
+            let what = format!("network {:?}", network.name);
+            loop {
+                match self.remove(Kind::Network, &network).await {
+                    Ok(()) => break,
+                    Err(Failure::Status { message, .. }) if Instant::now() >= deadline => {
+                        first.get_or_insert(BackendError::InUse {
+                            object: what,
+                            message,
+                        });
+                        break;
+                    }
+                    Err(Failure::Status { .. }) => tokio::time::sleep(TEARDOWN_PAUSE).await,
+                    Err(f @ Failure::Backend(_)) => {
+                        first.get_or_insert(f.into_backend(&what));
+                        break;
+                    }
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+/// Whether a task in `state` may still hold networks and volumes; a task
+/// without a state is taken as live.
+fn is_live(state: Option<TaskState>) -> bool {
+    !matches!(
+        state,
+        Some(
+            TaskState::COMPLETE
+                | TaskState::SHUTDOWN
+                | TaskState::FAILED
+                | TaskState::REJECTED
+                | TaskState::REMOVE
+                | TaskState::ORPHANED
+        )
+    )
+}
+
+#[async_trait]
+impl SwarmBackend for DockerSwarm {
+    async fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError> {
+        let what = "release records";
+        let filters = label_filter(&[(TYPE, RECORD_TYPE)]);
+        let options = ListConfigsOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let configs = self
+            .client
+            .call_plain(what, self.client.docker().list_configs(Some(options)))
+            .await?;
+        let empty = HashMap::new();
+        let mut named = Vec::with_capacity(configs.len());
+        for c in &configs {
+            let spec = c.spec.as_ref();
+            let name = spec
+                .and_then(|s| s.name.as_deref())
+                .or(c.id.as_deref())
+                .ok_or_else(|| BackendError::Invalid {
+                    what: what.into(),
+                    message: "a config is listed with neither name nor id".into(),
+                })?;
+            let labels = spec.and_then(|s| s.labels.as_ref()).unwrap_or(&empty);
+            named.push(ConfigLabels { name, labels });
+        }
+        labels::newest_records(named)
+    }
+
+    async fn remove_stack(&self, release: &str) -> Result<(), BackendError> {
+        check_release(release)?;
+        if self.self_stack.as_deref() == Some(release) {
+            return Err(BackendError::OwnStack {
+                release: release.to_owned(),
+            });
+        }
+        // Services first: everything else is in use while they exist, so a
+        // failure here stops before the rest is even tried.
+        self.remove_all(Kind::Service, release).await?;
+        // Then let their tasks stop, so that what follows (networks here,
+        // volumes next for the caller) is no longer in use.
+        let deadline = Instant::now() + self.teardown_wait;
+        self.wait_for_tasks(release, deadline).await?;
+        let networks = self
+            .remove_networks(release, deadline.max(Instant::now() + MIN_NETWORK_RETRY))
+            .await;
+        let secrets = self.remove_all(Kind::Secret, release).await;
+        let configs = self.remove_all(Kind::Config, release).await;
+        networks.and(secrets).and(configs)
+    }
+
+    async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError> {
+        self.client.stack_volumes(release).await
+    }
+
+    async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
+        self.client.remove_volume(name).await
+    }
+
+    async fn remove_release_records(&self, release: &str) -> Result<(), BackendError> {
+        check_release(release)?;
+        let what = format!("release records of {release:?}");
+        let filters = label_filter(&[(TYPE, RECORD_TYPE), (RELEASE, release)]);
+        let options = ListConfigsOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let configs = self
+            .client
+            .call_plain(&what, self.client.docker().list_configs(Some(options)))
+            .await?;
+        let mut first = None;
+        for c in configs {
+            let labels = c
+                .spec
+                .as_ref()
+                .and_then(|s| s.labels.clone())
+                .unwrap_or_default();
+            // Only records of exactly this release, never a stack's config
+            // that happens to carry the record labels.
+            if !labels::is_release_record(&labels)
+                || labels.get(RELEASE).map(String::as_str) != Some(release)
+            {
+                continue;
+            }
+            let name = c.spec.and_then(|s| s.name).unwrap_or_default();
+            let Some(id) = c.id.filter(|id| check_object_name("config", id).is_ok()) else {
+                return Err(BackendError::Invalid {
+                    what: format!("config {name:?}"),
+                    message: "listed without a usable id".into(),
+                });
+            };
+            let object = Listed { id, name };
+            if let Err(f) = self.remove(Kind::Config, &object).await {
+                let what = format!("config {:?}", object.name);
+                first.get_or_insert(f.into_backend(&what));
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    async fn node_count(&self) -> Result<usize, BackendError> {
+        Ok(self.nodes().await?.len())
+    }
+
+    async fn node_ids(&self) -> Result<Vec<String>, BackendError> {
+        Ok(self.nodes().await?.into_iter().map(|n| n.id).collect())
+    }
+
+    async fn cluster_id(&self) -> Result<String, BackendError> {
+        let what = "the swarm";
+        let swarm = self
+            .client
+            .call_plain(what, self.client.docker().inspect_swarm())
+            .await?;
+        swarm
+            .id
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| BackendError::Invalid {
+                what: what.into(),
+                message: "inspected without a cluster id".into(),
+            })
+    }
+
+    fn self_stack(&self) -> Option<&str> {
+        self.self_stack.as_deref()
+    }
+}
+
+/// One node's own daemon; implements [`NodeBackend`].
+#[derive(Debug)]
+pub struct DockerNode {
+    client: Client,
+}
+
+impl DockerNode {
+    /// Connects to the daemon at `endpoint`, negotiating the API version;
+    /// every later call is bounded by `timeout`.
+    pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<Self, BackendError> {
+        Ok(DockerNode {
+            client: Client::connect(endpoint, timeout).await?,
+        })
+    }
+
+    /// The daemon's endpoint.
+    pub fn endpoint(&self) -> &str {
+        self.client.endpoint()
+    }
+
+    /// The API version negotiated with the daemon, e.g. `1.41`.
+    pub fn api_version(&self) -> String {
+        self.client.api_version()
+    }
+
+    /// Which swarm node this daemon is, from its own `info`: its swarm node
+    /// id and name; `None` when it is in no swarm. Says nothing about
+    /// *which* swarm: callers check the id against a manager's node list.
+    pub async fn swarm_node(&self) -> Result<Option<Node>, BackendError> {
+        let info = self
+            .client
+            .call_plain("the daemon's info", self.client.docker().info())
+            .await?;
+        let id = info
+            .swarm
+            .and_then(|s| s.node_id)
+            .filter(|id| !id.is_empty());
+        Ok(id.map(|id| Node::new(id, info.name.unwrap_or_default())))
+    }
+}
+
+#[async_trait]
+impl NodeBackend for DockerNode {
+    async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError> {
+        self.client.stack_volumes(release).await
+    }
+
+    async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
+        self.client.remove_volume(name).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn listed_objects_are_checked_again() {
+        let mine = labels(&[(STACK_NAMESPACE, "app")]);
+        let theirs = labels(&[(STACK_NAMESPACE, "app2")]);
+        let ok = Listed::checked(
+            Kind::Service,
+            Some("abc123".into()),
+            Some("app_web".into()),
+            Some(&mine),
+            "app",
+        )
+        .unwrap();
+        assert_eq!(
+            ok.map(|l| (l.id, l.name)),
+            Some(("abc123".into(), "app_web".into()))
+        );
+        assert!(
+            Listed::checked(Kind::Service, Some("x".into()), None, Some(&theirs), "app")
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            Listed::checked(Kind::Service, Some("x".into()), None, None, "app")
+                .unwrap()
+                .is_none()
+        );
+        assert!(Listed::checked(Kind::Service, None, None, Some(&mine), "app").is_err());
+        assert!(
+            Listed::checked(Kind::Service, Some("../x".into()), None, Some(&mine), "app").is_err()
+        );
+    }
+
+    #[test]
+    fn only_stopped_tasks_have_let_go() {
+        assert!(is_live(Some(TaskState::RUNNING)));
+        assert!(is_live(Some(TaskState::STARTING)));
+        assert!(is_live(Some(TaskState::PENDING)));
+        assert!(is_live(None));
+        assert!(!is_live(Some(TaskState::SHUTDOWN)));
+        assert!(!is_live(Some(TaskState::COMPLETE)));
+        assert!(!is_live(Some(TaskState::FAILED)));
+    }
+
+    #[test]
+    fn release_records_are_never_stack_configs() {
+        let record_in_stack = labels(&[(STACK_NAMESPACE, "app"), (TYPE, RECORD_TYPE)]);
+        assert!(Listed::checked(
+            Kind::Config,
+            Some("c1".into()),
+            Some("app.v1".into()),
+            Some(&record_in_stack),
+            "app"
+        )
+        .unwrap()
+        .is_none());
+        // The same labels on a secret are just a stack secret.
+        assert!(Listed::checked(
+            Kind::Secret,
+            Some("s1".into()),
+            None,
+            Some(&record_in_stack),
+            "app"
+        )
+        .unwrap()
+        .is_some());
+    }
+}

@@ -1,0 +1,479 @@
+//! The registry file: which swarms there are, and how to reach their
+//! managers and nodes.
+//!
+//! ```toml
+//! timeout_secs = 10                  # optional; per daemon call
+//! [[swarm]]
+//! name = "alpha"                     # "" is the local swarm
+//! manager = "unix:///run/alpha-1/docker.sock"
+//! self_stack = "swarm-sweep"         # optional
+//! [swarm.tls]                        # optional, tcp:// only
+//! ca = "ca.pem"                      # relative to this file's directory
+//! cert = "cert.pem"
+//! key = "key.pem"
+//! [[swarm.node]]                     # optional, zero or more
+//! endpoint = "unix:///run/alpha-2/docker.sock"
+//! # tls = { ca = "...", cert = "...", key = "..." }
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::backend::DEFAULT_TIMEOUT;
+use crate::endpoint::{Endpoint, TlsFiles};
+
+/// The longest per-call timeout the file may ask for; anything longer is
+/// more likely a unit mistake (milliseconds) than a wish.
+const MAX_TIMEOUT_SECS: u64 = 3600;
+
+/// Why a registry file was refused. Every variant names the file; the
+/// place names the swarm (by name, or `#n` counting from 1) and the field.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{file}: {message}")]
+    Read { file: String, message: String },
+    /// The file is not valid TOML.
+    #[error("{file}: {message}")]
+    Syntax { file: String, message: String },
+    /// A field is missing, unknown or has a value that cannot be used.
+    #[error("{file}: {}{message}", place_prefix(.place))]
+    Invalid {
+        file: String,
+        place: String,
+        message: String,
+    },
+    /// Two `[[swarm]]` entries share a name, so a name would not say which
+    /// swarm is meant.
+    #[error("{file}: swarm {swarm:?} is configured more than once (swarm #{first} and #{second})")]
+    DuplicateSwarm {
+        file: String,
+        swarm: String,
+        first: usize,
+        second: usize,
+    },
+}
+
+fn place_prefix(place: &str) -> String {
+    if place.is_empty() {
+        String::new()
+    } else {
+        format!("{place}: ")
+    }
+}
+
+/// A parsed, checked registry file.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegistryConfig {
+    /// How long one daemon call may take.
+    pub timeout: Duration,
+    /// The swarms, in file order, names unique.
+    pub swarms: Vec<SwarmConfig>,
+}
+
+/// One `[[swarm]]` entry.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwarmConfig {
+    /// The name the swarm is targeted by; `""` is the local swarm.
+    pub name: String,
+    /// A manager of the swarm.
+    pub manager: Endpoint,
+    /// The stack the controller runs as on this swarm, if any.
+    pub self_stack: Option<String>,
+    /// Daemons of individual nodes, as configured (not yet checked to be
+    /// members of this swarm: that is only known when they answer).
+    pub nodes: Vec<Endpoint>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    timeout_secs: Option<u64>,
+    #[serde(default)]
+    swarm: Vec<RawSwarm>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSwarm {
+    name: String,
+    manager: String,
+    self_stack: Option<String>,
+    tls: Option<RawTls>,
+    #[serde(default)]
+    node: Vec<RawNode>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTls {
+    ca: PathBuf,
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNode {
+    endpoint: String,
+    tls: Option<RawTls>,
+}
+
+/// Turns a deserializer path (`swarm[1].node[0].tls.ca`) into the place an
+/// error message names (`swarm "beta": node #1: tls: ca`).
+/// An unknown field is the last segment of its own path; it is left out
+/// since `message` already names it.
+fn render_path(path: &serde_path_to_error::Path, table: &toml::Table, message: &str) -> String {
+    use serde_path_to_error::Segment;
+    let mut parts: Vec<String> = Vec::new();
+    let mut swarm_index = None;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let shown = match segments.last() {
+        Some(Segment::Map { key }) if message.starts_with(&format!("unknown field `{key}`")) => {
+            &segments[..segments.len() - 1]
+        }
+        _ => &segments[..],
+    };
+    for segment in shown {
+        match segment {
+            Segment::Seq { index } => match parts.last().map(String::as_str) {
+                Some("swarm") if swarm_index.is_none() => {
+                    swarm_index = Some(*index);
+                    parts.pop();
+                    parts.push(swarm_label(table, *index));
+                }
+                Some("node") => {
+                    parts.pop();
+                    parts.push(format!("node #{}", index + 1));
+                }
+                _ => parts.push(format!("#{}", index + 1)),
+            },
+            Segment::Map { key } => parts.push(key.clone()),
+            Segment::Enum { variant } => parts.push(variant.clone()),
+            Segment::Unknown => {}
+        }
+    }
+    parts.join(": ")
+}
+
+/// `swarm "name"` when the entry has a string name, else `swarm #n`.
+fn swarm_label(table: &toml::Table, index: usize) -> String {
+    let name = table
+        .get("swarm")
+        .and_then(toml::Value::as_array)
+        .and_then(|swarms| swarms.get(index))
+        .and_then(|s| s.get("name"))
+        .and_then(toml::Value::as_str);
+    match name {
+        Some(name) => format!("swarm {name:?}"),
+        None => format!("swarm #{}", index + 1),
+    }
+}
+
+impl RegistryConfig {
+    /// Reads and checks the registry file at `path`. Relative TLS file
+    /// paths are taken relative to the file's directory.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
+        let path = path.as_ref();
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        let base = path.parent().unwrap_or_else(|| Path::new("."));
+        RegistryConfig::parse(&text, &file, base)
+    }
+
+    /// Checks registry file text; `file` names it in errors and `base` is
+    /// the directory relative TLS file paths start from.
+    pub fn parse(text: &str, file: &str, base: &Path) -> Result<Self, ConfigError> {
+        let table: toml::Table =
+            text.parse()
+                .map_err(|e: toml::de::Error| ConfigError::Syntax {
+                    file: file.to_owned(),
+                    message: e.to_string().trim_end().to_owned(),
+                })?;
+        let raw: RawFile = serde_path_to_error::deserialize(toml::Value::Table(table.clone()))
+            .map_err(|e| {
+                let message = e.inner().message().trim_end().to_owned();
+                ConfigError::Invalid {
+                    file: file.to_owned(),
+                    place: render_path(e.path(), &table, &message),
+                    message,
+                }
+            })?;
+        let invalid = |place: String, message: String| ConfigError::Invalid {
+            file: file.to_owned(),
+            place,
+            message,
+        };
+
+        let timeout = match raw.timeout_secs {
+            None => DEFAULT_TIMEOUT,
+            Some(0) => return Err(invalid("timeout_secs".into(), "must be at least 1".into())),
+            Some(s) if s > MAX_TIMEOUT_SECS => {
+                return Err(invalid(
+                    "timeout_secs".into(),
+                    format!("must be at most {MAX_TIMEOUT_SECS}"),
+                ))
+            }
+            Some(s) => Duration::from_secs(s),
+        };
+
+        let mut swarms: Vec<SwarmConfig> = Vec::with_capacity(raw.swarm.len());
+        for (index, s) in raw.swarm.into_iter().enumerate() {
+            let label = format!("swarm {:?}", s.name);
+            if let Some(first) = swarms.iter().position(|o| o.name == s.name) {
+                return Err(ConfigError::DuplicateSwarm {
+                    file: file.to_owned(),
+                    swarm: s.name,
+                    first: first + 1,
+                    second: index + 1,
+                });
+            }
+            let tls = check_tls(s.tls, base, &format!("{label}: tls"), &invalid)?;
+            let manager = Endpoint::parse(&s.manager, tls)
+                .map_err(|e| invalid(format!("{label}: manager"), e.to_string()))?;
+            // Two names for one manager would make one swarm look like two:
+            // each would be swept as if the other's releases did not exist.
+            if let Some(other) = swarms.iter().find(|o| o.manager.url() == manager.url()) {
+                return Err(invalid(
+                    format!("{label}: manager"),
+                    format!(
+                        "{:?} is already the manager of swarm {:?}",
+                        manager.url(),
+                        other.name
+                    ),
+                ));
+            }
+            let self_stack = match s.self_stack {
+                Some(stack) if stack.is_empty() => {
+                    return Err(invalid(
+                        format!("{label}: self_stack"),
+                        "must not be empty (leave it out when unknown)".into(),
+                    ))
+                }
+                other => other,
+            };
+            let mut nodes: Vec<Endpoint> = Vec::with_capacity(s.node.len());
+            for (n, node) in s.node.into_iter().enumerate() {
+                let place = format!("{label}: node #{}", n + 1);
+                let tls = check_tls(node.tls, base, &format!("{place}: tls"), &invalid)?;
+                let endpoint = Endpoint::parse(&node.endpoint, tls)
+                    .map_err(|e| invalid(format!("{place}: endpoint"), e.to_string()))?;
+                if let Some(first) = nodes.iter().position(|o| o.url() == endpoint.url()) {
+                    return Err(invalid(
+                        format!("{place}: endpoint"),
+                        format!("same endpoint as node #{}", first + 1),
+                    ));
+                }
+                nodes.push(endpoint);
+            }
+            swarms.push(SwarmConfig {
+                name: s.name,
+                manager,
+                self_stack,
+                nodes,
+            });
+        }
+        Ok(RegistryConfig { timeout, swarms })
+    }
+}
+
+/// Resolves TLS file paths against `base` and checks they can be read now,
+/// so that a typo shows when the file is loaded rather than at the first
+/// connection, possibly in the middle of a sweep.
+fn check_tls(
+    tls: Option<RawTls>,
+    base: &Path,
+    place: &str,
+    invalid: &impl Fn(String, String) -> ConfigError,
+) -> Result<Option<TlsFiles>, ConfigError> {
+    let Some(tls) = tls else {
+        return Ok(None);
+    };
+    let mut resolved = Vec::with_capacity(3);
+    for (field, path) in [("ca", tls.ca), ("cert", tls.cert), ("key", tls.key)] {
+        let path = base.join(path);
+        if let Err(e) = std::fs::File::open(&path) {
+            return Err(invalid(
+                format!("{place}: {field}"),
+                format!("cannot read {}: {e}", path.display()),
+            ));
+        }
+        resolved.push(path);
+    }
+    let mut files = resolved.into_iter();
+    match (files.next(), files.next(), files.next()) {
+        (Some(ca), Some(cert), Some(key)) => Ok(Some(TlsFiles::new(ca, cert, key))),
+        _ => Err(invalid(place.to_owned(), "incomplete".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<RegistryConfig, ConfigError> {
+        RegistryConfig::parse(text, "registry.toml", Path::new("/nonexistent"))
+    }
+
+    fn message(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_test_bed_format() {
+        let c = parse(
+            r#"
+timeout_secs = 7
+[[swarm]]
+name = "alpha"
+manager = "unix:///run/swarm-sweep-bed/alpha-1/docker.sock"
+self_stack = "swarm-sweep"
+[[swarm.node]]
+endpoint = "unix:///run/swarm-sweep-bed/alpha-2/docker.sock"
+[[swarm.node]]
+endpoint = "unix:///run/swarm-sweep-bed/alpha-3/docker.sock"
+[[swarm]]
+name = ""
+manager = "tcp://127.0.0.1:2375"
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.timeout, Duration::from_secs(7));
+        assert_eq!(c.swarms.len(), 2);
+        assert_eq!(c.swarms[0].name, "alpha");
+        assert_eq!(c.swarms[0].self_stack.as_deref(), Some("swarm-sweep"));
+        assert_eq!(c.swarms[0].nodes.len(), 2);
+        assert_eq!(c.swarms[1].name, "");
+        assert!(c.swarms[1].nodes.is_empty());
+        assert_eq!(parse("").unwrap().timeout, DEFAULT_TIMEOUT);
+    }
+
+    #[test]
+    fn unsupported_scheme_names_file_swarm_and_field() {
+        assert_eq!(
+            message("[[swarm]]\nname = \"alpha\"\nmanager = \"http://h:1\"\n"),
+            "registry.toml: swarm \"alpha\": manager: unsupported scheme \"http\" (use unix:// or tcp://)"
+        );
+        assert_eq!(
+            message(
+                "[[swarm]]\nname = \"a\"\nmanager = \"unix:///s\"\n[[swarm.node]]\nendpoint = \"ssh://x\"\n"
+            ),
+            "registry.toml: swarm \"a\": node #1: endpoint: unsupported scheme \"ssh\" (use unix:// or tcp://)"
+        );
+    }
+
+    #[test]
+    fn unknown_and_missing_fields_are_placed() {
+        let m = message("[[swarm]]\nname = \"alpha\"\nmanager = \"unix:///s\"\nmanagr = \"x\"\n");
+        assert!(
+            m.starts_with("registry.toml: swarm \"alpha\": unknown field `managr`"),
+            "{m}"
+        );
+        let m = message("[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\n[[swarm]]\nmanager = \"unix:///s\"\n");
+        assert_eq!(m, "registry.toml: swarm #2: missing field `name`");
+        let m = message("timeout = 3\n");
+        assert!(
+            m.starts_with("registry.toml: unknown field `timeout`"),
+            "{m}"
+        );
+        let m = message(
+            "[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\n[[swarm.node]]\nendpoint = \"unix:///b\"\nport = 1\n",
+        );
+        assert!(
+            m.starts_with("registry.toml: swarm \"a\": node #1: unknown field `port`"),
+            "{m}"
+        );
+        let m =
+            message("[[swarm]]\nname = \"a\"\nmanager = \"tcp://h:1\"\n[swarm.tls]\nca = \"x\"\n");
+        assert!(
+            m.starts_with("registry.toml: swarm \"a\": tls: missing field `cert`"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn syntax_errors_name_the_file() {
+        let e = parse("[[swarm]\n").unwrap_err();
+        assert!(matches!(e, ConfigError::Syntax { .. }));
+        assert!(e.to_string().starts_with("registry.toml: "));
+    }
+
+    #[test]
+    fn duplicates_are_refused() {
+        assert_eq!(
+            message("[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\n[[swarm]]\nname = \"a\"\nmanager = \"unix:///b\"\n"),
+            "registry.toml: swarm \"a\" is configured more than once (swarm #1 and #2)"
+        );
+        let m = message("[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\n[[swarm]]\nname = \"b\"\nmanager = \"unix:///a\"\n");
+        assert!(m.contains("swarm \"b\": manager: "), "{m}");
+        let m = message(
+            "[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\n[[swarm.node]]\nendpoint = \"unix:///b\"\n[[swarm.node]]\nendpoint = \"unix:///b\"\n",
+        );
+        assert_eq!(
+            m,
+            "registry.toml: swarm \"a\": node #2: endpoint: same endpoint as node #1"
+        );
+    }
+
+    #[test]
+    fn values_are_checked() {
+        assert_eq!(
+            message("timeout_secs = 0\n"),
+            "registry.toml: timeout_secs: must be at least 1"
+        );
+        assert!(message("timeout_secs = 99999\n").contains("at most"));
+        assert!(message("timeout_secs = -1\n").starts_with("registry.toml: timeout_secs: "));
+        assert_eq!(
+            message("[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\nself_stack = \"\"\n"),
+            "registry.toml: swarm \"a\": self_stack: must not be empty (leave it out when unknown)"
+        );
+        let m = message("[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\n[swarm.tls]\nca = \"ca\"\ncert = \"c\"\nkey = \"k\"\n");
+        assert!(
+            m.starts_with("registry.toml: swarm \"a\": tls: ca: cannot read /nonexistent/ca"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn tls_files_resolve_relative_to_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["ca.pem", "cert.pem", "key.pem"] {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        let path = dir.path().join("registry.toml");
+        std::fs::write(
+            &path,
+            "[[swarm]]\nname = \"a\"\nmanager = \"tcp://h:2376\"\n[swarm.tls]\nca = \"ca.pem\"\ncert = \"cert.pem\"\nkey = \"key.pem\"\n",
+        )
+        .unwrap();
+        let c = RegistryConfig::load(&path).unwrap();
+        let tls = c.swarms[0].manager.tls().cloned().unwrap();
+        assert_eq!(tls.ca, dir.path().join("ca.pem"));
+        // TLS on a unix socket is refused rather than silently ignored.
+        std::fs::write(
+            &path,
+            "[[swarm]]\nname = \"a\"\nmanager = \"unix:///s\"\n[swarm.tls]\nca = \"ca.pem\"\ncert = \"cert.pem\"\nkey = \"key.pem\"\n",
+        )
+        .unwrap();
+        let m = RegistryConfig::load(&path).unwrap_err().to_string();
+        assert!(
+            m.contains("swarm \"a\": manager: tls is only for tcp://"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn unreadable_file_is_named() {
+        let e = RegistryConfig::load("/nonexistent/registry.toml").unwrap_err();
+        assert!(matches!(e, ConfigError::Read { .. }));
+        assert!(e.to_string().starts_with("/nonexistent/registry.toml: "));
+    }
+}

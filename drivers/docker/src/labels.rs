@@ -1,0 +1,278 @@
+//! The labels release records and stack objects carry, and how release
+//! records are read from them.
+//!
+//! A release record is a swarm config labelled `com.swarmcli.type=release`
+//! and *not* carrying a stack namespace (a stack's own config with the same
+//! label is a stack object, not a record). Records are grouped by
+//! `com.swarmcli.release`; each revision is one config, and the owner stamp
+//! that counts is the one on the highest `com.swarmcli.revision`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use sweep_swarms::{BackendError, ReleaseRecord};
+
+/// The label `docker stack deploy` puts on every object of a stack.
+pub const STACK_NAMESPACE: &str = "com.docker.stack.namespace";
+/// The label marking a config as a release record (value [`RECORD_TYPE`]).
+pub const TYPE: &str = "com.swarmcli.type";
+/// The value of [`TYPE`] on release records.
+pub const RECORD_TYPE: &str = "release";
+/// The label naming the release a record belongs to.
+pub const RELEASE: &str = "com.swarmcli.release";
+/// The label holding a record's revision, a decimal number.
+pub const REVISION: &str = "com.swarmcli.revision";
+/// The label holding a record's owner stamp.
+pub const OWNER: &str = "com.swarmcli.owner";
+/// The label holding a record's status.
+pub const STATUS: &str = "com.swarmcli.status";
+
+/// Whether a config with `labels` is a release record.
+pub(crate) fn is_release_record(labels: &HashMap<String, String>) -> bool {
+    labels.get(TYPE).map(String::as_str) == Some(RECORD_TYPE)
+        && !labels.contains_key(STACK_NAMESPACE)
+}
+
+/// One config as listed: its name (for messages) and labels.
+pub(crate) struct ConfigLabels<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) labels: &'a HashMap<String, String>,
+}
+
+struct Revision<'a> {
+    revision: u64,
+    owner: Option<&'a str>,
+    config: &'a str,
+}
+
+fn invalid(config: &str, label: &str, message: String) -> BackendError {
+    BackendError::Invalid {
+        what: format!("config {config:?} label {label}"),
+        message,
+    }
+}
+
+/// A revision label's value as a number; only plain decimal digits count,
+/// so that `+3`, ` 3` or `3a` are not read as some number they might not be.
+fn parse_revision(config: &str, value: Option<&String>) -> Result<u64, BackendError> {
+    let Some(value) = value else {
+        return Err(invalid(config, REVISION, "missing".into()));
+    };
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(invalid(
+            config,
+            REVISION,
+            format!("{value:?} is not a decimal number"),
+        ));
+    }
+    value
+        .parse()
+        .map_err(|e| invalid(config, REVISION, format!("{value:?}: {e}")))
+}
+
+/// The releases among `configs`, each with the owner stamp of its highest
+/// revision, sorted by name. Configs that are not release records are
+/// ignored.
+///
+/// Every doubt is an error rather than a skipped record: a record whose
+/// revision or release cannot be read might be the newest one, and skipping
+/// it would let an older stamp — possibly ours — stand for the release.
+/// Likewise two records of the same highest revision with different owners.
+pub(crate) fn newest_records<'a>(
+    configs: impl IntoIterator<Item = ConfigLabels<'a>>,
+) -> Result<Vec<ReleaseRecord>, BackendError> {
+    let mut by_release: BTreeMap<&'a str, Vec<Revision<'a>>> = BTreeMap::new();
+    for c in configs {
+        if !is_release_record(c.labels) {
+            continue;
+        }
+        let release = match c.labels.get(RELEASE) {
+            Some(r) if !r.is_empty() => r.as_str(),
+            _ => return Err(invalid(c.name, RELEASE, "missing or empty".into())),
+        };
+        let revision = parse_revision(c.name, c.labels.get(REVISION))?;
+        by_release.entry(release).or_default().push(Revision {
+            revision,
+            owner: c.labels.get(OWNER).map(String::as_str),
+            config: c.name,
+        });
+    }
+    let mut releases = Vec::with_capacity(by_release.len());
+    for (release, revisions) in by_release {
+        let Some(top) = revisions.iter().map(|r| r.revision).max() else {
+            continue;
+        };
+        let mut newest = revisions.iter().filter(|r| r.revision == top);
+        let Some(first) = newest.next() else {
+            continue;
+        };
+        if let Some(other) = newest.find(|r| r.owner != first.owner) {
+            return Err(BackendError::Invalid {
+                what: format!("release records of {release:?}"),
+                message: format!(
+                    "configs {:?} and {:?} are both revision {top} but carry different owners",
+                    first.config, other.config
+                ),
+            });
+        }
+        releases.push(ReleaseRecord::new(release, first.owner.map(str::to_owned)));
+    }
+    Ok(releases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn record(release: &str, revision: &str, owner: Option<&str>) -> HashMap<String, String> {
+        let mut l = labels(&[
+            (TYPE, RECORD_TYPE),
+            (RELEASE, release),
+            (REVISION, revision),
+            (STATUS, "deployed"),
+        ]);
+        if let Some(o) = owner {
+            l.insert(OWNER.into(), o.into());
+        }
+        l
+    }
+
+    fn run(
+        configs: &[(&str, HashMap<String, String>)],
+    ) -> Result<Vec<ReleaseRecord>, BackendError> {
+        newest_records(
+            configs
+                .iter()
+                .map(|(name, labels)| ConfigLabels { name, labels }),
+        )
+    }
+
+    #[test]
+    fn highest_revision_numerically_wins() {
+        let got = run(&[
+            ("app.v1", record("app", "1", Some("a"))),
+            ("app.v10", record("app", "10", Some("c"))),
+            ("app.v2", record("app", "2", Some("b"))),
+            ("db.v1", record("db", "1", None)),
+        ])
+        .unwrap();
+        assert_eq!(
+            got,
+            vec![
+                ReleaseRecord::new("app", Some("c".into())),
+                ReleaseRecord::new("db", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn newest_revision_without_owner_means_no_owner() {
+        let got = run(&[
+            ("app.v1", record("app", "1", Some("us"))),
+            ("app.v2", record("app", "2", None)),
+        ])
+        .unwrap();
+        assert_eq!(got, vec![ReleaseRecord::new("app", None)]);
+    }
+
+    #[test]
+    fn stack_configs_and_other_configs_are_not_records() {
+        let mut stack_config = record("app", "99", Some("them"));
+        stack_config.insert(STACK_NAMESPACE.into(), "app".into());
+        let got = run(&[
+            ("app.v1", record("app", "1", Some("us"))),
+            ("app_conf", stack_config),
+            ("plain", labels(&[("x", "y")])),
+            ("other-type", labels(&[(TYPE, "chart"), (RELEASE, "app")])),
+        ])
+        .unwrap();
+        assert_eq!(got, vec![ReleaseRecord::new("app", Some("us".into()))]);
+    }
+
+    #[test]
+    fn unparsable_revision_is_an_error_naming_config_and_label() {
+        for bad in ["x", "", "+3", " 3", "3a", "-1", "99999999999999999999999"] {
+            let err = run(&[
+                ("app.v1", record("app", "1", Some("us"))),
+                ("app.bad", record("app", bad, Some("them"))),
+            ])
+            .unwrap_err();
+            match err {
+                BackendError::Invalid { what, .. } => {
+                    assert!(what.contains("\"app.bad\""), "{what}");
+                    assert!(what.contains(REVISION), "{what}");
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn missing_revision_or_release_is_an_error() {
+        let mut no_rev = record("app", "1", None);
+        no_rev.remove(REVISION);
+        assert!(matches!(
+            run(&[("c", no_rev)]),
+            Err(BackendError::Invalid { .. })
+        ));
+        let mut no_release = record("app", "1", None);
+        no_release.remove(RELEASE);
+        assert!(matches!(
+            run(&[("c", no_release)]),
+            Err(BackendError::Invalid { .. })
+        ));
+        assert!(matches!(
+            run(&[("c", record("", "1", None))]),
+            Err(BackendError::Invalid { .. })
+        ));
+    }
+
+    #[test]
+    fn tie_on_highest_revision() {
+        let same = run(&[
+            ("a", record("app", "3", Some("us"))),
+            ("b", record("app", "3", Some("us"))),
+        ])
+        .unwrap();
+        assert_eq!(same, vec![ReleaseRecord::new("app", Some("us".into()))]);
+        assert!(matches!(
+            run(&[
+                ("a", record("app", "3", Some("us"))),
+                ("b", record("app", "3", Some("them"))),
+            ]),
+            Err(BackendError::Invalid { .. })
+        ));
+        // A tie below the highest revision does not matter, in any order.
+        let mut configs = vec![
+            ("a", record("app", "3", Some("us"))),
+            ("b", record("app", "3", Some("them"))),
+            ("c", record("app", "4", Some("us"))),
+        ];
+        for _ in 0..3 {
+            configs.rotate_left(1);
+            assert_eq!(
+                run(&configs).unwrap(),
+                vec![ReleaseRecord::new("app", Some("us".into()))]
+            );
+        }
+    }
+
+    #[test]
+    fn order_of_listing_does_not_change_the_answer() {
+        let configs = [
+            ("a", record("app", "2", Some("x"))),
+            ("b", record("app", "7", Some("y"))),
+            ("c", record("app", "5", Some("z"))),
+        ];
+        let forward = run(&configs).unwrap();
+        let mut reversed = configs.to_vec();
+        reversed.reverse();
+        assert_eq!(forward, run(&reversed).unwrap());
+    }
+}

@@ -1,0 +1,426 @@
+//! Registries of Docker swarms: [`LocalRegistry`] (the one swarm the
+//! environment points at) and [`FileRegistry`] (the swarms of a registry
+//! file, with their nodes).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sweep_swarms::{
+    BackendError, Lister, Node, NodeBackend, NodeReach, Registry, RegistryError, SwarmBackend,
+    Target,
+};
+use tokio::sync::OnceCell;
+
+use crate::backend::{DockerNode, DockerSwarm, DEFAULT_TEARDOWN_WAIT, DEFAULT_TIMEOUT};
+use crate::config::{ConfigError, RegistryConfig, SwarmConfig};
+use crate::endpoint::{Endpoint, EndpointError};
+
+fn connect_error(swarm: &str, endpoint: &Endpoint, e: BackendError) -> RegistryError {
+    let message = match e {
+        BackendError::Unreachable { message, .. } => message,
+        BackendError::Timeout { after, .. } => format!("no answer within {after:?}"),
+        other => other.to_string(),
+    };
+    RegistryError::Connect {
+        swarm: swarm.to_owned(),
+        endpoint: endpoint.url().to_owned(),
+        message,
+    }
+}
+
+/// The swarm `DOCKER_HOST` (or the default socket) points at, as the local
+/// swarm (target `""`); it resolves no other name, and neither lists swarms
+/// nor reaches nodes individually.
+pub struct LocalRegistry {
+    endpoint: Endpoint,
+    timeout: Duration,
+    teardown_wait: Duration,
+    self_stack: Option<String>,
+    backend: OnceCell<Arc<DockerSwarm>>,
+}
+
+impl LocalRegistry {
+    /// The swarm whose manager is at `endpoint`. Nothing is connected
+    /// before the first [`Registry::backend`] call.
+    pub fn new(endpoint: Endpoint) -> Self {
+        LocalRegistry {
+            endpoint,
+            timeout: DEFAULT_TIMEOUT,
+            teardown_wait: DEFAULT_TEARDOWN_WAIT,
+            self_stack: None,
+            backend: OnceCell::new(),
+        }
+    }
+
+    /// The swarm the environment names, as the docker CLI reads it (see
+    /// [`Endpoint::from_env`]).
+    pub fn from_env() -> Result<Self, EndpointError> {
+        Ok(LocalRegistry::new(Endpoint::from_env()?))
+    }
+
+    /// The controller runs as `stack` here; the backend refuses to remove it.
+    pub fn with_self_stack(mut self, stack: impl Into<String>) -> Self {
+        self.self_stack = Some(stack.into());
+        self
+    }
+
+    /// Bounds every daemon call by `timeout` (default [`DEFAULT_TIMEOUT`]).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long stack removal waits for removed services' tasks to stop
+    /// (default [`DEFAULT_TEARDOWN_WAIT`]).
+    pub fn with_teardown_wait(mut self, wait: Duration) -> Self {
+        self.teardown_wait = wait;
+        self
+    }
+
+    /// The manager endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+}
+
+#[async_trait]
+impl Registry for LocalRegistry {
+    async fn backend(&self, target: &Target) -> Result<Arc<dyn SwarmBackend>, RegistryError> {
+        if !target.is_local() {
+            return Err(RegistryError::UnknownSwarm {
+                swarm: target.swarm.clone(),
+            });
+        }
+        let backend = self
+            .backend
+            .get_or_try_init(|| async {
+                DockerSwarm::connect(&self.endpoint, self.timeout)
+                    .await
+                    .map(|s| {
+                        Arc::new(
+                            s.with_self_stack(self.self_stack.clone())
+                                .with_teardown_wait(self.teardown_wait),
+                        )
+                    })
+                    .map_err(|e| connect_error("", &self.endpoint, e))
+            })
+            .await?;
+        Ok(backend.clone())
+    }
+}
+
+/// The swarms of a registry file ([`crate::config`]); implements
+/// [`Registry`], [`Lister`] and [`NodeReach`].
+///
+/// Each swarm's manager and each node daemon is connected once, on first
+/// use, and the connection kept; a failed connection is retried on the next
+/// use.
+pub struct FileRegistry {
+    config: RegistryConfig,
+    teardown_wait: Duration,
+    backends: HashMap<String, OnceCell<Arc<DockerSwarm>>>,
+    node_daemons: HashMap<String, OnceCell<Arc<DockerNode>>>,
+    /// The nodes each swarm's last [`NodeReach::nodes`] found, by node id,
+    /// with the endpoint that answered for them.
+    reached: Mutex<HashMap<String, HashMap<String, Endpoint>>>,
+}
+
+impl FileRegistry {
+    /// Loads the registry file at `path`; nothing is connected yet.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
+        Ok(FileRegistry::new(RegistryConfig::load(path)?))
+    }
+
+    /// The registry of an already checked configuration.
+    pub fn new(config: RegistryConfig) -> Self {
+        let backends = config
+            .swarms
+            .iter()
+            .map(|s| (s.name.clone(), OnceCell::new()))
+            .collect();
+        let node_daemons = config
+            .swarms
+            .iter()
+            .flat_map(|s| std::iter::once(&s.manager).chain(&s.nodes))
+            .map(|e| (e.url().to_owned(), OnceCell::new()))
+            .collect();
+        FileRegistry {
+            config,
+            teardown_wait: DEFAULT_TEARDOWN_WAIT,
+            backends,
+            node_daemons,
+            reached: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// How long stack removal waits for removed services' tasks to stop
+    /// (default [`DEFAULT_TEARDOWN_WAIT`]).
+    pub fn with_teardown_wait(mut self, wait: Duration) -> Self {
+        self.teardown_wait = wait;
+        self
+    }
+
+    /// The configuration the registry serves.
+    pub fn config(&self) -> &RegistryConfig {
+        &self.config
+    }
+
+    fn swarm_config(&self, target: &Target) -> Result<&SwarmConfig, RegistryError> {
+        self.config
+            .swarms
+            .iter()
+            .find(|s| s.name == target.swarm)
+            .ok_or_else(|| RegistryError::UnknownSwarm {
+                swarm: target.swarm.clone(),
+            })
+    }
+
+    async fn docker_swarm(&self, target: &Target) -> Result<Arc<DockerSwarm>, RegistryError> {
+        let config = self.swarm_config(target)?;
+        let cell = self
+            .backends
+            .get(&config.name)
+            .ok_or_else(|| RegistryError::UnknownSwarm {
+                swarm: target.swarm.clone(),
+            })?;
+        let swarm = cell
+            .get_or_try_init(|| async {
+                DockerSwarm::connect(&config.manager, self.config.timeout)
+                    .await
+                    .map(|s| {
+                        Arc::new(
+                            s.with_self_stack(config.self_stack.clone())
+                                .with_teardown_wait(self.teardown_wait),
+                        )
+                    })
+                    .map_err(|e| connect_error(&config.name, &config.manager, e))
+            })
+            .await?;
+        Ok(swarm.clone())
+    }
+
+    async fn node_daemon(
+        &self,
+        swarm: &str,
+        endpoint: &Endpoint,
+    ) -> Result<Arc<DockerNode>, RegistryError> {
+        let cell = self
+            .node_daemons
+            .get(endpoint.url())
+            .ok_or_else(|| RegistryError::Connect {
+                swarm: swarm.to_owned(),
+                endpoint: endpoint.url().to_owned(),
+                message: "not a configured endpoint".into(),
+            })?;
+        let node = cell
+            .get_or_try_init(|| async {
+                DockerNode::connect(endpoint, self.config.timeout)
+                    .await
+                    .map(Arc::new)
+                    .map_err(|e| connect_error(swarm, endpoint, e))
+            })
+            .await?;
+        Ok(node.clone())
+    }
+
+    /// Which swarm node the daemon at `endpoint` is, if it answers at all.
+    async fn probe(&self, swarm: &str, endpoint: &Endpoint) -> Option<Node> {
+        let daemon = match self.node_daemon(swarm, endpoint).await {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::debug!(swarm, endpoint = endpoint.url(), error = %e, "node not reached");
+                return None;
+            }
+        };
+        match daemon.swarm_node().await {
+            Ok(node) => node,
+            Err(e) => {
+                tracing::debug!(swarm, endpoint = endpoint.url(), error = %e, "node not reached");
+                None
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Registry for FileRegistry {
+    async fn backend(&self, target: &Target) -> Result<Arc<dyn SwarmBackend>, RegistryError> {
+        Ok(self.docker_swarm(target).await?)
+    }
+
+    fn as_lister(&self) -> Option<&dyn Lister> {
+        Some(self)
+    }
+
+    fn as_node_reach(&self) -> Option<&dyn NodeReach> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl Lister for FileRegistry {
+    async fn swarms(&self) -> Result<Vec<Target>, RegistryError> {
+        Ok(self
+            .config
+            .swarms
+            .iter()
+            .map(|s| Target::new(s.name.clone()))
+            .collect())
+    }
+}
+
+#[async_trait]
+impl NodeReach for FileRegistry {
+    /// `None` for a swarm without `[[swarm.node]]` entries. Otherwise the
+    /// manager and the configured nodes that answer within the timeout and
+    /// whose daemon says it is a node in the manager's node list: a daemon
+    /// of another swarm, or one that left this swarm, is not this swarm's
+    /// node whatever the file says. The manager is probed too, since it is
+    /// a node with volumes of its own.
+    async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError> {
+        let config = self.swarm_config(target)?;
+        if config.nodes.is_empty() {
+            return Ok(None);
+        }
+        let manager = self.docker_swarm(target).await?;
+        let members: HashMap<String, String> = manager
+            .nodes()
+            .await
+            .map_err(|source| RegistryError::Manager {
+                swarm: config.name.clone(),
+                source,
+            })?
+            .into_iter()
+            .map(|n| (n.id, n.hostname))
+            .collect();
+
+        let mut candidates: Vec<&Endpoint> = Vec::with_capacity(config.nodes.len() + 1);
+        for endpoint in std::iter::once(&config.manager).chain(&config.nodes) {
+            if !candidates.iter().any(|c| c.url() == endpoint.url()) {
+                candidates.push(endpoint);
+            }
+        }
+        let probes = candidates
+            .iter()
+            .map(|endpoint| self.probe(&config.name, endpoint));
+        let answers = futures::future::join_all(probes).await;
+
+        let mut listed = Vec::new();
+        let mut seen = HashSet::new();
+        let mut reached = HashMap::new();
+        for (endpoint, answer) in candidates.into_iter().zip(answers) {
+            let Some(node) = answer else { continue };
+            let Some(listed_hostname) = members.get(&node.id) else {
+                tracing::debug!(
+                    swarm = config.name,
+                    endpoint = endpoint.url(),
+                    node = node.id,
+                    "daemon is not a node of this swarm"
+                );
+                continue;
+            };
+            // Two endpoints answering as one node (the manager listed again
+            // under another address) are one node, reached the first way.
+            if !seen.insert(node.id.clone()) {
+                continue;
+            }
+            let hostname = if node.hostname.is_empty() {
+                listed_hostname.clone()
+            } else {
+                node.hostname.clone()
+            };
+            reached.insert(node.id.clone(), endpoint.clone());
+            listed.push(Node::new(node.id, hostname));
+        }
+        self.reached
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(config.name.clone(), reached);
+        Ok(Some(listed))
+    }
+
+    async fn node_backend(
+        &self,
+        target: &Target,
+        node: &Node,
+    ) -> Result<Arc<dyn NodeBackend>, RegistryError> {
+        let config = self.swarm_config(target)?;
+        let endpoint = self
+            .reached
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&config.name)
+            .and_then(|r| r.get(&node.id))
+            .cloned()
+            .ok_or_else(|| RegistryError::UnknownNode {
+                swarm: config.name.clone(),
+                node: node.id.clone(),
+            })?;
+        Ok(self.node_daemon(&config.name, &endpoint).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registry(text: &str) -> FileRegistry {
+        FileRegistry::new(
+            RegistryConfig::parse(text, "registry.toml", Path::new("/")).unwrap_or_else(|e| {
+                panic!("{e}");
+            }),
+        )
+    }
+
+    #[tokio::test]
+    async fn lists_configured_names_and_refuses_others() {
+        let r = registry(
+            "[[swarm]]\nname = \"alpha\"\nmanager = \"unix:///nonexistent/a.sock\"\n[[swarm]]\nname = \"\"\nmanager = \"unix:///nonexistent/l.sock\"\n",
+        );
+        let lister = r.as_lister().unwrap();
+        assert_eq!(
+            lister.swarms().await.unwrap(),
+            vec![Target::new("alpha"), Target::local()]
+        );
+        assert!(matches!(
+            r.backend(&Target::new("beta")).await,
+            Err(RegistryError::UnknownSwarm { .. })
+        ));
+        match r.backend(&Target::new("alpha")).await {
+            Err(RegistryError::Connect {
+                swarm, endpoint, ..
+            }) => {
+                assert_eq!(swarm, "alpha");
+                assert_eq!(endpoint, "unix:///nonexistent/a.sock");
+            }
+            other => panic!("{:?}", other.err()),
+        }
+        let reach = r.as_node_reach().unwrap();
+        assert_eq!(reach.nodes(&Target::new("alpha")).await.unwrap(), None);
+        assert!(matches!(
+            reach
+                .node_backend(&Target::new("alpha"), &Node::new("n1", ""))
+                .await,
+            Err(RegistryError::UnknownNode { .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn local_registry_resolves_only_the_local_swarm() {
+        let r = LocalRegistry::new(Endpoint::parse("unix:///nonexistent/d.sock", None).unwrap())
+            .with_self_stack("swarm-sweep");
+        assert!(r.as_lister().is_none());
+        assert!(r.as_node_reach().is_none());
+        assert!(matches!(
+            r.backend(&Target::new("alpha")).await,
+            Err(RegistryError::UnknownSwarm { .. })
+        ));
+        assert!(matches!(
+            r.backend(&Target::local()).await,
+            Err(RegistryError::Connect { .. })
+        ));
+    }
+}

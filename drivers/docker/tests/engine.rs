@@ -1,0 +1,736 @@
+//! Against real Docker 20.10 engines: the project's test bed
+//! (`tests/testbed/bed`), swarms alpha (3 nodes), beta (2) and gamma (2).
+//!
+//! Every test brings the bed up first (idempotent) and fails if it cannot.
+//! Each test uses release names of its own, so tests run in parallel, next
+//! to other users of the bed, and again after a failed run; each removes
+//! what it created, also when it fails.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use sweep_docker::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STACK_NAMESPACE, STATUS, TYPE};
+use sweep_docker::{DockerSwarm, Endpoint, FileRegistry, LocalRegistry};
+use sweep_swarms::{BackendError, Node, Registry, RegistryError, ReleaseRecord, Target};
+
+const DOCKER: &str = "/usr/bin/docker";
+const IMAGE: &str = "127.0.0.1:1/sweep/busybox:1";
+
+fn bed_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/testbed/bed")
+}
+
+/// Brings the bed up once per test binary; the registry file it wrote.
+fn bed() -> &'static Path {
+    static REGISTRY: OnceLock<PathBuf> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let script = bed_script();
+        // Through bash rather than exec: the script may be rewritten while
+        // tests run, and exec of a file open for writing fails.
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg("up")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "`{} up` failed ({}):\n{}\n{}",
+            script.display(),
+            out.status,
+            stdout,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let registry = stdout
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| PathBuf::from(l.trim()))
+            .unwrap_or_else(|| panic!("`bed up` printed no registry path"));
+        assert!(registry.is_file(), "{} missing", registry.display());
+        registry
+    })
+}
+
+/// The docker endpoint of bed node `node`.
+fn sock(node: &str) -> String {
+    static SOCKS: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
+    bed();
+    let mut socks = SOCKS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(s) = socks.get(node) {
+        return s.clone();
+    }
+    let out = Command::new("bash")
+        .arg(bed_script())
+        .args(["sock", node])
+        .output()
+        .expect("bed sock");
+    assert!(out.status.success(), "bed sock {node}");
+    let s = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    socks.insert(node.to_owned(), s.clone());
+    s
+}
+
+fn docker_raw(node: &str, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(DOCKER);
+    cmd.arg("-H").arg(sock(node)).args(args);
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn docker");
+    if let Some(input) = stdin {
+        use std::io::Write;
+        let mut pipe = child.stdin.take().expect("stdin");
+        pipe.write_all(input.as_bytes()).expect("write stdin");
+    }
+    child.wait_with_output().expect("docker output")
+}
+
+/// Runs the docker CLI against `node`; its trimmed stdout. Fails the test
+/// when the command fails.
+fn docker(node: &str, args: &[&str]) -> String {
+    docker_in(node, args, None)
+}
+
+fn docker_in(node: &str, args: &[&str], stdin: Option<&str>) -> String {
+    let out = docker_raw(node, args, stdin);
+    assert!(
+        out.status.success(),
+        "docker -H {node} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn lines(s: String) -> BTreeSet<String> {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A name no other test (nor an earlier run) uses.
+fn unique(prefix: &str) -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "{prefix}{:x}{:x}{}",
+        std::process::id() & 0xffff,
+        nanos & 0xfffff,
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Docker commands run when the test ends, however it ends, last added
+/// first; retried briefly since tasks of a removed stack take a moment to
+/// let go of networks and volumes.
+struct Cleanup(Vec<(String, Vec<String>)>);
+
+impl Cleanup {
+    fn new() -> Self {
+        Cleanup(Vec::new())
+    }
+
+    fn add(&mut self, node: &str, args: &[&str]) {
+        self.0.push((
+            node.to_owned(),
+            args.iter().map(|a| (*a).to_owned()).collect(),
+        ));
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for (node, args) in self.0.iter().rev() {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                let out = docker_raw(node, &args, None);
+                let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
+                if out.status.success()
+                    || err.contains("no such")
+                    || err.contains("not found")
+                    || Instant::now() > deadline
+                {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+    }
+}
+
+/// Creates a release record config on `node`'s swarm.
+fn create_record(
+    node: &str,
+    cleanup: &mut Cleanup,
+    name: &str,
+    release: &str,
+    revision: &str,
+    owner: Option<&str>,
+    extra: &[(&str, &str)],
+) {
+    let mut labels = vec![
+        (TYPE, RECORD_TYPE),
+        (RELEASE, release),
+        (REVISION, revision),
+        (STATUS, "deployed"),
+    ];
+    if let Some(o) = owner {
+        labels.push((OWNER, o));
+    }
+    labels.extend_from_slice(extra);
+    create_config(node, cleanup, name, &labels);
+}
+
+fn create_config(node: &str, cleanup: &mut Cleanup, name: &str, labels: &[(&str, &str)]) {
+    let mut args = vec!["config".to_owned(), "create".to_owned()];
+    for (k, v) in labels {
+        args.push("--label".into());
+        args.push(format!("{k}={v}"));
+    }
+    args.push(name.into());
+    args.push("-".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    docker_in(node, &args, Some("record"));
+    cleanup.add(node, &["config", "rm", name]);
+}
+
+fn registry() -> FileRegistry {
+    FileRegistry::load(bed()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The swarm node id the daemon of bed node `node` reports, if it answers.
+fn node_id(node: &str) -> Option<String> {
+    let out = docker_raw(node, &["info", "--format", "{{.Swarm.NodeID}}"], None);
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    (out.status.success() && !id.is_empty()).then_some(id)
+}
+
+fn write_registry(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("registry.toml");
+    std::fs::write(&path, text).expect("write registry");
+    path
+}
+
+#[tokio::test]
+async fn reads_the_swarm_through_a_negotiated_connection() {
+    let reg = registry();
+    let names: BTreeSet<String> = reg
+        .as_lister()
+        .expect("a file registry lists its swarms")
+        .swarms()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.swarm)
+        .collect();
+    for s in ["alpha", "beta", "gamma"] {
+        assert!(names.contains(s), "{s} not in {names:?}");
+    }
+
+    let alpha = reg.backend(&Target::new("alpha")).await.unwrap();
+    let again = reg.backend(&Target::new("alpha")).await.unwrap();
+    assert!(Arc::ptr_eq(&alpha, &again), "one connection per swarm");
+
+    // Debian's 20.10 engine speaks API 1.41, older than bollard's default.
+    let direct = DockerSwarm::connect(
+        &Endpoint::parse(&sock("alpha-1"), None).unwrap(),
+        Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        direct.api_version(),
+        docker(
+            "alpha-1",
+            &["version", "--format", "{{.Server.APIVersion}}"]
+        )
+    );
+
+    assert_eq!(
+        alpha.cluster_id().await.unwrap(),
+        docker("alpha-1", &["info", "--format", "{{.Swarm.Cluster.ID}}"])
+    );
+    let beta = reg.backend(&Target::new("beta")).await.unwrap();
+    assert_ne!(
+        beta.cluster_id().await.unwrap(),
+        alpha.cluster_id().await.unwrap()
+    );
+
+    let listed = lines(docker("alpha-1", &["node", "ls", "-q"]));
+    let ids = alpha.node_ids().await.unwrap();
+    assert_eq!(alpha.node_count().await.unwrap(), ids.len());
+    assert_eq!(ids.len(), listed.len());
+    let ids: BTreeSet<String> = ids.into_iter().collect();
+    for node in ["alpha-1", "alpha-2", "alpha-3"] {
+        if let Some(id) = node_id(node) {
+            assert!(ids.contains(&id), "{node} ({id}) not in {ids:?}");
+        }
+    }
+    assert!(ids.len() >= 3, "{ids:?}");
+}
+
+#[tokio::test]
+async fn releases_carry_the_stamp_of_the_highest_revision() {
+    let node = "beta-1";
+    let mut cleanup = Cleanup::new();
+    let app = unique("rel");
+    let bare = unique("bare");
+    create_record(
+        node,
+        &mut cleanup,
+        &format!("{app}.v1"),
+        &app,
+        "1",
+        Some("owner-a"),
+        &[],
+    );
+    create_record(
+        node,
+        &mut cleanup,
+        &format!("{app}.v10"),
+        &app,
+        "10",
+        Some("owner-c"),
+        &[],
+    );
+    create_record(
+        node,
+        &mut cleanup,
+        &format!("{app}.v2"),
+        &app,
+        "2",
+        Some("owner-b"),
+        &[],
+    );
+    create_record(
+        node,
+        &mut cleanup,
+        &format!("{bare}.v1"),
+        &bare,
+        "1",
+        None,
+        &[],
+    );
+    // A stack's config carrying the record labels is not a record.
+    create_record(
+        node,
+        &mut cleanup,
+        &format!("{app}_conf"),
+        &app,
+        "99",
+        Some("thief"),
+        &[(STACK_NAMESPACE, &app)],
+    );
+
+    let reg = registry();
+    let beta = reg.backend(&Target::new("beta")).await.unwrap();
+    let releases = beta.releases().await.unwrap();
+    let mut mine: Vec<ReleaseRecord> = releases
+        .iter()
+        .filter(|r| r.name == app || r.name == bare)
+        .cloned()
+        .collect();
+    mine.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut expected = vec![
+        ReleaseRecord::new(app.clone(), Some("owner-c".into())),
+        ReleaseRecord::new(bare.clone(), None),
+    ];
+    expected.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(mine, expected);
+
+    beta.remove_release_records(&app).await.unwrap();
+    beta.remove_release_records(&app).await.unwrap();
+    let left = lines(docker(
+        node,
+        &[
+            "config",
+            "ls",
+            "--filter",
+            &format!("label={RELEASE}={app}"),
+            "--format",
+            "{{.Name}}",
+        ],
+    ));
+    assert_eq!(left, BTreeSet::from([format!("{app}_conf")]));
+    let releases = beta.releases().await.unwrap();
+    assert!(!releases.iter().any(|r| r.name == app), "{releases:?}");
+    assert!(releases.iter().any(|r| r.name == bare), "{releases:?}");
+}
+
+/// Deploys a stack `release` on `node`'s swarm: one service on an overlay
+/// network with a secret and a config.
+fn deploy_stack(node: &str, cleanup: &mut Cleanup, dir: &Path, release: &str) {
+    let compose = dir.join(format!("{release}.yml"));
+    std::fs::write(dir.join("tok.txt"), "token").expect("write secret");
+    std::fs::write(dir.join("conf.txt"), "conf").expect("write config");
+    std::fs::write(
+        &compose,
+        format!(
+            r#"version: "3.8"
+services:
+  web:
+    image: {IMAGE}
+    command: ["sleep", "3600"]
+    networks: [front]
+    secrets: [tok]
+    configs: [conf]
+networks:
+  front:
+    driver: overlay
+secrets:
+  tok:
+    file: {tok}
+configs:
+  conf:
+    file: {conf}
+"#,
+            tok = dir.join("tok.txt").display(),
+            conf = dir.join("conf.txt").display(),
+        ),
+    )
+    .expect("write compose file");
+    cleanup.add(node, &["stack", "rm", release]);
+    docker(
+        node,
+        &[
+            "stack",
+            "deploy",
+            "--resolve-image",
+            "never",
+            "-c",
+            &compose.display().to_string(),
+            release,
+        ],
+    );
+}
+
+/// Waits until a task of `service` runs, so that removal meets a network
+/// still attached to a live task.
+fn wait_running(node: &str, service: &str) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let states = docker(
+            node,
+            &["service", "ps", service, "--format", "{{.CurrentState}}"],
+        );
+        if states.lines().any(|l| l.starts_with("Running")) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{service} not running: {states}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn stack_objects(node: &str, kind: &str, release: &str) -> BTreeSet<String> {
+    lines(docker(
+        node,
+        &[
+            kind,
+            "ls",
+            "--filter",
+            &format!("label={STACK_NAMESPACE}={release}"),
+            "--format",
+            "{{.Name}}",
+        ],
+    ))
+}
+
+#[tokio::test]
+async fn remove_stack_removes_the_stack_and_nothing_else() {
+    let node = "alpha-1";
+    let dir = tempfile::tempdir().unwrap();
+    let mut cleanup = Cleanup::new();
+    let app = unique("stk");
+    let other = unique("keep");
+    create_record(
+        node,
+        &mut cleanup,
+        &format!("{app}.v1"),
+        &app,
+        "1",
+        Some("us"),
+        &[],
+    );
+    // Labelled as the stack's and as a record: a record is never a stack
+    // object, so it survives.
+    let odd = format!("{app}_record");
+    create_record(
+        node,
+        &mut cleanup,
+        &odd,
+        &app,
+        "2",
+        Some("us"),
+        &[(STACK_NAMESPACE, &app)],
+    );
+    deploy_stack(node, &mut cleanup, dir.path(), &app);
+    deploy_stack(node, &mut cleanup, dir.path(), &other);
+    wait_running(node, &format!("{app}_web"));
+
+    let reg = registry();
+    let alpha = reg.backend(&Target::new("alpha")).await.unwrap();
+    assert_eq!(stack_objects(node, "network", &app).len(), 1);
+    alpha.remove_stack(&app).await.unwrap();
+
+    assert!(stack_objects(node, "service", &app).is_empty());
+    // remove_stack waited for the tasks to stop: no container is left.
+    for n in ["alpha-1", "alpha-2", "alpha-3"] {
+        let running = docker(
+            n,
+            &[
+                "ps",
+                "-q",
+                "--filter",
+                &format!("label={STACK_NAMESPACE}={app}"),
+            ],
+        );
+        assert!(running.is_empty(), "{n} still runs {running}");
+    }
+    // A node drops its copy of the network once its task is gone; the
+    // manager has already deleted the swarm's network object.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !stack_objects(node, "network", &app).is_empty() {
+        assert!(Instant::now() < deadline, "network of {app} still listed");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(stack_objects(node, "secret", &app).is_empty());
+    assert_eq!(stack_objects(node, "config", &app), BTreeSet::from([odd]));
+    let records = lines(docker(
+        node,
+        &[
+            "config",
+            "ls",
+            "--filter",
+            &format!("name={app}.v1"),
+            "--format",
+            "{{.Name}}",
+        ],
+    ));
+    assert_eq!(records, BTreeSet::from([format!("{app}.v1")]));
+    assert_eq!(
+        stack_objects(node, "service", &other),
+        BTreeSet::from([format!("{other}_web")])
+    );
+    assert_eq!(stack_objects(node, "network", &other).len(), 1);
+    assert_eq!(stack_objects(node, "secret", &other).len(), 1);
+    assert_eq!(stack_objects(node, "config", &other).len(), 1);
+
+    // Gone already is success.
+    alpha.remove_stack(&app).await.unwrap();
+}
+
+#[tokio::test]
+async fn own_stack_is_refused_before_anything_is_touched() {
+    let node = "gamma-1";
+    let dir = tempfile::tempdir().unwrap();
+    let mut cleanup = Cleanup::new();
+    let me = unique("self");
+    let conf = format!("{me}_conf");
+    create_config(node, &mut cleanup, &conf, &[(STACK_NAMESPACE, &me)]);
+    let file = write_registry(
+        dir.path(),
+        &format!(
+            "[[swarm]]\nname = \"gamma\"\nmanager = \"{}\"\nself_stack = \"{me}\"\n",
+            sock(node)
+        ),
+    );
+    let reg = FileRegistry::load(&file).unwrap();
+    let gamma = reg.backend(&Target::new("gamma")).await.unwrap();
+    assert_eq!(gamma.self_stack(), Some(me.as_str()));
+    assert_eq!(
+        gamma.remove_stack(&me).await,
+        Err(BackendError::OwnStack {
+            release: me.clone()
+        })
+    );
+    assert_eq!(stack_objects(node, "config", &me), BTreeSet::from([conf]));
+}
+
+#[tokio::test]
+async fn volumes_on_the_manager_and_on_nodes() {
+    let mut cleanup = Cleanup::new();
+    let app = unique("vol");
+    let data = format!("{app}_data");
+    let cache = format!("{app}_cache");
+    let foreign = format!("{app}_foreign");
+    let ns = format!("{STACK_NAMESPACE}={app}");
+    let other_ns = format!("{STACK_NAMESPACE}={app}x");
+    for (node, name, label) in [
+        ("alpha-1", &data, &ns),
+        ("alpha-2", &cache, &ns),
+        ("alpha-1", &foreign, &other_ns),
+    ] {
+        docker(node, &["volume", "create", "--label", label, name]);
+        cleanup.add(node, &["volume", "rm", name]);
+    }
+
+    let reg = registry();
+    let target = Target::new("alpha");
+    let alpha = reg.backend(&target).await.unwrap();
+    assert_eq!(alpha.stack_volumes(&app).await.unwrap(), vec![data.clone()]);
+
+    let reach = reg.as_node_reach().expect("a file registry reaches nodes");
+    let nodes = reach
+        .nodes(&target)
+        .await
+        .unwrap()
+        .expect("the bed configures node endpoints");
+    let alpha2_id = node_id("alpha-2").expect("alpha-2 answers");
+    let alpha2 = nodes
+        .iter()
+        .find(|n| n.id == alpha2_id)
+        .unwrap_or_else(|| panic!("alpha-2 not in {nodes:?}"));
+    let on_alpha2 = reach.node_backend(&target, alpha2).await.unwrap();
+    assert_eq!(
+        on_alpha2.stack_volumes(&app).await.unwrap(),
+        vec![cache.clone()]
+    );
+
+    // A volume a container mounts is in use and stays.
+    let user = format!("{app}_user");
+    cleanup.add("alpha-1", &["rm", "-f", &user]);
+    docker(
+        "alpha-1",
+        &[
+            "run",
+            "-d",
+            "--name",
+            &user,
+            "--network",
+            "none",
+            "-v",
+            &format!("{data}:/data"),
+            IMAGE,
+            "sleep",
+            "3600",
+        ],
+    );
+    match alpha.remove_volume(&data).await {
+        Err(BackendError::InUse { object, .. }) => assert!(object.contains(&data), "{object}"),
+        other => panic!("expected InUse, got {other:?}"),
+    }
+    assert_eq!(
+        docker(
+            "alpha-1",
+            &["volume", "ls", "-q", "--filter", &format!("name={data}")]
+        ),
+        data
+    );
+    docker("alpha-1", &["rm", "-f", &user]);
+    alpha.remove_volume(&data).await.unwrap();
+    alpha.remove_volume(&data).await.unwrap();
+    assert!(alpha.stack_volumes(&app).await.unwrap().is_empty());
+
+    on_alpha2.remove_volume(&cache).await.unwrap();
+    assert!(on_alpha2.stack_volumes(&app).await.unwrap().is_empty());
+    assert_eq!(
+        docker(
+            "alpha-1",
+            &["volume", "ls", "-q", "--filter", &format!("name={foreign}")]
+        ),
+        foreign,
+        "another release's volume stays"
+    );
+}
+
+#[tokio::test]
+async fn node_reach_counts_only_members_that_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = "unix:///run/swarm-sweep-bed/no-such-node/docker.sock";
+    let file = write_registry(
+        dir.path(),
+        &format!(
+            r#"timeout_secs = 5
+[[swarm]]
+name = "alpha"
+manager = "{a1}"
+[[swarm.node]]
+endpoint = "{a2}"
+[[swarm.node]]
+endpoint = "{a3}"
+[[swarm.node]]
+endpoint = "{b1}"
+[[swarm.node]]
+endpoint = "{missing}"
+
+[[swarm]]
+name = "beta"
+manager = "{b1}"
+"#,
+            a1 = sock("alpha-1"),
+            a2 = sock("alpha-2"),
+            a3 = sock("alpha-3"),
+            b1 = sock("beta-1"),
+        ),
+    );
+    let reg = FileRegistry::load(&file).unwrap();
+    let reach = reg.as_node_reach().unwrap();
+    let alpha = Target::new("alpha");
+
+    let nodes = reach
+        .nodes(&alpha)
+        .await
+        .unwrap()
+        .expect("nodes configured");
+    let got: BTreeSet<String> = nodes.iter().map(|n| n.id.clone()).collect();
+    // The manager counts as a node; beta-1 is another swarm's daemon and the
+    // missing socket answers nothing: neither is listed.
+    let expected: BTreeSet<String> = ["alpha-1", "alpha-2", "alpha-3"]
+        .into_iter()
+        .filter_map(node_id)
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(nodes.len(), got.len(), "each node once");
+    for n in &nodes {
+        assert!(!n.hostname.is_empty(), "{n:?}");
+    }
+
+    let first = reach.node_backend(&alpha, &nodes[0]).await.unwrap();
+    let again = reach.node_backend(&alpha, &nodes[0]).await.unwrap();
+    assert!(Arc::ptr_eq(&first, &again), "one connection per node");
+
+    let beta1 = node_id("beta-1").expect("beta-1 answers");
+    assert!(matches!(
+        reach
+            .node_backend(&alpha, &Node::new(beta1, "beta-1"))
+            .await,
+        Err(RegistryError::UnknownNode { .. })
+    ));
+    assert_eq!(reach.nodes(&Target::new("beta")).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn local_registry_is_the_one_swarm_it_points_at() {
+    let reg = LocalRegistry::new(Endpoint::parse(&sock("beta-1"), None).unwrap())
+        .with_self_stack("swarm-sweep");
+    assert!(reg.as_lister().is_none());
+    assert!(reg.as_node_reach().is_none());
+    let local = reg.backend(&Target::local()).await.unwrap();
+    assert_eq!(local.self_stack(), Some("swarm-sweep"));
+    assert_eq!(
+        local.cluster_id().await.unwrap(),
+        docker("beta-1", &["info", "--format", "{{.Swarm.Cluster.ID}}"])
+    );
+    assert!(Arc::ptr_eq(
+        &local,
+        &reg.backend(&Target::local()).await.unwrap()
+    ));
+    assert!(matches!(
+        reg.backend(&Target::new("beta")).await,
+        Err(RegistryError::UnknownSwarm { .. })
+    ));
+}

@@ -1,0 +1,142 @@
+//! Timeouts and version negotiation against fake daemons on unix sockets
+//! (no Docker engine needed).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sweep_docker::{DockerSwarm, Endpoint, FileRegistry};
+use sweep_swarms::{BackendError, Registry, RegistryError, SwarmBackend, Target};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+
+const VERSION_REPLY: &str =
+    r#"{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}"#;
+
+/// Reads one request head; returns its path.
+async fn read_request(stream: &mut UnixStream) -> Option<String> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let head = String::from_utf8_lossy(&buf);
+    head.split_whitespace().nth(1).map(str::to_owned)
+}
+
+/// A daemon that answers `/version` like Docker 20.10 and never answers
+/// anything else; records the paths it was asked for.
+fn spawn_daemon(socket: &Path, answer_version: bool) -> Arc<Mutex<Vec<String>>> {
+    let listener = UnixListener::bind(socket).expect("bind fake daemon socket");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let log = log.clone();
+            tokio::spawn(async move {
+                while let Some(path) = read_request(&mut stream).await {
+                    log.lock().unwrap().push(path.clone());
+                    if answer_version && path.ends_with("/version") {
+                        let reply = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+                            VERSION_REPLY.len(),
+                            VERSION_REPLY
+                        );
+                        if stream.write_all(reply.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    } else {
+                        // Hold the connection open and say nothing.
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                    }
+                }
+            });
+        }
+    });
+    seen
+}
+
+#[tokio::test]
+async fn silent_daemon_times_out_while_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("silent.sock");
+    let _seen = spawn_daemon(&socket, false);
+    let endpoint = Endpoint::parse(&format!("unix://{}", socket.display()), None).unwrap();
+    let started = Instant::now();
+    let err = DockerSwarm::connect(&endpoint, Duration::from_secs(1))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        BackendError::Timeout {
+            endpoint: endpoint.url().to_owned(),
+            after: Duration::from_secs(1)
+        }
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    // Through a registry it is a connection error naming swarm and endpoint.
+    let file = dir.path().join("registry.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "timeout_secs = 1\n[[swarm]]\nname = \"slow\"\nmanager = \"{}\"\n",
+            endpoint.url()
+        ),
+    )
+    .unwrap();
+    let registry = FileRegistry::load(&file).unwrap();
+    match registry.backend(&Target::new("slow")).await {
+        Err(RegistryError::Connect {
+            swarm,
+            endpoint: e,
+            message,
+        }) => {
+            assert_eq!(swarm, "slow");
+            assert_eq!(e, endpoint.url());
+            assert!(message.contains("no answer within"), "{message}");
+        }
+        other => panic!("expected a connection error, got {:?}", other.err()),
+    }
+}
+
+#[tokio::test]
+async fn negotiated_version_is_used_and_every_call_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("old.sock");
+    let seen = spawn_daemon(&socket, true);
+    let endpoint = Endpoint::parse(&format!("unix://{}", socket.display()), None).unwrap();
+    let swarm = DockerSwarm::connect(&endpoint, Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert_eq!(swarm.api_version(), "1.41");
+
+    let started = Instant::now();
+    assert_eq!(
+        swarm.releases().await,
+        Err(BackendError::Timeout {
+            endpoint: endpoint.url().to_owned(),
+            after: Duration::from_secs(1)
+        })
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(matches!(
+        swarm.remove_volume("v1").await,
+        Err(BackendError::Timeout { .. })
+    ));
+
+    let paths = seen.lock().unwrap().clone();
+    let configs = paths
+        .iter()
+        .find(|p| p.contains("/configs"))
+        .unwrap_or_else(|| panic!("no configs request in {paths:?}"));
+    // A 20.10 daemon refuses requests made with a newer API version.
+    assert!(configs.starts_with("/v1.41/configs"), "{configs}");
+}

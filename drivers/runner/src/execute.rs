@@ -1,0 +1,185 @@
+//! Carrying a plan out: the core's [`Sweep`] driven by tokio.
+//!
+//! The state machine decides what runs and in which order; this loop only
+//! runs what it hands out, at most `concurrency` at a time, each under a
+//! timeout, and sleeps until its retry deadline when nothing is ready.
+
+use std::time::Duration;
+
+use futures::stream::{FuturesUnordered, StreamExt};
+use sweep_core::sweep::{
+    Action, ActionId, ActionKind, Failure, Outcome, Settings, Sweep, SweepReport, Timestamp, Where,
+};
+use sweep_core::SweepPlan;
+use sweep_swarms::{Node, Registry, Target};
+use tokio::time::{sleep_until, timeout, Instant};
+
+use crate::classify::{classify_backend, classify_registry};
+
+/// How the plan is carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExecuteSettings {
+    /// Retry and settle times for volumes still in use.
+    pub sweep: Settings,
+    /// How many actions run at once (at least 1; default 8).
+    pub concurrency: usize,
+    /// The limit for each action (default 120 s: removing a stack waits
+    /// for its networks to be released).
+    pub action_timeout: Duration,
+}
+
+impl ExecuteSettings {
+    pub fn new(sweep: Settings, concurrency: usize, action_timeout: Duration) -> Self {
+        ExecuteSettings {
+            sweep,
+            concurrency: concurrency.max(1),
+            action_timeout,
+        }
+    }
+}
+
+impl Default for ExecuteSettings {
+    fn default() -> Self {
+        ExecuteSettings::new(Settings::default(), 8, Duration::from_secs(120))
+    }
+}
+
+/// Carries `plan` out through `registry` and reports what became of each
+/// planned deletion. Does nothing for a plan that holds the sweep.
+pub async fn execute(
+    registry: &dyn Registry,
+    plan: &SweepPlan,
+    settings: ExecuteSettings,
+) -> SweepReport {
+    let epoch = Instant::now();
+    let now = || Timestamp::from_epoch(Instant::now().saturating_duration_since(epoch));
+    let mut sweep = Sweep::new(plan, settings.sweep);
+    let mut running = FuturesUnordered::new();
+
+    loop {
+        while running.len() < settings.concurrency.max(1) {
+            match sweep.poll_action(now()) {
+                Some(action) => running.push(run(registry, action, settings.action_timeout)),
+                None => break,
+            }
+        }
+        if sweep.is_done() {
+            break;
+        }
+        let deadline = sweep.poll_timeout().map(|t| epoch + t.since_epoch());
+        tokio::select! {
+            finished = running.next(), if !running.is_empty() => {
+                if let Some((id, outcome)) = finished {
+                    if let Err(e) = sweep.handle_outcome(id, outcome, now()) {
+                        // Only a bug in this loop can cause this; the sweep
+                        // is unchanged by it, and its report says what is
+                        // unfinished.
+                        tracing::error!(error = %e, "outcome refused by the sweep");
+                    }
+                }
+            }
+            _ = sleep_until(deadline.unwrap_or(epoch)), if deadline.is_some() => {}
+            else => {
+                // Nothing running and nothing to wait for, yet not done:
+                // stop rather than spin; the report marks what is left.
+                tracing::error!("the sweep stalled with work left; stopping");
+                break;
+            }
+        }
+    }
+    sweep.report()
+}
+
+async fn run(registry: &dyn Registry, action: Action, limit: Duration) -> (ActionId, Outcome) {
+    let id = action.id;
+    let outcome = match timeout(limit, perform(registry, &action.kind)).await {
+        Ok(outcome) => outcome,
+        Err(_) => Outcome::Failed(Failure::Unreachable(format!(
+            "{} did not finish within {limit:?}",
+            action.kind.step()
+        ))),
+    };
+    if let Outcome::Failed(failure) = &outcome {
+        if *failure != Failure::InUse {
+            tracing::warn!(action = %action.kind.step(), swarm = %action.kind.swarm(), %failure, "step failed");
+        }
+    }
+    (id, outcome)
+}
+
+fn failed<E>(classify: impl Fn(&E) -> Failure) -> impl Fn(E) -> Outcome {
+    move |e| Outcome::Failed(classify(&e))
+}
+
+async fn perform(registry: &dyn Registry, kind: &ActionKind) -> Outcome {
+    let swarm = Target::new(kind.swarm().as_str());
+    let backend = match registry.backend(&swarm).await {
+        Ok(b) => b,
+        Err(e) => return Outcome::Failed(classify_registry(&e)),
+    };
+    let done = |r: Result<(), _>| r.map_or_else(failed(classify_backend), |()| Outcome::Done);
+    match kind {
+        ActionKind::RemoveStack { target } => {
+            tracing::warn!(
+                swarm = %target.release.swarm,
+                application = %target.application,
+                release = %target.release.release,
+                "deleting release"
+            );
+            done(backend.remove_stack(&target.release.release).await)
+        }
+        ActionKind::ListVolumes { target, at } => {
+            let release = &target.release.release;
+            let listed = match at {
+                Where::Manager => backend.stack_volumes(release).await,
+                Where::Node(node) => match node_backend(registry, &swarm, node).await {
+                    Ok(n) => n.stack_volumes(release).await,
+                    Err(outcome) => return outcome,
+                },
+            };
+            listed.map_or_else(failed(classify_backend), Outcome::Volumes)
+        }
+        ActionKind::RemoveVolume { target, at, volume } => {
+            tracing::info!(swarm = %target.release.swarm, release = %target.release.release, node = at.node_id().unwrap_or("(manager)"), %volume, "removing volume");
+            match at {
+                Where::Manager => done(backend.remove_volume(volume).await),
+                Where::Node(node) => match node_backend(registry, &swarm, node).await {
+                    Ok(n) => done(n.remove_volume(volume).await),
+                    Err(outcome) => outcome,
+                },
+            }
+        }
+        ActionKind::DeleteRecords { target } => {
+            tracing::info!(swarm = %target.release.swarm, release = %target.release.release, "deleting release records");
+            done(
+                backend
+                    .remove_release_records(&target.release.release)
+                    .await,
+            )
+        }
+        ActionKind::ListReleases { .. } => match backend.releases().await {
+            Ok(records) => Outcome::Releases(records.into_iter().map(|r| r.name).collect()),
+            Err(e) => Outcome::Failed(classify_backend(&e)),
+        },
+    }
+}
+
+async fn node_backend(
+    registry: &dyn Registry,
+    swarm: &Target,
+    node: &sweep_core::NodeEntry,
+) -> Result<std::sync::Arc<dyn sweep_swarms::NodeBackend>, Outcome> {
+    let Some(reach) = registry.as_node_reach() else {
+        // The plan listed a node, so the registry that gathered it had node
+        // reach; a different registry here cannot reach it.
+        return Err(Outcome::Failed(Failure::Unreachable(format!(
+            "the registry cannot reach node {} individually",
+            node.display_name()
+        ))));
+    };
+    reach
+        .node_backend(swarm, &Node::new(node.id.clone(), node.hostname.clone()))
+        .await
+        .map_err(|e| Outcome::Failed(classify_registry(&e)))
+}

@@ -1,0 +1,17 @@
+//! Runs a sweep against real (or in-memory) swarms.
+//!
+//! The core decides; this crate does the IO around it, through the swarms
+//! seam only: [`gather`] reads every swarm into a [`Snapshot`], then
+//! [`execute`] drives the core's [`Sweep`] state machine, running its
+//! actions concurrently with tokio and feeding their outcomes back.
+//!
+//! [`Snapshot`]: sweep_core::Snapshot
+//! [`Sweep`]: sweep_core::sweep::Sweep
+
+mod classify;
+mod execute;
+mod gather;
+
+pub use classify::{classify_backend, classify_registry};
+pub use execute::{execute, ExecuteSettings};
+pub use gather::{gather, GatherSettings};

@@ -1,0 +1,162 @@
+//! Backends: what the sweep may read from and do to one swarm or one node.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use thiserror::Error;
+
+/// One release as the swarm's release records describe it.
+///
+/// A release may have many record revisions; this is the release, with the
+/// owner stamp of its newest revision.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReleaseRecord {
+    /// The release name (also the stack namespace of its stack).
+    pub name: String,
+    /// The raw owner stamp of the newest record revision, `None` when that
+    /// revision carries none. Passed through unparsed: deciding whose stamp
+    /// it is belongs to the caller.
+    pub owner: Option<String>,
+}
+
+impl ReleaseRecord {
+    /// The release `name` whose newest record is stamped `owner`.
+    pub fn new(name: impl Into<String>, owner: Option<String>) -> Self {
+        ReleaseRecord {
+            name: name.into(),
+            owner,
+        }
+    }
+}
+
+/// Why a backend call failed.
+///
+/// "Already gone" is never an error: removing something that does not exist
+/// succeeds, so that a sweep interrupted half-way can simply be run again.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum BackendError {
+    /// The daemon could not be reached at all (refused, socket missing, TLS
+    /// failure, connection dropped).
+    #[error("cannot reach the Docker daemon at {endpoint}: {message}")]
+    Unreachable { endpoint: String, message: String },
+    /// The object is still in use (a volume mounted by a container, a
+    /// network with attached tasks) and was left in place.
+    #[error("{object} is in use: {message}")]
+    InUse { object: String, message: String },
+    /// Refused before touching anything: `release` is the stack the
+    /// controller itself runs as on this swarm.
+    #[error("refusing to remove stack {release:?}: the controller runs as this stack")]
+    OwnStack { release: String },
+    /// The daemon did not answer within `after`. The call may or may not
+    /// have taken effect.
+    #[error("the Docker daemon at {endpoint} did not answer within {after:?}")]
+    Timeout { endpoint: String, after: Duration },
+    /// The daemon answered, but the answer about `what` makes no sense (a
+    /// missing id, an unparsable label); nothing was decided from it.
+    #[error("unexpected reply about {what}: {message}")]
+    Invalid { what: String, message: String },
+    /// Any other failure; the message names the object.
+    #[error("{message}")]
+    Other { message: String },
+}
+
+/// One swarm, reached through one of its managers.
+///
+/// Implementations must:
+/// - only ever act on objects of the release named in the call;
+/// - return `Ok` when what is to be removed is already gone;
+/// - return an error rather than a partial or empty answer when a listing
+///   cannot be read completely, because the caller deletes from what is
+///   (not) listed;
+/// - be cheap to call repeatedly: one connection, reused.
+///
+/// Implementations must not retry a failed removal indefinitely; a bounded
+/// wait for something the swarm itself is tearing down is fine.
+#[async_trait]
+pub trait SwarmBackend: Send + Sync {
+    /// Every release that has release records on this swarm, one entry per
+    /// release name, each with the owner stamp of its highest record
+    /// revision.
+    ///
+    /// Must not list stack objects as releases, and must fail (not skip)
+    /// when the newest revision of a release cannot be determined: an
+    /// older stamp must never stand in for the newest one.
+    async fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError>;
+
+    /// Removes the stack of `release` like `docker stack rm`: its services,
+    /// then its networks, secrets and configs.
+    ///
+    /// Must return [`BackendError::OwnStack`] without touching anything when
+    /// `release` is [`SwarmBackend::self_stack`]. Must never remove release
+    /// records, nor volumes.
+    async fn remove_stack(&self, release: &str) -> Result<(), BackendError>;
+
+    /// Names of the volumes of `release`'s stack on the manager's own
+    /// daemon (volumes are local to each node: other nodes' volumes are
+    /// reached through [`NodeBackend`]).
+    async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError>;
+
+    /// Removes the volume `name` from the manager's own daemon.
+    ///
+    /// A volume already gone is `Ok`; one still in use must be left in place
+    /// and reported as [`BackendError::InUse`]. Must not force removal.
+    async fn remove_volume(&self, name: &str) -> Result<(), BackendError>;
+
+    /// Removes every release record of `release` (all revisions), and
+    /// nothing else; already gone is `Ok`.
+    async fn remove_release_records(&self, release: &str) -> Result<(), BackendError>;
+
+    /// How many nodes the manager's node list holds, down nodes included (a
+    /// down node may still hold volumes).
+    async fn node_count(&self) -> Result<usize, BackendError>;
+
+    /// The ids of the nodes in the manager's node list, down nodes included.
+    async fn node_ids(&self) -> Result<Vec<String>, BackendError>;
+
+    /// The swarm's cluster id, which tells two swarms apart whatever names a
+    /// registry gives them.
+    async fn cluster_id(&self) -> Result<String, BackendError>;
+
+    /// The stack the controller runs as on this swarm, if known. Must not do
+    /// any I/O.
+    fn self_stack(&self) -> Option<&str>;
+}
+
+/// One node's own daemon, for what is local to a node: volumes.
+///
+/// Implementations must talk to that node's daemon only, and must not offer
+/// anything only a manager can do.
+#[async_trait]
+pub trait NodeBackend: Send + Sync {
+    /// Names of the volumes of `release`'s stack on this node.
+    async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError>;
+
+    /// Removes the volume `name` from this node. Already gone is `Ok`; in
+    /// use is [`BackendError::InUse`] and the volume is left in place. Must
+    /// not force removal.
+    async fn remove_volume(&self, name: &str) -> Result<(), BackendError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_their_object() {
+        let e = BackendError::InUse {
+            object: "volume \"data\"".into(),
+            message: "mounted".into(),
+        };
+        assert_eq!(e.to_string(), "volume \"data\" is in use: mounted");
+        let e = BackendError::OwnStack {
+            release: "swarm-sweep".into(),
+        };
+        assert!(e.to_string().contains("\"swarm-sweep\""));
+        let e = BackendError::Timeout {
+            endpoint: "unix:///x".into(),
+            after: Duration::from_secs(2),
+        };
+        assert!(e.to_string().contains("unix:///x"));
+    }
+}

@@ -1,0 +1,1379 @@
+//! An in-memory [`Registry`] of swarms, with fault injection, for tests.
+//!
+//! Build each swarm with [`MemorySwarm`], add it to a [`MemoryRegistry`], hand
+//! the registry to the code under test, and inspect afterwards what remains
+//! per swarm ([`MemoryRegistry::stack`], [`MemoryRegistry::records`]) and per
+//! node ([`MemoryRegistry::volumes`]), and which calls were made in which
+//! order ([`MemoryRegistry::events`]).
+//!
+//! The model follows a real swarm where it matters to a sweep:
+//! - the first node added to a swarm is its manager: the [`SwarmBackend`]'s
+//!   volume calls act on that node's volumes;
+//! - a volume labelled with a release is in use while that release's stack
+//!   still has services, as a real volume is while tasks mount it;
+//! - removing what is already gone succeeds;
+//! - unreachable nodes still count in the manager's node list.
+//!
+//! Everything is behind one [`std::sync::Mutex`]; clones of a registry share
+//! state, so a test can keep one clone for inspection.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+
+use crate::{
+    BackendError, Lister, Node, NodeBackend, NodeReach, Registry, RegistryError, ReleaseRecord,
+    SwarmBackend, Target,
+};
+
+/// One release record (one revision) on a memory swarm.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryRecord {
+    /// The release the record belongs to.
+    pub release: String,
+    /// The record's revision; the highest one carries the current owner.
+    pub revision: u64,
+    /// The owner stamp, if any.
+    pub owner: Option<String>,
+}
+
+impl MemoryRecord {
+    /// Revision `revision` of `release`'s record, stamped `owner`.
+    pub fn new(release: impl Into<String>, revision: u64, owner: Option<&str>) -> Self {
+        MemoryRecord {
+            release: release.into(),
+            revision,
+            owner: owner.map(str::to_owned),
+        }
+    }
+}
+
+/// The swarm-scoped objects of one stack.
+#[non_exhaustive]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryStack {
+    /// Service names.
+    pub services: BTreeSet<String>,
+    /// Network names.
+    pub networks: BTreeSet<String>,
+    /// Secret names.
+    pub secrets: BTreeSet<String>,
+    /// Config names (stack configs, never release records).
+    pub configs: BTreeSet<String>,
+}
+
+impl MemoryStack {
+    /// An empty stack.
+    pub fn new() -> Self {
+        MemoryStack::default()
+    }
+
+    /// With one more service.
+    pub fn service(mut self, name: impl Into<String>) -> Self {
+        self.services.insert(name.into());
+        self
+    }
+
+    /// With one more network.
+    pub fn network(mut self, name: impl Into<String>) -> Self {
+        self.networks.insert(name.into());
+        self
+    }
+
+    /// With one more secret.
+    pub fn secret(mut self, name: impl Into<String>) -> Self {
+        self.secrets.insert(name.into());
+        self
+    }
+
+    /// With one more config.
+    pub fn config(mut self, name: impl Into<String>) -> Self {
+        self.configs.insert(name.into());
+        self
+    }
+
+    /// Whether the stack holds no object at all.
+    pub fn is_empty(&self) -> bool {
+        self.services.is_empty()
+            && self.networks.is_empty()
+            && self.secrets.is_empty()
+            && self.configs.is_empty()
+    }
+}
+
+/// A volume on one node.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryVolume {
+    /// The volume name, unique on its node.
+    pub name: String,
+    /// The release whose stack created it (its stack namespace label).
+    pub release: Option<String>,
+}
+
+impl MemoryVolume {
+    /// Volume `name`, of `release`'s stack if any.
+    pub fn new(name: impl Into<String>, release: Option<&str>) -> Self {
+        MemoryVolume {
+            name: name.into(),
+            release: release.map(str::to_owned),
+        }
+    }
+}
+
+/// A node to add to a [`MemorySwarm`].
+#[derive(Clone, Debug)]
+pub struct MemoryNode {
+    id: String,
+    hostname: String,
+    reachable: bool,
+    volumes: Vec<MemoryVolume>,
+}
+
+impl MemoryNode {
+    /// A reachable node with swarm node id `id`.
+    pub fn new(id: impl Into<String>, hostname: impl Into<String>) -> Self {
+        MemoryNode {
+            id: id.into(),
+            hostname: hostname.into(),
+            reachable: true,
+            volumes: Vec::new(),
+        }
+    }
+
+    /// With a volume `name` of `release`'s stack (or of no stack).
+    pub fn volume(mut self, name: impl Into<String>, release: Option<&str>) -> Self {
+        self.volumes.push(MemoryVolume::new(name, release));
+        self
+    }
+
+    /// In the manager's node list, but not reachable individually.
+    pub fn unreachable(mut self) -> Self {
+        self.reachable = false;
+        self
+    }
+}
+
+/// A swarm to add to a [`MemoryRegistry`].
+#[derive(Clone, Debug)]
+pub struct MemorySwarm {
+    name: String,
+    cluster_id: String,
+    nodes: Vec<MemoryNode>,
+    self_stack: Option<String>,
+    records: Vec<MemoryRecord>,
+    stacks: BTreeMap<String, MemoryStack>,
+    node_reach: bool,
+}
+
+impl MemorySwarm {
+    /// A swarm the registry knows as `name` (`""`: the local swarm), with
+    /// cluster id `cluster_id`, no nodes and nothing deployed. Its nodes can
+    /// be reached individually unless [`MemorySwarm::without_node_reach`].
+    pub fn new(name: impl Into<String>, cluster_id: impl Into<String>) -> Self {
+        MemorySwarm {
+            name: name.into(),
+            cluster_id: cluster_id.into(),
+            nodes: Vec::new(),
+            self_stack: None,
+            records: Vec::new(),
+            stacks: BTreeMap::new(),
+            node_reach: true,
+        }
+    }
+
+    /// With one more node; the first node added is the manager.
+    pub fn node(mut self, node: MemoryNode) -> Self {
+        self.nodes.push(node);
+        self
+    }
+
+    /// The controller runs as `stack` on this swarm.
+    pub fn self_stack(mut self, stack: impl Into<String>) -> Self {
+        self.self_stack = Some(stack.into());
+        self
+    }
+
+    /// With one more release record.
+    pub fn record(mut self, record: MemoryRecord) -> Self {
+        self.records.push(record);
+        self
+    }
+
+    /// With `release`'s stack holding `stack`.
+    pub fn stack(mut self, release: impl Into<String>, stack: MemoryStack) -> Self {
+        self.stacks.insert(release.into(), stack);
+        self
+    }
+
+    /// The registry cannot reach this swarm's nodes individually:
+    /// [`NodeReach::nodes`] answers `None`.
+    pub fn without_node_reach(mut self) -> Self {
+        self.node_reach = false;
+        self
+    }
+}
+
+/// A backend operation, to inject faults into and to read the event log by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryOp {
+    /// [`SwarmBackend::releases`].
+    Releases,
+    /// [`SwarmBackend::remove_stack`].
+    RemoveStack,
+    /// `stack_volumes` of either backend.
+    StackVolumes,
+    /// `remove_volume` of either backend.
+    RemoveVolume,
+    /// [`SwarmBackend::remove_release_records`].
+    RemoveReleaseRecords,
+    /// [`SwarmBackend::node_count`].
+    NodeCount,
+    /// [`SwarmBackend::node_ids`].
+    NodeIds,
+    /// [`SwarmBackend::cluster_id`].
+    ClusterId,
+}
+
+/// One backend call, as logged.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryEvent {
+    /// The swarm's name.
+    pub swarm: String,
+    /// `None` for the manager's [`SwarmBackend`], the node id for a
+    /// [`NodeBackend`].
+    pub node: Option<String>,
+    /// Which call.
+    pub op: MemoryOp,
+    /// The call's argument (release or volume name), empty when it has none.
+    pub subject: String,
+    /// What the call returned, without its value.
+    pub result: Result<(), BackendError>,
+}
+
+#[derive(Debug)]
+struct Fault {
+    node: Option<String>,
+    op: MemoryOp,
+    error: BackendError,
+    remaining: u32,
+    after_effect: bool,
+}
+
+#[derive(Debug)]
+struct VolumeState {
+    release: Option<String>,
+    in_use_for: u32,
+}
+
+#[derive(Debug)]
+struct NodeState {
+    id: String,
+    hostname: String,
+    reachable: bool,
+    vanish_after_listing: bool,
+    volumes: BTreeMap<String, VolumeState>,
+}
+
+#[derive(Debug)]
+struct SwarmState {
+    cluster_id: String,
+    nodes: Vec<NodeState>,
+    self_stack: Option<String>,
+    records: Vec<MemoryRecord>,
+    stacks: BTreeMap<String, MemoryStack>,
+    node_reach: bool,
+    manager_unreachable: bool,
+    faults: Vec<Fault>,
+}
+
+impl SwarmState {
+    fn from_spec(spec: MemorySwarm) -> Self {
+        SwarmState {
+            cluster_id: spec.cluster_id,
+            nodes: spec
+                .nodes
+                .into_iter()
+                .map(|n| NodeState {
+                    id: n.id,
+                    hostname: n.hostname,
+                    reachable: n.reachable,
+                    vanish_after_listing: false,
+                    volumes: n
+                        .volumes
+                        .into_iter()
+                        .map(|v| {
+                            (
+                                v.name,
+                                VolumeState {
+                                    release: v.release,
+                                    in_use_for: 0,
+                                },
+                            )
+                        })
+                        .collect(),
+                })
+                .collect(),
+            self_stack: spec.self_stack,
+            records: spec.records,
+            stacks: spec.stacks,
+            node_reach: spec.node_reach,
+            manager_unreachable: false,
+            faults: Vec::new(),
+        }
+    }
+
+    /// The node a call acts on: the named one, or the manager (first node).
+    fn node_mut(&mut self, node: Option<&str>) -> Option<&mut NodeState> {
+        match node {
+            Some(id) => self.nodes.iter_mut().find(|n| n.id == id),
+            None => self.nodes.first_mut(),
+        }
+    }
+
+    fn take_fault(&mut self, node: Option<&str>, op: MemoryOp) -> Option<(BackendError, bool)> {
+        let fault = self
+            .faults
+            .iter_mut()
+            .find(|f| f.op == op && f.node.as_deref() == node && f.remaining > 0)?;
+        fault.remaining -= 1;
+        let taken = (fault.error.clone(), fault.after_effect);
+        self.faults.retain(|f| f.remaining > 0);
+        Some(taken)
+    }
+
+    fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError> {
+        let mut by_release: BTreeMap<&str, Vec<&MemoryRecord>> = BTreeMap::new();
+        for record in &self.records {
+            by_release.entry(&record.release).or_default().push(record);
+        }
+        let mut releases = Vec::with_capacity(by_release.len());
+        for (name, records) in by_release {
+            let Some(top) = records.iter().map(|r| r.revision).max() else {
+                continue;
+            };
+            let mut newest = records.iter().filter(|r| r.revision == top);
+            let Some(first) = newest.next() else {
+                continue;
+            };
+            if newest.any(|r| r.owner != first.owner) {
+                // Two different stamps on the newest revision: either could
+                // be the real one, so neither may be believed.
+                return Err(BackendError::Invalid {
+                    what: format!("release records of {name:?}"),
+                    message: format!("two records of revision {top} carry different owners"),
+                });
+            }
+            releases.push(ReleaseRecord::new(name, first.owner.clone()));
+        }
+        Ok(releases)
+    }
+
+    fn stack_volumes(&mut self, node: Option<&str>, release: &str) -> Vec<String> {
+        self.node_mut(node)
+            .map(|n| {
+                n.volumes
+                    .iter()
+                    .filter(|(_, v)| v.release.as_deref() == Some(release))
+                    .map(|(name, _)| name.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn remove_volume(&mut self, node: Option<&str>, name: &str) -> Result<(), BackendError> {
+        let stacks = &self.stacks;
+        let Some(n) = (match node {
+            Some(id) => self.nodes.iter_mut().find(|n| n.id == id),
+            None => self.nodes.first_mut(),
+        }) else {
+            return Ok(());
+        };
+        let Some(volume) = n.volumes.get_mut(name) else {
+            return Ok(());
+        };
+        if volume.in_use_for > 0 {
+            volume.in_use_for -= 1;
+            return Err(BackendError::InUse {
+                object: format!("volume {name:?}"),
+                message: "mounted by a container".into(),
+            });
+        }
+        if let Some(release) = &volume.release {
+            if stacks.get(release).is_some_and(|s| !s.services.is_empty()) {
+                return Err(BackendError::InUse {
+                    object: format!("volume {name:?}"),
+                    message: format!("mounted by tasks of stack {release:?}"),
+                });
+            }
+        }
+        n.volumes.remove(name);
+        Ok(())
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    swarms: BTreeMap<String, SwarmState>,
+    listing_failure: Option<String>,
+    no_lister: bool,
+    events: Vec<MemoryEvent>,
+}
+
+#[derive(Default)]
+struct Inner {
+    state: Mutex<State>,
+    backends: Mutex<HashMap<Target, Arc<MemoryBackend>>>,
+    node_backends: Mutex<HashMap<(Target, String), Arc<MemoryNodeBackend>>>,
+}
+
+/// Locks, carrying on after a panic elsewhere: the state is plain data that
+/// every method leaves consistent, and a test must still be able to inspect it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn unknown_swarm(swarm: &str) -> RegistryError {
+    RegistryError::UnknownSwarm {
+        swarm: swarm.to_owned(),
+    }
+}
+
+fn unknown_node(swarm: &str, node: &str) -> RegistryError {
+    RegistryError::UnknownNode {
+        swarm: swarm.to_owned(),
+        node: node.to_owned(),
+    }
+}
+
+fn endpoint(swarm: &str, node: Option<&str>) -> String {
+    format!("memory://{swarm}/{}", node.unwrap_or("manager"))
+}
+
+/// An in-memory registry of several swarms; implements [`Registry`],
+/// [`Lister`] and [`NodeReach`]. Clones share state.
+#[derive(Clone, Default)]
+pub struct MemoryRegistry {
+    inner: Arc<Inner>,
+}
+
+impl MemoryRegistry {
+    /// A registry with no swarms.
+    pub fn new() -> Self {
+        MemoryRegistry::default()
+    }
+
+    /// This registry with `swarm` added.
+    pub fn with_swarm(self, swarm: MemorySwarm) -> Self {
+        self.add_swarm(swarm);
+        self
+    }
+
+    /// Adds `swarm`, replacing a swarm of the same name and forgetting the
+    /// backends handed out for it.
+    pub fn add_swarm(&self, swarm: MemorySwarm) {
+        let target = Target::new(swarm.name.clone());
+        lock(&self.inner.backends).remove(&target);
+        lock(&self.inner.node_backends).retain(|(t, _), _| *t != target);
+        lock(&self.inner.state)
+            .swarms
+            .insert(swarm.name.clone(), SwarmState::from_spec(swarm));
+    }
+
+    fn with_swarm_state<T>(
+        &self,
+        swarm: &str,
+        f: impl FnOnce(&mut SwarmState) -> Result<T, RegistryError>,
+    ) -> Result<T, RegistryError> {
+        let mut state = lock(&self.inner.state);
+        let s = state
+            .swarms
+            .get_mut(swarm)
+            .ok_or_else(|| unknown_swarm(swarm))?;
+        f(s)
+    }
+
+    fn with_node_state(
+        &self,
+        swarm: &str,
+        node: &str,
+        f: impl FnOnce(&mut NodeState),
+    ) -> Result<(), RegistryError> {
+        self.with_swarm_state(swarm, |s| {
+            let n = s
+                .nodes
+                .iter_mut()
+                .find(|n| n.id == node)
+                .ok_or_else(|| unknown_node(swarm, node))?;
+            f(n);
+            Ok(())
+        })
+    }
+
+    /// While `unreachable`: [`Registry::backend`] fails with
+    /// [`RegistryError::Connect`] for a swarm it has not connected to yet,
+    /// calls on an already handed-out backend fail with
+    /// [`BackendError::Unreachable`], and [`NodeReach::nodes`] fails because
+    /// it cannot read the manager's node list.
+    pub fn set_manager_unreachable(
+        &self,
+        swarm: &str,
+        unreachable: bool,
+    ) -> Result<(), RegistryError> {
+        self.with_swarm_state(swarm, |s| {
+            s.manager_unreachable = unreachable;
+            Ok(())
+        })
+    }
+
+    /// Makes a node reachable individually or not; it stays in the
+    /// manager's node list either way.
+    pub fn set_node_reachable(
+        &self,
+        swarm: &str,
+        node: &str,
+        reachable: bool,
+    ) -> Result<(), RegistryError> {
+        self.with_node_state(swarm, node, |n| n.reachable = reachable)
+    }
+
+    /// The next [`NodeReach::nodes`] still lists `node`, then it becomes
+    /// unreachable, as a node that goes down between listing and use.
+    pub fn vanish_after_listing(&self, swarm: &str, node: &str) -> Result<(), RegistryError> {
+        self.with_node_state(swarm, node, |n| n.vanish_after_listing = true)
+    }
+
+    /// The next `attempts` removals of volume `volume` on `node` fail with
+    /// [`BackendError::InUse`].
+    pub fn volume_in_use(
+        &self,
+        swarm: &str,
+        node: &str,
+        volume: &str,
+        attempts: u32,
+    ) -> Result<(), RegistryError> {
+        self.with_swarm_state(swarm, |s| {
+            let n = s
+                .nodes
+                .iter_mut()
+                .find(|n| n.id == node)
+                .ok_or_else(|| unknown_node(swarm, node))?;
+            if let Some(v) = n.volumes.get_mut(volume) {
+                v.in_use_for = attempts;
+            }
+            Ok(())
+        })
+    }
+
+    fn add_fault(
+        &self,
+        swarm: &str,
+        node: Option<&str>,
+        op: MemoryOp,
+        error: BackendError,
+        times: u32,
+        after_effect: bool,
+    ) -> Result<(), RegistryError> {
+        self.with_swarm_state(swarm, |s| {
+            if let Some(id) = node {
+                if !s.nodes.iter().any(|n| n.id == id) {
+                    return Err(unknown_node(swarm, id));
+                }
+            }
+            s.faults.push(Fault {
+                node: node.map(str::to_owned),
+                op,
+                error,
+                remaining: times,
+                after_effect,
+            });
+            Ok(())
+        })
+    }
+
+    /// The next `times` calls of `op` on the swarm's manager backend fail
+    /// with `error` and have no effect.
+    pub fn fail(
+        &self,
+        swarm: &str,
+        op: MemoryOp,
+        error: BackendError,
+        times: u32,
+    ) -> Result<(), RegistryError> {
+        self.add_fault(swarm, None, op, error, times, false)
+    }
+
+    /// The next `times` calls of `op` on the swarm's manager backend take
+    /// effect and then fail with `error`, as a call whose answer was lost
+    /// (a `remove_stack` that times out after the stack is gone).
+    pub fn fail_after_effect(
+        &self,
+        swarm: &str,
+        op: MemoryOp,
+        error: BackendError,
+        times: u32,
+    ) -> Result<(), RegistryError> {
+        self.add_fault(swarm, None, op, error, times, true)
+    }
+
+    /// The next `times` calls of `op` on `node`'s own backend fail with
+    /// `error` and have no effect.
+    pub fn fail_on_node(
+        &self,
+        swarm: &str,
+        node: &str,
+        op: MemoryOp,
+        error: BackendError,
+        times: u32,
+    ) -> Result<(), RegistryError> {
+        self.add_fault(swarm, Some(node), op, error, times, false)
+    }
+
+    /// While `Some(message)`, [`Lister::swarms`] fails with
+    /// [`RegistryError::Listing`].
+    pub fn fail_listing(&self, message: Option<&str>) {
+        lock(&self.inner.state).listing_failure = message.map(str::to_owned);
+    }
+
+    /// Whether [`Registry::as_lister`] offers a lister (it does by default).
+    pub fn set_lister(&self, enabled: bool) {
+        lock(&self.inner.state).no_lister = !enabled;
+    }
+
+    /// Adds one release record to `swarm`.
+    pub fn add_record(&self, swarm: &str, record: MemoryRecord) -> Result<(), RegistryError> {
+        self.with_swarm_state(swarm, |s| {
+            s.records.push(record);
+            Ok(())
+        })
+    }
+
+    /// Sets `release`'s stack on `swarm`.
+    pub fn set_stack(
+        &self,
+        swarm: &str,
+        release: &str,
+        stack: MemoryStack,
+    ) -> Result<(), RegistryError> {
+        self.with_swarm_state(swarm, |s| {
+            s.stacks.insert(release.to_owned(), stack);
+            Ok(())
+        })
+    }
+
+    /// Adds a volume to `node` of `swarm`.
+    pub fn add_volume(
+        &self,
+        swarm: &str,
+        node: &str,
+        volume: MemoryVolume,
+    ) -> Result<(), RegistryError> {
+        self.with_node_state(swarm, node, |n| {
+            n.volumes.insert(
+                volume.name,
+                VolumeState {
+                    release: volume.release,
+                    in_use_for: 0,
+                },
+            );
+        })
+    }
+
+    /// The names of all swarms, sorted.
+    pub fn swarm_names(&self) -> Vec<String> {
+        lock(&self.inner.state).swarms.keys().cloned().collect()
+    }
+
+    /// What remains of `release`'s stack on `swarm`; `None` when nothing
+    /// does (or the swarm is unknown).
+    pub fn stack(&self, swarm: &str, release: &str) -> Option<MemoryStack> {
+        lock(&self.inner.state)
+            .swarms
+            .get(swarm)
+            .and_then(|s| s.stacks.get(release))
+            .filter(|stack| !stack.is_empty())
+            .cloned()
+    }
+
+    /// The releases that still have stack objects on `swarm`, sorted.
+    pub fn stacks(&self, swarm: &str) -> Vec<String> {
+        lock(&self.inner.state)
+            .swarms
+            .get(swarm)
+            .map(|s| {
+                s.stacks
+                    .iter()
+                    .filter(|(_, stack)| !stack.is_empty())
+                    .map(|(release, _)| release.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The release records that remain on `swarm`.
+    pub fn records(&self, swarm: &str) -> Vec<MemoryRecord> {
+        lock(&self.inner.state)
+            .swarms
+            .get(swarm)
+            .map(|s| s.records.clone())
+            .unwrap_or_default()
+    }
+
+    /// The volumes that remain on `node` of `swarm`, by name.
+    pub fn volumes(&self, swarm: &str, node: &str) -> Vec<MemoryVolume> {
+        lock(&self.inner.state)
+            .swarms
+            .get(swarm)
+            .and_then(|s| s.nodes.iter().find(|n| n.id == node))
+            .map(|n| {
+                n.volumes
+                    .iter()
+                    .map(|(name, v)| MemoryVolume {
+                        name: name.clone(),
+                        release: v.release.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Every backend call so far, in order.
+    pub fn events(&self) -> Vec<MemoryEvent> {
+        lock(&self.inner.state).events.clone()
+    }
+
+    /// Forgets the calls logged so far.
+    pub fn clear_events(&self) {
+        lock(&self.inner.state).events.clear();
+    }
+
+    /// Runs one backend call against `swarm` (and `node`, `None` for the
+    /// manager): reachability, then injected faults, then `f`, then the log.
+    fn call<T>(
+        &self,
+        swarm: &str,
+        node: Option<&str>,
+        op: MemoryOp,
+        subject: &str,
+        f: impl FnOnce(&mut SwarmState) -> Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
+        let mut state = lock(&self.inner.state);
+        let result = match state.swarms.get_mut(swarm) {
+            None => Err(BackendError::Unreachable {
+                endpoint: endpoint(swarm, node),
+                message: "the swarm no longer exists".into(),
+            }),
+            Some(s) => run(s, swarm, node, op, f),
+        };
+        state.events.push(MemoryEvent {
+            swarm: swarm.to_owned(),
+            node: node.map(str::to_owned),
+            op,
+            subject: subject.to_owned(),
+            result: result.as_ref().map(|_| ()).map_err(Clone::clone),
+        });
+        result
+    }
+}
+
+fn run<T>(
+    s: &mut SwarmState,
+    swarm: &str,
+    node: Option<&str>,
+    op: MemoryOp,
+    f: impl FnOnce(&mut SwarmState) -> Result<T, BackendError>,
+) -> Result<T, BackendError> {
+    let reachable = match node {
+        None => !s.manager_unreachable,
+        Some(id) => s.nodes.iter().any(|n| n.id == id && n.reachable),
+    };
+    if !reachable {
+        return Err(BackendError::Unreachable {
+            endpoint: endpoint(swarm, node),
+            message: "connection refused".into(),
+        });
+    }
+    match s.take_fault(node, op) {
+        Some((error, false)) => Err(error),
+        Some((error, true)) => {
+            // The effect happens even though the caller only hears the error.
+            let _effect = f(s);
+            Err(error)
+        }
+        None => f(s),
+    }
+}
+
+/// The manager backend of one memory swarm.
+struct MemoryBackend {
+    registry: MemoryRegistry,
+    swarm: String,
+    self_stack: Option<String>,
+}
+
+#[async_trait]
+impl SwarmBackend for MemoryBackend {
+    async fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError> {
+        self.registry
+            .call(&self.swarm, None, MemoryOp::Releases, "", |s| s.releases())
+    }
+
+    async fn remove_stack(&self, release: &str) -> Result<(), BackendError> {
+        let own = self.self_stack.as_deref() == Some(release);
+        self.registry
+            .call(&self.swarm, None, MemoryOp::RemoveStack, release, |s| {
+                if own {
+                    return Err(BackendError::OwnStack {
+                        release: release.to_owned(),
+                    });
+                }
+                s.stacks.remove(release);
+                Ok(())
+            })
+    }
+
+    async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError> {
+        self.registry
+            .call(&self.swarm, None, MemoryOp::StackVolumes, release, |s| {
+                Ok(s.stack_volumes(None, release))
+            })
+    }
+
+    async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
+        self.registry
+            .call(&self.swarm, None, MemoryOp::RemoveVolume, name, |s| {
+                s.remove_volume(None, name)
+            })
+    }
+
+    async fn remove_release_records(&self, release: &str) -> Result<(), BackendError> {
+        self.registry.call(
+            &self.swarm,
+            None,
+            MemoryOp::RemoveReleaseRecords,
+            release,
+            |s| {
+                s.records.retain(|r| r.release != release);
+                Ok(())
+            },
+        )
+    }
+
+    async fn node_count(&self) -> Result<usize, BackendError> {
+        self.registry
+            .call(&self.swarm, None, MemoryOp::NodeCount, "", |s| {
+                Ok(s.nodes.len())
+            })
+    }
+
+    async fn node_ids(&self) -> Result<Vec<String>, BackendError> {
+        self.registry
+            .call(&self.swarm, None, MemoryOp::NodeIds, "", |s| {
+                Ok(s.nodes.iter().map(|n| n.id.clone()).collect())
+            })
+    }
+
+    async fn cluster_id(&self) -> Result<String, BackendError> {
+        self.registry
+            .call(&self.swarm, None, MemoryOp::ClusterId, "", |s| {
+                Ok(s.cluster_id.clone())
+            })
+    }
+
+    fn self_stack(&self) -> Option<&str> {
+        self.self_stack.as_deref()
+    }
+}
+
+/// One node's own backend on one memory swarm.
+struct MemoryNodeBackend {
+    registry: MemoryRegistry,
+    swarm: String,
+    node: String,
+}
+
+#[async_trait]
+impl NodeBackend for MemoryNodeBackend {
+    async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError> {
+        let node = Some(self.node.as_str());
+        self.registry
+            .call(&self.swarm, node, MemoryOp::StackVolumes, release, |s| {
+                Ok(s.stack_volumes(node, release))
+            })
+    }
+
+    async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
+        let node = Some(self.node.as_str());
+        self.registry
+            .call(&self.swarm, node, MemoryOp::RemoveVolume, name, |s| {
+                s.remove_volume(node, name)
+            })
+    }
+}
+
+#[async_trait]
+impl Registry for MemoryRegistry {
+    async fn backend(&self, target: &Target) -> Result<Arc<dyn SwarmBackend>, RegistryError> {
+        let mut backends = lock(&self.inner.backends);
+        if let Some(backend) = backends.get(target) {
+            return Ok(backend.clone());
+        }
+        let self_stack = {
+            let state = lock(&self.inner.state);
+            let s = state
+                .swarms
+                .get(&target.swarm)
+                .ok_or_else(|| unknown_swarm(&target.swarm))?;
+            if s.manager_unreachable {
+                return Err(RegistryError::Connect {
+                    swarm: target.swarm.clone(),
+                    endpoint: endpoint(&target.swarm, None),
+                    message: "connection refused".into(),
+                });
+            }
+            s.self_stack.clone()
+        };
+        let backend = Arc::new(MemoryBackend {
+            registry: self.clone(),
+            swarm: target.swarm.clone(),
+            self_stack,
+        });
+        backends.insert(target.clone(), backend.clone());
+        Ok(backend)
+    }
+
+    fn as_lister(&self) -> Option<&dyn Lister> {
+        if lock(&self.inner.state).no_lister {
+            None
+        } else {
+            Some(self)
+        }
+    }
+
+    fn as_node_reach(&self) -> Option<&dyn NodeReach> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl Lister for MemoryRegistry {
+    async fn swarms(&self) -> Result<Vec<Target>, RegistryError> {
+        let state = lock(&self.inner.state);
+        if let Some(message) = &state.listing_failure {
+            return Err(RegistryError::Listing {
+                message: message.clone(),
+            });
+        }
+        Ok(state.swarms.keys().map(Target::new).collect())
+    }
+}
+
+#[async_trait]
+impl NodeReach for MemoryRegistry {
+    async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError> {
+        self.with_swarm_state(&target.swarm, |s| {
+            if !s.node_reach {
+                return Ok(None);
+            }
+            if s.manager_unreachable {
+                return Err(RegistryError::Manager {
+                    swarm: target.swarm.clone(),
+                    source: BackendError::Unreachable {
+                        endpoint: endpoint(&target.swarm, None),
+                        message: "connection refused".into(),
+                    },
+                });
+            }
+            let mut listed = Vec::new();
+            for n in s.nodes.iter_mut().filter(|n| n.reachable) {
+                listed.push(Node::new(n.id.clone(), n.hostname.clone()));
+                if n.vanish_after_listing {
+                    n.vanish_after_listing = false;
+                    n.reachable = false;
+                }
+            }
+            Ok(Some(listed))
+        })
+    }
+
+    async fn node_backend(
+        &self,
+        target: &Target,
+        node: &Node,
+    ) -> Result<Arc<dyn NodeBackend>, RegistryError> {
+        let key = (target.clone(), node.id.clone());
+        let mut backends = lock(&self.inner.node_backends);
+        if let Some(backend) = backends.get(&key) {
+            return Ok(backend.clone());
+        }
+        self.with_swarm_state(&target.swarm, |s| {
+            let n = s
+                .nodes
+                .iter()
+                .find(|n| n.id == node.id)
+                .ok_or_else(|| unknown_node(&target.swarm, &node.id))?;
+            if !s.node_reach || !n.reachable {
+                return Err(RegistryError::Connect {
+                    swarm: target.swarm.clone(),
+                    endpoint: endpoint(&target.swarm, Some(&node.id)),
+                    message: "connection refused".into(),
+                });
+            }
+            Ok(())
+        })?;
+        let backend = Arc::new(MemoryNodeBackend {
+            registry: self.clone(),
+            swarm: target.swarm.clone(),
+            node: node.id.clone(),
+        });
+        backends.insert(key, backend.clone());
+        Ok(backend)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alpha() -> MemorySwarm {
+        MemorySwarm::new("alpha", "cluster-a")
+            .node(MemoryNode::new("a1", "alpha-1").volume("app_data", Some("app")))
+            .node(MemoryNode::new("a2", "alpha-2").volume("app_cache", Some("app")))
+            .node(MemoryNode::new("a3", "alpha-3").unreachable())
+            .self_stack("swarm-sweep")
+            .record(MemoryRecord::new("app", 1, Some("old")))
+            .record(MemoryRecord::new("app", 10, Some("new")))
+            .record(MemoryRecord::new("app", 2, Some("middle")))
+            .record(MemoryRecord::new("other", 1, None))
+            .stack(
+                "app",
+                MemoryStack::new()
+                    .service("app_web")
+                    .network("app_default")
+                    .secret("app_token")
+                    .config("app_conf"),
+            )
+    }
+
+    fn registry() -> MemoryRegistry {
+        MemoryRegistry::new()
+            .with_swarm(alpha())
+            .with_swarm(MemorySwarm::new("", "cluster-local").node(MemoryNode::new("l1", "")))
+    }
+
+    #[tokio::test]
+    async fn releases_take_the_owner_of_the_highest_revision() {
+        let reg = registry();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        assert_eq!(
+            b.releases().await.unwrap(),
+            vec![
+                ReleaseRecord::new("app", Some("new".into())),
+                ReleaseRecord::new("other", None),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn conflicting_stamps_on_the_newest_revision_are_invalid() {
+        let reg = registry();
+        reg.add_record("alpha", MemoryRecord::new("app", 10, Some("thief")))
+            .unwrap();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        assert!(matches!(
+            b.releases().await,
+            Err(BackendError::Invalid { .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_conflict_below_the_newest_revision_does_not_matter() {
+        let reg = MemoryRegistry::new().with_swarm(
+            MemorySwarm::new("s", "c")
+                .record(MemoryRecord::new("app", 3, Some("us")))
+                .record(MemoryRecord::new("app", 3, Some("them")))
+                .record(MemoryRecord::new("app", 4, Some("us"))),
+        );
+        let b = reg.backend(&Target::new("s")).await.unwrap();
+        assert_eq!(
+            b.releases().await.unwrap(),
+            vec![ReleaseRecord::new("app", Some("us".into()))]
+        );
+    }
+
+    #[tokio::test]
+    async fn same_target_same_arc_and_unknown_swarm() {
+        let reg = registry();
+        let a = reg.backend(&Target::new("alpha")).await.unwrap();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(reg.backend(&Target::local()).await.is_ok());
+        assert_eq!(
+            reg.backend(&Target::new("nope")).await.err(),
+            Some(RegistryError::UnknownSwarm {
+                swarm: "nope".into()
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn remove_stack_keeps_records_and_volumes_and_refuses_self() {
+        let reg = registry();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        assert_eq!(b.self_stack(), Some("swarm-sweep"));
+        assert_eq!(
+            b.remove_stack("swarm-sweep").await,
+            Err(BackendError::OwnStack {
+                release: "swarm-sweep".into()
+            })
+        );
+        b.remove_stack("app").await.unwrap();
+        b.remove_stack("app").await.unwrap();
+        assert_eq!(reg.stack("alpha", "app"), None);
+        assert_eq!(reg.records("alpha").len(), 4);
+        assert_eq!(reg.volumes("alpha", "a1").len(), 1);
+    }
+
+    #[tokio::test]
+    async fn volumes_are_in_use_while_the_stack_runs() {
+        let reg = registry();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        assert_eq!(b.stack_volumes("app").await.unwrap(), vec!["app_data"]);
+        assert!(matches!(
+            b.remove_volume("app_data").await,
+            Err(BackendError::InUse { .. })
+        ));
+        b.remove_stack("app").await.unwrap();
+        b.remove_volume("app_data").await.unwrap();
+        b.remove_volume("app_data").await.unwrap();
+        assert!(reg.volumes("alpha", "a1").is_empty());
+        assert_eq!(reg.volumes("alpha", "a2").len(), 1);
+    }
+
+    #[tokio::test]
+    async fn volume_in_use_for_n_attempts() {
+        let reg = registry();
+        reg.set_stack("alpha", "app", MemoryStack::new()).unwrap();
+        reg.volume_in_use("alpha", "a1", "app_data", 2).unwrap();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        for _ in 0..2 {
+            assert!(matches!(
+                b.remove_volume("app_data").await,
+                Err(BackendError::InUse { .. })
+            ));
+        }
+        b.remove_volume("app_data").await.unwrap();
+        assert!(reg.volumes("alpha", "a1").is_empty());
+    }
+
+    #[tokio::test]
+    async fn remove_release_records_removes_all_revisions_only() {
+        let reg = registry();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        b.remove_release_records("app").await.unwrap();
+        b.remove_release_records("app").await.unwrap();
+        assert_eq!(
+            reg.records("alpha"),
+            vec![MemoryRecord::new("other", 1, None)]
+        );
+        assert!(reg.stack("alpha", "app").is_some());
+    }
+
+    #[tokio::test]
+    async fn node_list_counts_unreachable_nodes() {
+        let reg = registry();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        assert_eq!(b.node_count().await.unwrap(), 3);
+        assert_eq!(b.node_ids().await.unwrap(), vec!["a1", "a2", "a3"]);
+        assert_eq!(b.cluster_id().await.unwrap(), "cluster-a");
+        let nodes = reg.nodes(&Target::new("alpha")).await.unwrap().unwrap();
+        assert_eq!(
+            nodes,
+            vec![Node::new("a1", "alpha-1"), Node::new("a2", "alpha-2")]
+        );
+    }
+
+    #[tokio::test]
+    async fn node_backends_act_on_their_own_node() {
+        let reg = registry();
+        let t = Target::new("alpha");
+        let n2 = Node::new("a2", "alpha-2");
+        let nb = reg.node_backend(&t, &n2).await.unwrap();
+        assert!(Arc::ptr_eq(&nb, &reg.node_backend(&t, &n2).await.unwrap()));
+        assert_eq!(nb.stack_volumes("app").await.unwrap(), vec!["app_cache"]);
+        reg.set_stack("alpha", "app", MemoryStack::new()).unwrap();
+        nb.remove_volume("app_cache").await.unwrap();
+        assert!(reg.volumes("alpha", "a2").is_empty());
+        assert_eq!(reg.volumes("alpha", "a1").len(), 1);
+        assert!(matches!(
+            reg.node_backend(&t, &Node::new("a3", "")).await,
+            Err(RegistryError::Connect { .. })
+        ));
+        assert!(matches!(
+            reg.node_backend(&t, &Node::new("zz", "")).await,
+            Err(RegistryError::UnknownNode { .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn node_vanishes_after_listing() {
+        let reg = registry();
+        let t = Target::new("alpha");
+        reg.vanish_after_listing("alpha", "a2").unwrap();
+        let listed = reg.nodes(&t).await.unwrap().unwrap();
+        assert!(listed.iter().any(|n| n.id == "a2"));
+        assert!(matches!(
+            reg.node_backend(&t, &Node::new("a2", "")).await,
+            Err(RegistryError::Connect { .. })
+        ));
+        let again = reg.nodes(&t).await.unwrap().unwrap();
+        assert!(!again.iter().any(|n| n.id == "a2"));
+    }
+
+    #[tokio::test]
+    async fn node_backend_handed_out_then_unreachable() {
+        let reg = registry();
+        let t = Target::new("alpha");
+        let nb = reg.node_backend(&t, &Node::new("a2", "")).await.unwrap();
+        reg.set_node_reachable("alpha", "a2", false).unwrap();
+        assert!(matches!(
+            nb.stack_volumes("app").await,
+            Err(BackendError::Unreachable { .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn manager_unreachable() {
+        let reg = registry();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        reg.set_manager_unreachable("alpha", true).unwrap();
+        assert!(matches!(
+            b.releases().await,
+            Err(BackendError::Unreachable { .. })
+        ));
+        assert!(matches!(
+            reg.nodes(&Target::new("alpha")).await,
+            Err(RegistryError::Manager { .. })
+        ));
+        reg.set_manager_unreachable("", true).unwrap();
+        assert!(matches!(
+            reg.backend(&Target::local()).await,
+            Err(RegistryError::Connect { .. })
+        ));
+        reg.set_manager_unreachable("", false).unwrap();
+        assert!(reg.backend(&Target::local()).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn injected_faults_with_and_without_effect() {
+        let reg = registry();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        let timeout = BackendError::Timeout {
+            endpoint: "memory://alpha/manager".into(),
+            after: std::time::Duration::from_secs(10),
+        };
+        reg.fail("alpha", MemoryOp::RemoveStack, timeout.clone(), 1)
+            .unwrap();
+        assert_eq!(b.remove_stack("app").await, Err(timeout.clone()));
+        assert!(reg.stack("alpha", "app").is_some());
+        reg.fail_after_effect("alpha", MemoryOp::RemoveStack, timeout.clone(), 1)
+            .unwrap();
+        assert_eq!(b.remove_stack("app").await, Err(timeout));
+        assert!(reg.stack("alpha", "app").is_none());
+        b.remove_stack("app").await.unwrap();
+        let ops: Vec<_> = reg
+            .events()
+            .into_iter()
+            .map(|e| (e.op, e.subject, e.result.is_ok()))
+            .collect();
+        assert_eq!(
+            ops,
+            vec![
+                (MemoryOp::RemoveStack, "app".to_owned(), false),
+                (MemoryOp::RemoveStack, "app".to_owned(), false),
+                (MemoryOp::RemoveStack, "app".to_owned(), true),
+            ]
+        );
+        let other = BackendError::Other {
+            message: "boom".into(),
+        };
+        reg.fail_on_node("alpha", "a2", MemoryOp::StackVolumes, other.clone(), 1)
+            .unwrap();
+        let nb = reg
+            .node_backend(&Target::new("alpha"), &Node::new("a2", ""))
+            .await
+            .unwrap();
+        assert_eq!(nb.stack_volumes("app").await, Err(other));
+        assert!(nb.stack_volumes("app").await.is_ok());
+        assert!(b.stack_volumes("app").await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn lister_and_listing_failure() {
+        let reg = registry();
+        let lister = reg.as_lister().unwrap();
+        assert_eq!(
+            lister.swarms().await.unwrap(),
+            vec![Target::local(), Target::new("alpha")]
+        );
+        reg.fail_listing(Some("down"));
+        assert!(matches!(
+            reg.swarms().await,
+            Err(RegistryError::Listing { .. })
+        ));
+        reg.set_lister(false);
+        assert!(reg.as_lister().is_none());
+    }
+
+    #[tokio::test]
+    async fn without_node_reach_answers_none() {
+        let reg = MemoryRegistry::new().with_swarm(
+            MemorySwarm::new("beta", "c-b")
+                .node(MemoryNode::new("b1", "beta-1"))
+                .without_node_reach(),
+        );
+        assert_eq!(reg.nodes(&Target::new("beta")).await.unwrap(), None);
+        assert!(matches!(
+            reg.nodes(&Target::new("gamma")).await,
+            Err(RegistryError::UnknownSwarm { .. })
+        ));
+    }
+
+    #[test]
+    fn knobs_name_unknown_swarms_and_nodes() {
+        let reg = registry();
+        assert_eq!(
+            reg.set_manager_unreachable("nope", true),
+            Err(RegistryError::UnknownSwarm {
+                swarm: "nope".into()
+            })
+        );
+        assert_eq!(
+            reg.vanish_after_listing("alpha", "zz"),
+            Err(RegistryError::UnknownNode {
+                swarm: "alpha".into(),
+                node: "zz".into()
+            })
+        );
+    }
+
+    #[test]
+    fn shared_between_threads() {
+        let reg = registry();
+        let handles: Vec<_> = (0..4)
+            .map(|i| {
+                let reg = reg.clone();
+                std::thread::spawn(move || {
+                    reg.add_record("alpha", MemoryRecord::new(format!("r{i}"), 1, None))
+                })
+            })
+            .collect();
+        for h in handles {
+            assert!(matches!(h.join(), Ok(Ok(()))));
+        }
+        assert_eq!(reg.records("alpha").len(), 8);
+    }
+}
