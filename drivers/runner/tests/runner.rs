@@ -1,0 +1,383 @@
+//! The runner against the in-memory registry: gathering several swarms with
+//! node reach and faults, and carrying plans out, asserting on what the
+//! model still holds on every node afterwards. Real engines are covered by
+//! the end-to-end suite; these cover faults no real swarm makes on demand.
+
+use std::time::Duration;
+
+use sweep_core::sweep::{ReleaseOutcome, Settings};
+use sweep_core::{plan, AppSet, Application, Coverage, HoldReason, Policy, Snapshot, SweepPlan};
+use sweep_runner::{execute, gather, ExecuteSettings, GatherSettings};
+use sweep_swarms::memory::{
+    MemoryNode, MemoryOp, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm,
+};
+use sweep_swarms::BackendError;
+
+fn stamp(app: &str, release: &str) -> Option<&'static str> {
+    Some(Box::leak(
+        format!("cd/default/{app}:release/{release}").into_boxed_str(),
+    ))
+}
+
+/// A release with a service, a network and a volume on each listed node.
+fn release(swarm: MemorySwarm, name: &str, app: &str) -> MemorySwarm {
+    swarm
+        .record(MemoryRecord::new(name, 1, stamp(app, name)))
+        .stack(
+            name,
+            MemoryStack::new()
+                .service(format!("{name}_svc"))
+                .network(format!("{name}_net")),
+        )
+}
+
+fn three_node(name: &str, cluster: &str, volumes_for: &[&str]) -> MemorySwarm {
+    let mut swarm = MemorySwarm::new(name, cluster);
+    for (i, host) in ["mgr", "w1", "w2"].iter().enumerate() {
+        let mut node = MemoryNode::new(format!("{name}-n{i}"), format!("{name}-{host}"));
+        for r in volumes_for {
+            node = node.volume(format!("{r}_data"), Some(r));
+        }
+        swarm = swarm.node(node);
+    }
+    swarm
+}
+
+fn app_set(apps: &[(&str, &str, &[&str])]) -> AppSet {
+    AppSet::new(
+        true,
+        apps.iter()
+            .map(|(name, swarm, releases)| Application::reconciled(name, swarm, releases))
+            .collect(),
+    )
+}
+
+fn fast() -> ExecuteSettings {
+    ExecuteSettings::new(
+        Settings::new(Duration::from_secs(2), Duration::from_secs(30)),
+        4,
+        Duration::from_secs(60),
+    )
+}
+
+async fn gather_plan(
+    registry: &MemoryRegistry,
+    purge: bool,
+    apps: AppSet,
+) -> (Snapshot, SweepPlan) {
+    let snapshot = gather(
+        registry,
+        Policy::new("default", purge, None),
+        apps,
+        GatherSettings::default(),
+    )
+    .await;
+    let plan = plan(&snapshot).expect("a gathered snapshot is valid");
+    (snapshot, plan)
+}
+
+fn volumes_left(registry: &MemoryRegistry, swarm: &str, nodes: &[String]) -> Vec<String> {
+    nodes
+        .iter()
+        .flat_map(|n| {
+            registry
+                .volumes(swarm, n)
+                .into_iter()
+                .map(move |v| format!("{n}:{}", v.name))
+        })
+        .collect()
+}
+
+fn node_ids(swarm: &str) -> Vec<String> {
+    (0..3).map(|i| format!("{swarm}-n{i}")).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn departed_release_goes_from_every_node_and_records_last() {
+    let registry = MemoryRegistry::new().with_swarm(release(
+        release(three_node("alpha", "A", &["old", "keep"]), "old", "gone"),
+        "keep",
+        "shop",
+    ));
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &["keep"])])).await;
+    assert_eq!(plan.deletions.len(), 1);
+    assert_eq!(plan.deletions[0].volumes, Coverage::Complete);
+
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+    assert_eq!(registry.stacks("alpha"), ["keep"]);
+    assert!(registry
+        .records("alpha")
+        .iter()
+        .all(|r| r.release == "keep"));
+    let left = volumes_left(&registry, "alpha", &node_ids("alpha"));
+    assert_eq!(
+        left,
+        [
+            "alpha-n0:keep_data",
+            "alpha-n1:keep_data",
+            "alpha-n2:keep_data"
+        ]
+    );
+    assert_eq!(
+        report.releases[0].volumes_deleted.len(),
+        3,
+        "{:?}",
+        report.releases[0].volumes_deleted
+    );
+
+    // Records are removed after every other removal of the release.
+    let events = registry.events();
+    let records_at = events
+        .iter()
+        .position(|e| e.op == MemoryOp::RemoveReleaseRecords && e.subject == "old")
+        .expect("records removed");
+    assert!(events[records_at + 1..]
+        .iter()
+        .all(|e| !matches!(e.op, MemoryOp::RemoveStack | MemoryOp::RemoveVolume)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn colliding_names_on_two_swarms_only_the_undeclared_one_goes() {
+    let registry = MemoryRegistry::new()
+        .with_swarm(release(three_node("alpha", "A", &["web"]), "web", "shop"))
+        .with_swarm(release(
+            three_node("beta", "B", &["web"]),
+            "web",
+            "shop-old",
+        ));
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &["web"])])).await;
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(report.releases.len(), 1);
+    assert_eq!(report.releases[0].swarm.as_str(), "beta");
+    assert_eq!(registry.stacks("alpha"), ["web"]);
+    assert!(registry.stacks("beta").is_empty());
+    assert_eq!(
+        volumes_left(&registry, "alpha", &node_ids("alpha")).len(),
+        3
+    );
+    assert!(volumes_left(&registry, "beta", &node_ids("beta")).is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn unreachable_manager_is_held_and_other_swarms_are_swept() {
+    let registry = MemoryRegistry::new()
+        .with_swarm(release(three_node("alpha", "A", &[]), "old", "gone"))
+        .with_swarm(release(three_node("beta", "B", &[]), "old", "gone"));
+    registry.set_manager_unreachable("alpha", true).unwrap();
+    let (snapshot, plan) = gather_plan(&registry, false, app_set(&[("shop", "beta", &[])])).await;
+    assert!(snapshot
+        .swarms
+        .iter()
+        .any(|s| s.swarm.as_str() == "alpha" && s.error.is_some()));
+    assert!(plan
+        .holds
+        .iter()
+        .any(|h| h.reason == HoldReason::SwarmUnreadable && h.scope == "alpha"));
+    execute(&registry, &plan, fast()).await;
+    registry.set_manager_unreachable("alpha", false).unwrap();
+    assert_eq!(registry.stacks("alpha"), ["old"]);
+    assert!(registry.stacks("beta").is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn node_not_reached_leaves_records_pending_coverage() {
+    let registry = MemoryRegistry::new().with_swarm(release(
+        three_node("gamma", "G", &["old"]),
+        "old",
+        "gone",
+    ));
+    registry
+        .set_node_reachable("gamma", "gamma-n2", false)
+        .unwrap();
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "gamma", &[])])).await;
+    assert_eq!(plan.deletions[0].volumes, Coverage::Partial);
+    assert_eq!(plan.uncovered[0].missing, Some(1));
+
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::PendingCoverage);
+    assert!(registry.stacks("gamma").is_empty(), "the stack goes");
+    assert_eq!(registry.records("gamma").len(), 1, "the records stay");
+    assert_eq!(
+        volumes_left(&registry, "gamma", &node_ids("gamma")),
+        ["gamma-n2:old_data"]
+    );
+    assert_eq!(
+        report.uncovered[0].releases[0].label_filter,
+        "com.docker.stack.namespace=old"
+    );
+
+    // The node comes back: the next sweep finishes the release.
+    registry
+        .set_node_reachable("gamma", "gamma-n2", true)
+        .unwrap();
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "gamma", &[])])).await;
+    assert_eq!(plan.deletions[0].volumes, Coverage::Complete);
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+    assert!(registry.records("gamma").is_empty());
+    assert!(volumes_left(&registry, "gamma", &node_ids("gamma")).is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn node_vanishing_after_listing_fails_the_purge_and_keeps_records() {
+    let registry = MemoryRegistry::new().with_swarm(release(
+        three_node("alpha", "A", &["old"]),
+        "old",
+        "gone",
+    ));
+    registry.vanish_after_listing("alpha", "alpha-n1").unwrap();
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    assert_eq!(plan.deletions[0].volumes, Coverage::Complete);
+    let report = execute(&registry, &plan, fast()).await;
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    assert!(
+        r.errors
+            .iter()
+            .any(|e| e.node.as_deref() == Some("alpha-w1")),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(
+        registry.records("alpha").len(),
+        1,
+        "records stay for the next sweep"
+    );
+    // What did go is still reported, by node.
+    let deleted: usize = r.volumes_deleted.values().map(Vec::len).sum();
+    assert_eq!(
+        deleted + volumes_left(&registry, "alpha", &node_ids("alpha")).len(),
+        3
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn volume_in_use_is_retried_until_released() {
+    let registry = MemoryRegistry::new().with_swarm(release(
+        three_node("alpha", "A", &["old"]),
+        "old",
+        "gone",
+    ));
+    registry
+        .volume_in_use("alpha", "alpha-n1", "old_data", 4)
+        .unwrap();
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    let started = tokio::time::Instant::now();
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(
+        report.releases[0].outcome,
+        ReleaseOutcome::Deleted,
+        "{:?}",
+        report.releases[0].errors
+    );
+    assert!(volumes_left(&registry, "alpha", &node_ids("alpha")).is_empty());
+    assert!(
+        started.elapsed() >= Duration::from_secs(8),
+        "four retries two seconds apart"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn volume_in_use_past_its_deadline_fails_the_release() {
+    let registry = MemoryRegistry::new().with_swarm(release(
+        three_node("alpha", "A", &["old"]),
+        "old",
+        "gone",
+    ));
+    registry
+        .volume_in_use("alpha", "alpha-n2", "old_data", 1000)
+        .unwrap();
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Failed);
+    assert_eq!(registry.records("alpha").len(), 1);
+    assert_eq!(
+        volumes_left(&registry, "alpha", &node_ids("alpha")),
+        ["alpha-n2:old_data"]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn stack_removal_that_errors_after_working_is_finished_by_the_next_sweep() {
+    let registry =
+        MemoryRegistry::new().with_swarm(release(three_node("alpha", "A", &[]), "old", "gone"));
+    registry
+        .fail_after_effect(
+            "alpha",
+            MemoryOp::RemoveStack,
+            BackendError::Other {
+                message: "network old_net: error while removing".into(),
+            },
+            1,
+        )
+        .unwrap();
+    let (_, plan) = gather_plan(&registry, false, app_set(&[("shop", "alpha", &[])])).await;
+    let report = execute(&registry, &plan, fast()).await;
+    assert!(registry.stacks("alpha").is_empty());
+    // Its records were never removed and the re-listing still shows it, so
+    // the error stands: failed, with its records, for the next sweep.
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Failed);
+    assert_eq!(registry.records("alpha").len(), 1);
+    let (_, plan) = gather_plan(&registry, false, app_set(&[("shop", "alpha", &[])])).await;
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+    assert!(registry.records("alpha").is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn own_stack_is_never_removed() {
+    let registry = MemoryRegistry::new().with_swarm(
+        release(three_node("alpha", "A", &[]), "swarm-sweep", "ops").self_stack("swarm-sweep"),
+    );
+    let (_, plan) = gather_plan(&registry, false, app_set(&[("shop", "alpha", &[])])).await;
+    assert!(plan.deletions.is_empty());
+    execute(&registry, &plan, fast()).await;
+    assert_eq!(registry.stacks("alpha"), ["swarm-sweep"]);
+    assert_eq!(registry.records("alpha").len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn failed_swarm_listing_touches_nothing() {
+    let registry =
+        MemoryRegistry::new().with_swarm(release(three_node("alpha", "A", &[]), "old", "gone"));
+    registry.fail_listing(Some("registry offline"));
+    let (snapshot, plan) = gather_plan(&registry, false, app_set(&[("shop", "alpha", &[])])).await;
+    assert!(snapshot.swarms.iter().all(|s| s.error.is_some()));
+    assert!(plan.deletions.is_empty());
+    execute(&registry, &plan, fast()).await;
+    assert_eq!(registry.stacks("alpha"), ["old"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn registry_without_node_reach_purges_the_manager_only_and_says_so() {
+    let registry = MemoryRegistry::new().with_swarm(
+        release(three_node("alpha", "A", &["old"]), "old", "gone").without_node_reach(),
+    );
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    assert_eq!(plan.deletions[0].volumes, Coverage::NodeLocal);
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(
+        volumes_left(&registry, "alpha", &node_ids("alpha")),
+        ["alpha-n1:old_data", "alpha-n2:old_data"]
+    );
+    assert_eq!(report.uncovered.len(), 1);
+    assert_eq!(report.uncovered[0].missing, Some(2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn second_sweep_after_a_complete_one_plans_nothing() {
+    let registry = MemoryRegistry::new().with_swarm(release(
+        three_node("alpha", "A", &["old"]),
+        "old",
+        "gone",
+    ));
+    let apps = || app_set(&[("shop", "alpha", &[])]);
+    let (_, plan1) = gather_plan(&registry, true, apps()).await;
+    let report = execute(&registry, &plan1, fast()).await;
+    assert!(report.all_done());
+    let (_, plan2) = gather_plan(&registry, true, apps()).await;
+    assert!(plan2.deletions.is_empty());
+    let report = execute(&registry, &plan2, fast()).await;
+    assert!(report.releases.is_empty());
+}
