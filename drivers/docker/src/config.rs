@@ -239,18 +239,9 @@ impl RegistryConfig {
             let tls = check_tls(s.tls, base, &format!("{label}: tls"), &invalid)?;
             let manager = Endpoint::parse(&s.manager, tls)
                 .map_err(|e| invalid(format!("{label}: manager"), e.to_string()))?;
-            // Two names for one manager would make one swarm look like two:
-            // each would be swept as if the other's releases did not exist.
-            if let Some(other) = swarms.iter().find(|o| o.manager.url() == manager.url()) {
-                return Err(invalid(
-                    format!("{label}: manager"),
-                    format!(
-                        "{:?} is already the manager of swarm {:?}",
-                        manager.url(),
-                        other.name
-                    ),
-                ));
-            }
+            // Two names for one manager are allowed: the planner groups
+            // names by the cluster id each reports, so one swarm configured
+            // twice is still planned as one swarm.
             let self_stack = match s.self_stack {
                 Some(stack) if stack.is_empty() => {
                     return Err(invalid(
@@ -412,8 +403,14 @@ manager = "tcp://127.0.0.1:2375"
             message("[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\n[[swarm]]\nname = \"a\"\nmanager = \"unix:///b\"\n"),
             "registry.toml: swarm \"a\" is configured more than once (swarm #1 and #2)"
         );
-        let m = message("[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\n[[swarm]]\nname = \"b\"\nmanager = \"unix:///a\"\n");
-        assert!(m.contains("swarm \"b\": manager: "), "{m}");
+        // One manager under two names is one swarm known by two names.
+        let two_names = RegistryConfig::parse(
+            "[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\n[[swarm]]\nname = \"b\"\nmanager = \"unix:///a\"\n",
+            "registry.toml",
+            Path::new("/"),
+        )
+        .expect("two names for one manager are allowed");
+        assert_eq!(two_names.swarms.len(), 2);
         let m = message(
             "[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\n[[swarm.node]]\nendpoint = \"unix:///b\"\n[[swarm.node]]\nendpoint = \"unix:///b\"\n",
         );
