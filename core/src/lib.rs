@@ -15,6 +15,7 @@ pub mod plan;
 pub mod refs;
 pub mod render;
 pub mod snapshot;
+pub mod sweep;
 
 pub use owner::{ControllerId, OwnerError, Ownership};
 pub use plan::{
@@ -25,4 +26,8 @@ pub use refs::{ReleaseRef, SwarmName};
 pub use snapshot::{
     AppSet, AppState, Application, NodeEntry, Policy, ReleaseEntry, Snapshot, SnapshotError,
     SwarmSnapshot,
+};
+pub use sweep::{
+    report_text, Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, Sweep,
+    SweepError, SweepReport, Timestamp,
 };

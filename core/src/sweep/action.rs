@@ -1,0 +1,175 @@
+//! Actions: what the sweep asks its driver to do, as plain data.
+//!
+//! An action names everything the driver needs (swarm-qualified release,
+//! application, node, volume) so that a driver never has to look anything
+//! up in the plan, and never reaches a different release by a bare name.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::refs::{ReleaseRef, SwarmName};
+use crate::snapshot::NodeEntry;
+
+/// The label every Docker object of a stack carries; `<label>=<release>`
+/// finds what is left of a release on a node the sweep did not reach.
+pub const STACK_LABEL: &str = "com.docker.stack.namespace";
+
+/// The name reports give the manager when the registry cannot reach nodes
+/// individually.
+pub const MANAGER: &str = "(manager)";
+
+/// The label filter that finds a release's leftovers: `com.docker.stack.namespace=<release>`.
+pub fn label_filter(release: &str) -> String {
+    format!("{STACK_LABEL}={release}")
+}
+
+/// Identifies one outstanding action; hand it back with its outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ActionId(pub u64);
+
+impl fmt::Display for ActionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// The release an action concerns, and the application that owned it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Target {
+    pub release: ReleaseRef,
+    pub application: String,
+}
+
+/// Where a volume action runs.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Where {
+    /// One node the registry reached; the driver talks to that node's
+    /// daemon, since only it sees the node's volumes.
+    Node(NodeEntry),
+    /// The manager the registry talks to: the plan's swarm has no node
+    /// reach (`nodes: None`), so only the manager's volumes are seen.
+    Manager,
+}
+
+impl Where {
+    /// The node's id, `None` for the manager.
+    pub fn node_id(&self) -> Option<&str> {
+        match self {
+            Where::Node(n) => Some(&n.id),
+            Where::Manager => None,
+        }
+    }
+}
+
+/// Something the driver is to do. Run it, then report what happened with
+/// [`Sweep::handle_outcome`](super::Sweep::handle_outcome) and this `id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use = "an action that is never run and answered keeps the sweep from finishing"]
+pub struct Action {
+    pub id: ActionId,
+    pub kind: ActionKind,
+}
+
+/// What to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActionKind {
+    /// Remove the release's stack (services, networks, configs, secrets).
+    RemoveStack { target: Target },
+    /// List the volumes labelled [`STACK_LABEL`]`=<release>` at `at`;
+    /// answer with [`Outcome::Volumes`](super::Outcome::Volumes).
+    ListVolumes { target: Target, at: Where },
+    /// Remove one volume at `at`.
+    RemoveVolume {
+        target: Target,
+        at: Where,
+        volume: String,
+    },
+    /// Delete the release's records (which carry its owner stamp). Handed
+    /// out only after everything else of the release is gone.
+    DeleteRecords { target: Target },
+    /// List the releases on `swarm` again, after every release there has
+    /// settled; answer with [`Outcome::Releases`](super::Outcome::Releases),
+    /// the names the swarm lists (by their records, as for the snapshot).
+    /// `checking` are the failed releases whose verdict it decides: one not
+    /// listed gets its failed step tried once more, where `Gone` proves it
+    /// had worked; so a driver listing by stacks instead is safe too.
+    ListReleases {
+        swarm: SwarmName,
+        checking: Vec<Target>,
+    },
+}
+
+impl ActionKind {
+    /// The kind as the report and errors name it.
+    pub fn step(&self) -> Step {
+        match self {
+            ActionKind::RemoveStack { .. } => Step::RemoveStack,
+            ActionKind::ListVolumes { .. } => Step::ListVolumes,
+            ActionKind::RemoveVolume { .. } => Step::RemoveVolume,
+            ActionKind::DeleteRecords { .. } => Step::DeleteRecords,
+            ActionKind::ListReleases { .. } => Step::ListReleases,
+        }
+    }
+
+    /// The release this action concerns; `None` for a re-listing, which
+    /// concerns a swarm (its `checking` names the releases).
+    pub fn target(&self) -> Option<&Target> {
+        match self {
+            ActionKind::RemoveStack { target }
+            | ActionKind::ListVolumes { target, .. }
+            | ActionKind::RemoveVolume { target, .. }
+            | ActionKind::DeleteRecords { target } => Some(target),
+            ActionKind::ListReleases { .. } => None,
+        }
+    }
+
+    /// The swarm the action runs on.
+    pub fn swarm(&self) -> &SwarmName {
+        match self {
+            ActionKind::ListReleases { swarm, .. } => swarm,
+            ActionKind::RemoveStack { target }
+            | ActionKind::ListVolumes { target, .. }
+            | ActionKind::RemoveVolume { target, .. }
+            | ActionKind::DeleteRecords { target } => &target.release.swarm,
+        }
+    }
+
+    /// Where a volume action runs; `None` for swarm-wide actions.
+    pub fn at(&self) -> Option<&Where> {
+        match self {
+            ActionKind::ListVolumes { at, .. } | ActionKind::RemoveVolume { at, .. } => Some(at),
+            _ => None,
+        }
+    }
+}
+
+/// The kinds of step, as reports name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    RemoveStack,
+    ListVolumes,
+    RemoveVolume,
+    DeleteRecords,
+    ListReleases,
+}
+
+impl Step {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Step::RemoveStack => "remove_stack",
+            Step::ListVolumes => "list_volumes",
+            Step::RemoveVolume => "remove_volume",
+            Step::DeleteRecords => "delete_records",
+            Step::ListReleases => "list_releases",
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

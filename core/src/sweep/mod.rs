@@ -1,0 +1,489 @@
+//! The sweep: carrying a [`SweepPlan`] out, as a sans-IO state machine.
+//!
+//! [`Sweep`] decides what to do next and in which order; a driver does it
+//! (talks to Docker, sleeps, runs things concurrently) and reports back.
+//! Keeping the two apart lets every ordering rule be tested in virtual time
+//! against a model world, with faults no real swarm produces on demand.
+//!
+//! The modules, one job each: [`action`] what the driver is asked to do,
+//! [`outcome`] what it reports back, `release` one release's state machine,
+//! [`report`] the result, [`time`] time as a value, [`render`] the result
+//! as text.
+
+pub mod action;
+pub mod outcome;
+mod release;
+pub mod render;
+pub mod report;
+pub mod time;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::plan::{Coverage, SweepPlan};
+use crate::refs::{ReleaseRef, SwarmName};
+use crate::snapshot::NodeEntry;
+
+pub use action::{
+    label_filter, Action, ActionId, ActionKind, Step, Target, Where, MANAGER, STACK_LABEL,
+};
+pub use outcome::{Failure, Outcome};
+pub use render::report_text;
+pub use report::{
+    ErrorEntry, Leftover, ReleaseOutcome, ReleaseReport, SweepReport, Totals, UncoveredSwarm,
+};
+pub use time::Timestamp;
+
+use release::{Key, Place, ReleaseRun};
+
+/// Errors in how a driver calls the sweep. Each leaves the sweep as it was.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SweepError {
+    /// The id was never handed out by this sweep.
+    #[error("action {0} was never handed out")]
+    UnknownAction(ActionId),
+    /// The id was handed out and already answered.
+    #[error("action {0} was already answered")]
+    AlreadyAnswered(ActionId),
+    /// A success of the wrong shape: a listing answered `Done`, or a
+    /// removal answered with names. The action stays outstanding.
+    #[error("action {id} ({action}) cannot have a `{outcome}` outcome")]
+    OutcomeMismatch {
+        id: ActionId,
+        action: Step,
+        outcome: &'static str,
+    },
+}
+
+/// How long to wait for volumes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Settings {
+    /// How often a volume still in use is tried again. Taken as at least
+    /// [`Settings::MIN_RETRY_INTERVAL`]: a retry at the same instant would
+    /// spin a driver on virtual time forever.
+    pub retry_interval: Duration,
+    /// How long each volume may stay in use, from its own first attempt,
+    /// before its release is failed.
+    pub settle_timeout: Duration,
+}
+
+impl Settings {
+    pub const MIN_RETRY_INTERVAL: Duration = Duration::from_millis(1);
+
+    pub fn new(retry_interval: Duration, settle_timeout: Duration) -> Self {
+        Settings {
+            retry_interval,
+            settle_timeout,
+        }
+    }
+}
+
+impl Default for Settings {
+    /// Retry every 2 s for up to 30 s.
+    fn default() -> Self {
+        Settings::new(Duration::from_secs(2), Duration::from_secs(30))
+    }
+}
+
+/// A sweep in progress.
+///
+/// # Calling protocol
+///
+/// ```text
+/// let mut sweep = Sweep::new(&plan, Settings::default());
+/// loop {
+///     // 1. Take every action that may run now, up to your own limit.
+///     while running < limit {
+///         match sweep.poll_action(now()) { Some(a) => start(a), None => break }
+///     }
+///     // 2. Stop when done.
+///     if sweep.is_done() { break }
+///     // 3. Wait for the first of: an action finishing, or the deadline.
+///     match wait(sweep.poll_timeout()) {
+///         Finished(id, outcome) => sweep.handle_outcome(id, outcome, now())?,
+///         DeadlineReached => {}
+///     }
+/// }
+/// let report = sweep.report();
+/// ```
+///
+/// * `poll_action(now)` hands out the next action that may run at `now`,
+///   or `None`. Several may be outstanding at once (different releases,
+///   different nodes, different volumes); the driver limits concurrency
+///   just by not polling. Every action handed out must be answered once.
+/// * `handle_outcome(id, outcome, now)` takes an action's result. New
+///   actions may become ready: poll again.
+/// * `poll_timeout()` is the earliest time a waiting retry becomes ready
+///   (it may be `<= now` when the driver was at its limit); `None` when
+///   nothing waits on time. Time only ever comes in as a parameter.
+/// * `is_done()` is true when nothing is outstanding and nothing is left
+///   to hand out; `report()` may be called at any time, and reports an
+///   unfinished release as failed (its records are kept).
+///
+/// Errors ([`SweepError`]) are for a driver calling out of protocol; they
+/// never change the sweep's state.
+///
+/// # Example
+///
+/// ```
+/// use sweep_core::{plan, ActionKind, Outcome, Settings, Snapshot, Sweep, Timestamp};
+///
+/// let snapshot = Snapshot::from_json(
+///     r#"{"app_set": {"loaded": true, "applications": [{"name": "blog", "releases": []}]},
+///         "swarms": [{"swarm": "", "releases": [
+///             {"name": "web", "owner": "cd/default/shop:release/web"}]}]}"#,
+/// )?;
+/// let plan = plan(&snapshot)?;
+/// let mut sweep = Sweep::new(&plan, Settings::default());
+/// let now = Timestamp::ZERO;
+/// while let Some(action) = sweep.poll_action(now) {
+///     // A real driver runs the action against the swarm; here all works.
+///     let outcome = match action.kind {
+///         ActionKind::ListVolumes { .. } => Outcome::Volumes(Vec::new()),
+///         ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+///         _ => Outcome::Done,
+///     };
+///     sweep.handle_outcome(action.id, outcome, now)?;
+/// }
+/// assert!(sweep.is_done());
+/// assert!(sweep.report().all_done());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    settings: Settings,
+    controller: String,
+    held: bool,
+    purge: bool,
+    releases: Vec<ReleaseRun>,
+    swarms: Vec<SwarmRun>,
+    outstanding: BTreeMap<ActionId, Pending>,
+    next_id: u64,
+}
+
+#[derive(Debug, Clone)]
+struct SwarmRun {
+    swarm: SwarmName,
+    /// Indices into `Sweep::releases`.
+    releases: Vec<usize>,
+    relist: Relist,
+    /// Set when a purge here cannot reach every node the swarm counts.
+    uncovered: Option<UncoveredBase>,
+}
+
+#[derive(Debug, Clone)]
+struct UncoveredBase {
+    coverage: Coverage,
+    node_count: Option<u64>,
+    covered: Vec<String>,
+    missing: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Relist {
+    NotYet,
+    Outstanding,
+    Done,
+}
+
+#[derive(Debug, Clone)]
+enum Pending {
+    Release { index: usize, key: Key, step: Step },
+    Relist { swarm: usize, checking: Vec<usize> },
+}
+
+impl Sweep {
+    /// A sweep of `plan`'s deletions. A plan held as a whole gives a sweep
+    /// that is done at once and hands out nothing.
+    pub fn new(plan: &SweepPlan, settings: Settings) -> Self {
+        let settings = Settings {
+            retry_interval: settings.retry_interval.max(Settings::MIN_RETRY_INTERVAL),
+            ..settings
+        };
+        let held = plan.is_held();
+        let purge = plan.purge_volumes;
+        let mut releases = Vec::new();
+        let mut swarms: BTreeMap<SwarmName, SwarmRun> = BTreeMap::new();
+        let mut seen: BTreeSet<ReleaseRef> = BTreeSet::new();
+        let deletions = if held { &[][..] } else { &plan.deletions[..] };
+        for deletion in deletions {
+            // Two runs of one release would race: one could delete the
+            // records while the other still removes volumes.
+            if !seen.insert(deletion.release_ref()) {
+                continue;
+            }
+            let swarm = swarms
+                .entry(deletion.swarm.clone())
+                .or_insert_with(|| SwarmRun {
+                    swarm: deletion.swarm.clone(),
+                    releases: Vec::new(),
+                    relist: Relist::NotYet,
+                    uncovered: None,
+                });
+            let swarm_plan = plan.swarm(&deletion.swarm);
+            let places = places(swarm_plan.and_then(|s| s.nodes.as_deref()));
+            if purge
+                && swarm.uncovered.is_none()
+                && matches!(deletion.volumes, Coverage::Partial | Coverage::NodeLocal)
+            {
+                let node_count = swarm_plan.and_then(|s| s.node_count);
+                swarm.uncovered = Some(UncoveredBase {
+                    coverage: deletion.volumes,
+                    node_count,
+                    covered: places.iter().map(|p| p.label.clone()).collect(),
+                    missing: node_count.map(|c| c.saturating_sub(places.len() as u64)),
+                });
+            }
+            swarm.releases.push(releases.len());
+            let target = Target {
+                release: deletion.release_ref(),
+                application: deletion.application.clone(),
+            };
+            releases.push(ReleaseRun::new(target, deletion.volumes, purge, places));
+        }
+        Sweep {
+            settings,
+            controller: plan.controller.clone(),
+            held,
+            purge,
+            releases,
+            swarms: swarms.into_values().collect(),
+            outstanding: BTreeMap::new(),
+            next_id: 0,
+        }
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.settings
+    }
+
+    /// How many actions are handed out and not yet answered.
+    pub fn outstanding(&self) -> usize {
+        self.outstanding.len()
+    }
+
+    /// The next action that may run at `now`, if any.
+    #[must_use = "an action handed out must be run and answered, or the sweep never finishes"]
+    pub fn poll_action(&mut self, now: Timestamp) -> Option<Action> {
+        for (index, run) in self.releases.iter_mut().enumerate() {
+            if let Some((key, kind)) = run.next_action(now, &self.settings) {
+                let step = kind.step();
+                let id = self.allocate(Pending::Release { index, key, step });
+                return Some(Action { id, kind });
+            }
+        }
+        for s in 0..self.swarms.len() {
+            if let Some(action) = self.relist_action(s) {
+                return Some(action);
+            }
+        }
+        None
+    }
+
+    /// The re-listing of swarm `s`, once every release there has settled
+    /// and some failure there could be overturned by it.
+    fn relist_action(&mut self, s: usize) -> Option<Action> {
+        let swarm = self.swarms.get(s)?;
+        if swarm.relist != Relist::NotYet {
+            return None;
+        }
+        let runs = || swarm.releases.iter().filter_map(|&i| self.releases.get(i));
+        if !runs().all(ReleaseRun::is_settled) {
+            return None;
+        }
+        let checking: Vec<usize> = swarm
+            .releases
+            .iter()
+            .copied()
+            .filter(|&i| {
+                self.releases
+                    .get(i)
+                    .is_some_and(ReleaseRun::awaits_relisting)
+            })
+            .collect();
+        if checking.is_empty() {
+            return None;
+        }
+        let kind = ActionKind::ListReleases {
+            swarm: swarm.swarm.clone(),
+            checking: checking
+                .iter()
+                .filter_map(|&i| self.releases.get(i).map(|r| r.target().clone()))
+                .collect(),
+        };
+        if let Some(swarm) = self.swarms.get_mut(s) {
+            swarm.relist = Relist::Outstanding;
+        }
+        let id = self.allocate(Pending::Relist { swarm: s, checking });
+        Some(Action { id, kind })
+    }
+
+    fn allocate(&mut self, pending: Pending) -> ActionId {
+        let id = ActionId(self.next_id);
+        self.next_id += 1;
+        self.outstanding.insert(id, pending);
+        id
+    }
+
+    /// Takes the outcome of action `id`, which ran until `now`.
+    pub fn handle_outcome(
+        &mut self,
+        id: ActionId,
+        outcome: Outcome,
+        now: Timestamp,
+    ) -> Result<(), SweepError> {
+        let Some(pending) = self.outstanding.get(&id) else {
+            return Err(if id.0 < self.next_id {
+                SweepError::AlreadyAnswered(id)
+            } else {
+                SweepError::UnknownAction(id)
+            });
+        };
+        let step = match pending {
+            Pending::Release { step, .. } => *step,
+            Pending::Relist { .. } => Step::ListReleases,
+        };
+        if !fits(step, &outcome) {
+            return Err(SweepError::OutcomeMismatch {
+                id,
+                action: step,
+                outcome: outcome.kind_str(),
+            });
+        }
+        match self.outstanding.remove(&id) {
+            Some(Pending::Release { index, key, .. }) => {
+                if let Some(run) = self.releases.get_mut(index) {
+                    run.handle(key, outcome, now, &self.settings);
+                }
+            }
+            Some(Pending::Relist { swarm, checking }) => {
+                let names: Result<BTreeSet<String>, String> = match outcome {
+                    Outcome::Releases(names) => Ok(names.into_iter().collect()),
+                    // A swarm "not found" proves nothing about releases.
+                    Outcome::Failed(f) => Err(f.to_string()),
+                    other => Err(format!("unexpected {} outcome", other.kind_str())),
+                };
+                for i in checking {
+                    if let Some(run) = self.releases.get_mut(i) {
+                        run.relisted(names.as_ref().map_err(String::as_str));
+                    }
+                }
+                if let Some(s) = self.swarms.get_mut(swarm) {
+                    s.relist = Relist::Done;
+                }
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// The earliest time a waiting retry becomes ready; `None` when nothing
+    /// waits on time.
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        self.releases
+            .iter()
+            .filter_map(ReleaseRun::next_retry)
+            .min()
+    }
+
+    /// Nothing outstanding and nothing left to hand out.
+    pub fn is_done(&self) -> bool {
+        self.outstanding.is_empty()
+            && self
+                .releases
+                .iter()
+                .all(|r| r.is_settled() && !r.awaits_relisting())
+    }
+
+    /// What the sweep did so far; final once [`is_done`](Self::is_done).
+    pub fn report(&self) -> SweepReport {
+        let releases: Vec<ReleaseReport> = self.releases.iter().map(ReleaseRun::report).collect();
+        let uncovered = self
+            .swarms
+            .iter()
+            .filter_map(|s| {
+                let base = s.uncovered.as_ref()?;
+                let left: Vec<Leftover> = s
+                    .releases
+                    .iter()
+                    .filter_map(|&i| releases.get(i))
+                    // Its own stack was left whole, not partly purged.
+                    .filter(|r| r.outcome != ReleaseOutcome::LeftOwnStack)
+                    .map(|r| Leftover {
+                        release: r.release.clone(),
+                        application: r.application.clone(),
+                        label_filter: label_filter(&r.release),
+                    })
+                    .collect();
+                (!left.is_empty()).then(|| UncoveredSwarm {
+                    swarm: s.swarm.clone(),
+                    coverage: base.coverage,
+                    node_count: base.node_count,
+                    covered: base.covered.clone(),
+                    missing: base.missing,
+                    releases: left,
+                })
+            })
+            .collect();
+        SweepReport::new(
+            self.controller.clone(),
+            self.held,
+            self.purge,
+            releases,
+            uncovered,
+        )
+    }
+}
+
+/// Whether a success has the shape its action calls for. Failures fit
+/// every action.
+fn fits(step: Step, outcome: &Outcome) -> bool {
+    match outcome {
+        Outcome::Failed(_) => true,
+        Outcome::Done => matches!(
+            step,
+            Step::RemoveStack | Step::RemoveVolume | Step::DeleteRecords
+        ),
+        Outcome::Volumes(_) => step == Step::ListVolumes,
+        Outcome::Releases(_) => step == Step::ListReleases,
+    }
+}
+
+/// Where a purge of a swarm runs: each reached node, or the manager when
+/// the registry cannot reach nodes. Names are the nodes' display names,
+/// made unique with the id where hostnames collide, since a report keyed
+/// by an ambiguous name would merge two nodes' volumes.
+fn places(nodes: Option<&[NodeEntry]>) -> Vec<Place> {
+    let Some(nodes) = nodes else {
+        return vec![Place {
+            at: Where::Manager,
+            label: MANAGER.to_owned(),
+        }];
+    };
+    let mut by_id: BTreeMap<&str, &NodeEntry> = BTreeMap::new();
+    for n in nodes {
+        by_id.entry(n.id.as_str()).or_insert(n);
+    }
+    let mut uses: BTreeMap<&str, usize> = BTreeMap::new();
+    for n in by_id.values() {
+        *uses.entry(n.display_name()).or_default() += 1;
+    }
+    by_id
+        .values()
+        .map(|n| {
+            let name = n.display_name();
+            let label = if uses.get(name).copied().unwrap_or(0) > 1 || name == MANAGER {
+                format!("{name} ({})", n.id)
+            } else {
+                name.to_owned()
+            };
+            Place {
+                at: Where::Node((*n).clone()),
+                label,
+            }
+        })
+        .collect()
+}

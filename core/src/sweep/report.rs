@@ -1,0 +1,245 @@
+//! The sweep report: what went, what stayed and why, as sorted data.
+//!
+//! JSON is the contract (drivers print it, the CLI picks its exit status
+//! from it), so every list is sorted and every map is ordered: the same
+//! sweep gives the same bytes whatever order its actions completed in.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::action::Step;
+use crate::plan::Coverage;
+use crate::refs::SwarmName;
+
+/// The result of a sweep.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SweepReport {
+    pub controller: String,
+    /// The plan held the whole sweep: nothing was attempted.
+    pub held: bool,
+    pub purge_volumes: bool,
+    /// One entry per planned deletion, sorted by swarm then release.
+    pub releases: Vec<ReleaseReport>,
+    /// Swarms whose purge could not reach every node, sorted by swarm.
+    pub uncovered: Vec<UncoveredSwarm>,
+    pub totals: Totals,
+}
+
+/// What became of one planned release.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ReleaseReport {
+    pub swarm: SwarmName,
+    pub release: String,
+    pub application: String,
+    pub outcome: ReleaseOutcome,
+    /// What the volume purge could reach (the plan's verdict).
+    pub coverage: Coverage,
+    /// Volumes removed, by node name (`(manager)` without node reach);
+    /// nodes with none removed are left out. Lists even a purge that gave
+    /// up part-way, so nobody goes looking for data that is already gone.
+    pub volumes_deleted: BTreeMap<String, Vec<String>>,
+    /// Why it failed, sorted; may be non-empty for a `deleted` release
+    /// whose error turned out, on re-listing, to be for work that had
+    /// succeeded.
+    pub errors: Vec<ErrorEntry>,
+    /// What an operator can do, where anything is left.
+    pub remedy: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReleaseOutcome {
+    /// Stack, reachable volumes (with purge) and records are gone.
+    Deleted,
+    /// Something failed; its records stay so the next sweep retries it.
+    Failed,
+    /// The backend refused: the controller runs as this stack. Untouched.
+    LeftOwnStack,
+    /// Stack and reachable volumes are gone; records stay until a sweep
+    /// that reaches every node of the swarm can finish it.
+    PendingCoverage,
+}
+
+impl ReleaseOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReleaseOutcome::Deleted => "deleted",
+            ReleaseOutcome::Failed => "failed",
+            ReleaseOutcome::LeftOwnStack => "left_own_stack",
+            ReleaseOutcome::PendingCoverage => "pending_coverage",
+        }
+    }
+}
+
+/// One failure, with where it happened.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ErrorEntry {
+    pub action: Step,
+    /// The node's name, `(manager)` for the manager; `None` for a
+    /// swarm-wide action.
+    pub node: Option<String>,
+    /// The volume, for a volume removal.
+    pub volume: Option<String>,
+    pub message: String,
+}
+
+impl ErrorEntry {
+    pub(crate) fn new(
+        action: Step,
+        node: Option<String>,
+        volume: Option<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        ErrorEntry {
+            action,
+            node,
+            volume,
+            message: message.into(),
+        }
+    }
+}
+
+/// A swarm whose nodes a purge did not all reach, and how to find what is
+/// left there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct UncoveredSwarm {
+    pub swarm: SwarmName,
+    pub coverage: Coverage,
+    /// The swarm's own count; `None` when unreadable.
+    pub node_count: Option<u64>,
+    /// The nodes the purge covered, sorted (`(manager)` without node reach).
+    pub covered: Vec<String>,
+    /// Counted nodes not covered; `None` when the count is unknown.
+    pub missing: Option<u64>,
+    /// The releases whose volumes may remain on uncovered nodes.
+    pub releases: Vec<Leftover>,
+}
+
+/// A release whose volumes may remain on nodes the purge did not reach.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Leftover {
+    pub release: String,
+    pub application: String,
+    /// `com.docker.stack.namespace=<release>`: `docker volume ls --filter
+    /// label=<this>` on an uncovered node finds what is left.
+    pub label_filter: String,
+}
+
+/// Counts, for a summary line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Totals {
+    pub planned: u64,
+    pub deleted: u64,
+    pub failed: u64,
+    pub left_own_stack: u64,
+    pub pending_coverage: u64,
+    pub volumes_deleted: u64,
+    pub uncovered_swarms: u64,
+}
+
+impl SweepReport {
+    /// Sorts every list and computes the totals.
+    pub(crate) fn new(
+        controller: String,
+        held: bool,
+        purge_volumes: bool,
+        mut releases: Vec<ReleaseReport>,
+        mut uncovered: Vec<UncoveredSwarm>,
+    ) -> Self {
+        for r in &mut releases {
+            r.errors.sort();
+            for volumes in r.volumes_deleted.values_mut() {
+                volumes.sort();
+            }
+        }
+        releases.sort_by(|a, b| (&a.swarm, &a.release).cmp(&(&b.swarm, &b.release)));
+        for u in &mut uncovered {
+            u.covered.sort();
+            u.releases.sort();
+        }
+        uncovered.sort_by(|a, b| a.swarm.cmp(&b.swarm));
+        let count = |o: ReleaseOutcome| releases.iter().filter(|r| r.outcome == o).count() as u64;
+        let totals = Totals {
+            planned: releases.len() as u64,
+            deleted: count(ReleaseOutcome::Deleted),
+            failed: count(ReleaseOutcome::Failed),
+            left_own_stack: count(ReleaseOutcome::LeftOwnStack),
+            pending_coverage: count(ReleaseOutcome::PendingCoverage),
+            volumes_deleted: releases
+                .iter()
+                .flat_map(|r| r.volumes_deleted.values())
+                .map(|v| v.len() as u64)
+                .sum(),
+            uncovered_swarms: uncovered.len() as u64,
+        };
+        SweepReport {
+            controller,
+            held,
+            purge_volumes,
+            releases,
+            uncovered,
+            totals,
+        }
+    }
+
+    /// Everything planned went, and nothing is left on nodes the purge
+    /// could not reach: the CLI's exit status 0. A held sweep, a pending or
+    /// failed release or an uncovered swarm need a person, so they are not
+    /// "all done". A release left as the controller's own stack is: it is
+    /// reported with its remedy every sweep, and failing every run for it
+    /// would hide real failures behind a permanent one.
+    pub fn all_done(&self) -> bool {
+        !self.held
+            && self.uncovered.is_empty()
+            && self.releases.iter().all(|r| {
+                matches!(
+                    r.outcome,
+                    ReleaseOutcome::Deleted | ReleaseOutcome::LeftOwnStack
+                )
+            })
+    }
+
+    /// Some release failed.
+    pub fn failed(&self) -> bool {
+        self.releases
+            .iter()
+            .any(|r| r.outcome == ReleaseOutcome::Failed)
+    }
+
+    /// The process exit status a CLI should use: 0 when [`all_done`](Self::all_done), else 1.
+    pub fn exit_code(&self) -> i32 {
+        if self.all_done() {
+            0
+        } else {
+            1
+        }
+    }
+
+    /// The entry for one release, if the plan listed it.
+    pub fn release(&self, swarm: &SwarmName, release: &str) -> Option<&ReleaseReport> {
+        self.releases
+            .iter()
+            .find(|r| &r.swarm == swarm && r.release == release)
+    }
+
+    /// Every failure, with the release it concerns.
+    pub fn failures(&self) -> impl Iterator<Item = (&ReleaseReport, &ErrorEntry)> {
+        self.releases
+            .iter()
+            .filter(|r| r.outcome == ReleaseOutcome::Failed)
+            .flat_map(|r| r.errors.iter().map(move |e| (r, e)))
+    }
+
+    pub fn to_json_pretty(&self) -> String {
+        // Plain data of strings, numbers, enums and string-keyed maps:
+        // serializing cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}

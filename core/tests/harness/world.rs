@@ -1,0 +1,512 @@
+//! A model world: swarms with nodes, release stacks, records and volumes,
+//! that carries out sweep actions, with fault knobs, and records every
+//! breach of the sweep's safety rules it sees as a violation.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use sweep_core::sweep::{Action, ActionKind, Outcome, Where};
+use sweep_core::{
+    plan, AppSet, AppState, Application, Coverage, NodeEntry, Policy, ReleaseEntry, ReleaseRef,
+    Snapshot, SwarmName, SwarmSnapshot, SweepPlan,
+};
+
+pub const CONTROLLER: &str = "cd1";
+
+/// How the registry reaches a swarm's nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Node by node; only nodes with `listed` set are reached.
+    Nodes,
+    /// Not at all: only the manager (the first node) is seen.
+    ManagerOnly,
+}
+
+/// What a re-listing lists releases by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ListingBy {
+    /// Release records, like `SwarmBackend::releases`.
+    #[default]
+    Records,
+    /// Stacks: a driver that lists `docker stack ls`.
+    Stacks,
+}
+
+#[derive(Debug, Clone)]
+pub struct ModelNode {
+    pub id: String,
+    pub hostname: String,
+    /// The registry lists (reaches) it.
+    pub listed: bool,
+    /// Volume name -> the release whose stack label it carries.
+    pub volumes: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ModelSwarm {
+    /// The first node is the manager.
+    pub nodes: Vec<ModelNode>,
+    pub reach: Reach,
+    /// The swarm reports its node count.
+    pub count_known: bool,
+    pub stacks: BTreeSet<String>,
+    /// Release -> owner stamp.
+    pub records: BTreeMap<String, String>,
+    /// The stack the controller runs as, unknown to the snapshot: the
+    /// backend refuses to remove it.
+    pub own_stack: Option<String>,
+}
+
+/// Faults. Counts are "the next N attempts"; they are used up.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    /// Stack removal fails and the stack stays.
+    pub stack_fails: BTreeMap<ReleaseRef, u32>,
+    /// Stack removal works but reports an error.
+    pub stack_lies: BTreeMap<ReleaseRef, u32>,
+    pub records_fail: BTreeMap<ReleaseRef, u32>,
+    pub records_lie: BTreeMap<ReleaseRef, u32>,
+    /// (swarm, node id, volume) -> attempts answered "in use".
+    pub in_use: BTreeMap<(SwarmName, String, String), u32>,
+    /// Nodes that cannot be reached at all.
+    pub unreachable: BTreeSet<(SwarmName, String)>,
+    /// Nodes that answer the listing, then vanish before any removal.
+    pub vanish_after_listing: BTreeSet<(SwarmName, String)>,
+    /// Nodes whose volume listing fails.
+    pub list_fails: BTreeSet<(SwarmName, String)>,
+    pub relist_fails: BTreeSet<SwarmName>,
+    pub listing_by: ListingBy,
+}
+
+/// One action as the world saw it.
+#[derive(Debug, Clone)]
+pub struct Executed {
+    pub at: sweep_core::Timestamp,
+    pub kind: ActionKind,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone)]
+pub struct World {
+    pub purge: bool,
+    pub swarms: BTreeMap<SwarmName, ModelSwarm>,
+    /// The applications still in the app set.
+    pub live: Vec<Application>,
+    pub app_set_loaded: bool,
+    pub faults: Faults,
+    pub log: Vec<Executed>,
+    pub violations: Vec<String>,
+    /// The plan being carried out, to check actions against.
+    pub plan: Option<SweepPlan>,
+}
+
+impl World {
+    pub fn new(purge: bool) -> Self {
+        World {
+            purge,
+            swarms: BTreeMap::new(),
+            // An application that stays, so the app set is never empty.
+            live: vec![Application::reconciled("keeper", "", &[])],
+            app_set_loaded: true,
+            faults: Faults::default(),
+            log: Vec::new(),
+            violations: Vec::new(),
+            plan: None,
+        }
+    }
+
+    /// A swarm with `nodes` as (id, hostname, listed by the registry).
+    pub fn swarm(
+        &mut self,
+        name: &str,
+        nodes: &[(&str, &str, bool)],
+        reach: Reach,
+        count_known: bool,
+    ) -> &mut Self {
+        let nodes = nodes
+            .iter()
+            .map(|(id, host, listed)| ModelNode {
+                id: (*id).to_owned(),
+                hostname: (*host).to_owned(),
+                listed: *listed,
+                volumes: BTreeMap::new(),
+            })
+            .collect();
+        self.swarms.insert(
+            SwarmName::new(name),
+            ModelSwarm {
+                nodes,
+                reach,
+                count_known,
+                stacks: BTreeSet::new(),
+                records: BTreeMap::new(),
+                own_stack: None,
+            },
+        );
+        self
+    }
+
+    /// A release of `app` (this controller's), with its stack, its records
+    /// and volumes `(node id, short name)`, named `<release>_<short>`.
+    pub fn release(
+        &mut self,
+        swarm: &str,
+        release: &str,
+        app: &str,
+        volumes: &[(&str, &str)],
+    ) -> &mut Self {
+        let stamp = format!("cd/{CONTROLLER}/{app}:release/{release}");
+        self.release_stamped(swarm, release, Some(stamp), volumes)
+    }
+
+    /// A release with any stamp (`None`: unmanaged).
+    pub fn release_stamped(
+        &mut self,
+        swarm: &str,
+        release: &str,
+        stamp: Option<String>,
+        volumes: &[(&str, &str)],
+    ) -> &mut Self {
+        let Some(s) = self.swarms.get_mut(&SwarmName::new(swarm)) else {
+            panic!("no swarm {swarm:?} in the model");
+        };
+        s.stacks.insert(release.to_owned());
+        s.records
+            .insert(release.to_owned(), stamp.unwrap_or_default());
+        for (node, short) in volumes {
+            let Some(n) = s.nodes.iter_mut().find(|n| n.id == *node) else {
+                panic!("no node {node:?} on swarm {swarm:?}");
+            };
+            n.volumes
+                .insert(format!("{release}_{short}"), release.to_owned());
+        }
+        self
+    }
+
+    /// An application that stays in the app set and declares `releases`.
+    pub fn live_app(&mut self, name: &str, swarm: &str, releases: &[&str]) -> &mut Self {
+        self.live
+            .push(Application::reconciled(name, swarm, releases));
+        self
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let swarms = self
+            .swarms
+            .iter()
+            .map(|(name, s)| {
+                let mut snap = SwarmSnapshot::new(name.clone());
+                snap.releases = s
+                    .records
+                    .iter()
+                    .map(|(r, stamp)| {
+                        ReleaseEntry::new(r.clone(), (!stamp.is_empty()).then(|| stamp.clone()))
+                    })
+                    .collect();
+                snap.nodes = match s.reach {
+                    Reach::Nodes => Some(
+                        s.nodes
+                            .iter()
+                            .filter(|n| n.listed)
+                            .map(|n| NodeEntry::new(n.id.clone(), n.hostname.clone()))
+                            .collect(),
+                    ),
+                    Reach::ManagerOnly => None,
+                };
+                snap.node_count = s.count_known.then_some(s.nodes.len() as u64);
+                snap
+            })
+            .collect();
+        let apps = AppSet::new(self.app_set_loaded, self.live.clone());
+        Snapshot::new(Policy::new(CONTROLLER, self.purge, None), apps, swarms)
+    }
+
+    pub fn plan(&self) -> SweepPlan {
+        match plan(&self.snapshot()) {
+            Ok(p) => p,
+            Err(e) => panic!("the model's snapshot does not plan: {e}"),
+        }
+    }
+
+    // ----- queries -------------------------------------------------------
+
+    pub fn has_stack(&self, swarm: &str, release: &str) -> bool {
+        self.swarms
+            .get(&SwarmName::new(swarm))
+            .is_some_and(|s| s.stacks.contains(release))
+    }
+
+    pub fn has_records(&self, swarm: &str, release: &str) -> bool {
+        self.swarms
+            .get(&SwarmName::new(swarm))
+            .is_some_and(|s| s.records.contains_key(release))
+    }
+
+    /// The release's volumes still held, by node id.
+    pub fn volumes(&self, swarm: &str, release: &str) -> BTreeMap<String, Vec<String>> {
+        let mut out = BTreeMap::new();
+        if let Some(s) = self.swarms.get(&SwarmName::new(swarm)) {
+            for n in &s.nodes {
+                let vols: Vec<String> = n
+                    .volumes
+                    .iter()
+                    .filter(|(_, r)| r.as_str() == release)
+                    .map(|(v, _)| v.clone())
+                    .collect();
+                if !vols.is_empty() {
+                    out.insert(n.id.clone(), vols);
+                }
+            }
+        }
+        out
+    }
+
+    /// Ids of the nodes a purge of `swarm` reaches: the listed ones, or the
+    /// manager without node reach.
+    pub fn reached(&self, swarm: &SwarmName) -> Vec<String> {
+        let Some(s) = self.swarms.get(swarm) else {
+            return Vec::new();
+        };
+        match s.reach {
+            Reach::Nodes => s
+                .nodes
+                .iter()
+                .filter(|n| n.listed)
+                .map(|n| n.id.clone())
+                .collect(),
+            Reach::ManagerOnly => s.nodes.first().map(|n| n.id.clone()).into_iter().collect(),
+        }
+    }
+
+    /// Volumes of `release` on nodes a purge reaches.
+    pub fn reached_volumes(&self, swarm: &SwarmName, release: &str) -> Vec<String> {
+        let reached = self.reached(swarm);
+        self.swarms
+            .get(swarm)
+            .map(|s| {
+                s.nodes
+                    .iter()
+                    .filter(|n| reached.contains(&n.id))
+                    .flat_map(|n| n.volumes.iter())
+                    .filter(|(_, r)| r.as_str() == release)
+                    .map(|(v, _)| v.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Actions the world carried out, of one kind name.
+    pub fn count(&self, pred: impl Fn(&ActionKind) -> bool) -> usize {
+        self.log.iter().filter(|e| pred(&e.kind)).count()
+    }
+
+    // ----- execution -----------------------------------------------------
+
+    /// Carries out `action` at `now`, checking the safety rules first.
+    pub fn execute(&mut self, action: &Action, now: sweep_core::Timestamp) -> Outcome {
+        self.check(&action.kind);
+        let outcome = self.run(&action.kind);
+        self.log.push(Executed {
+            at: now,
+            kind: action.kind.clone(),
+            outcome: outcome.clone(),
+        });
+        outcome
+    }
+
+    fn check(&mut self, kind: &ActionKind) {
+        let Some(plan) = &self.plan else {
+            return;
+        };
+        if plan.is_held() {
+            self.violations
+                .push(format!("action on a held plan: {kind:?}"));
+        }
+        let targets: Vec<_> = match kind {
+            ActionKind::ListReleases { checking, .. } => checking.iter().collect(),
+            other => other.target().into_iter().collect(),
+        };
+        for t in targets {
+            let planned = plan.deletions.iter().find(|d| d.release_ref() == t.release);
+            match planned {
+                None => self
+                    .violations
+                    .push(format!("action on a release not planned: {kind:?}")),
+                Some(d) if d.application != t.application => self
+                    .violations
+                    .push(format!("action names the wrong application: {kind:?}")),
+                Some(_) => {}
+            }
+        }
+        let Some(t) = kind.target() else {
+            return;
+        };
+        let swarm = &t.release.swarm;
+        let release = t.release.release.as_str();
+        match kind {
+            ActionKind::ListVolumes { .. } | ActionKind::RemoveVolume { .. }
+                if self.has_stack(swarm.as_str(), release) =>
+            {
+                self.violations
+                    .push(format!("volume action while the stack stands: {kind:?}"));
+            }
+            ActionKind::DeleteRecords { .. } => {
+                if self.has_stack(swarm.as_str(), release) {
+                    self.violations.push(format!(
+                        "records deleted while the stack stands: {}",
+                        t.release
+                    ));
+                }
+                let left = self.reached_volumes(swarm, release);
+                if self.purge && !left.is_empty() {
+                    self.violations.push(format!(
+                        "records deleted while reached volumes remain: {} {left:?}",
+                        t.release
+                    ));
+                }
+                let partial = plan
+                    .deletions
+                    .iter()
+                    .any(|d| d.release_ref() == t.release && d.volumes == Coverage::Partial);
+                if self.purge && partial {
+                    self.violations.push(format!(
+                        "records deleted though coverage is partial: {}",
+                        t.release
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn run(&mut self, kind: &ActionKind) -> Outcome {
+        let swarm_name = kind.swarm().clone();
+        let Some(swarm) = self.swarms.get_mut(&swarm_name) else {
+            return Outcome::unreachable(format!("no swarm {swarm_name}"));
+        };
+        let faults = &mut self.faults;
+        match kind {
+            ActionKind::RemoveStack { target } => {
+                let release = &target.release.release;
+                if swarm.own_stack.as_ref() == Some(release) {
+                    return Outcome::own_stack();
+                }
+                if take(&mut faults.stack_fails, &target.release) {
+                    return Outcome::other(format!(
+                        "network {release}_default: has active endpoints"
+                    ));
+                }
+                let was = swarm.stacks.remove(release);
+                if take(&mut faults.stack_lies, &target.release) {
+                    return Outcome::other(format!("network {release}_default not found"));
+                }
+                if was {
+                    Outcome::Done
+                } else {
+                    Outcome::gone()
+                }
+            }
+            ActionKind::ListVolumes { target, at } => {
+                let Some(node) = node_id(swarm, at) else {
+                    return Outcome::unreachable("no such node");
+                };
+                let key = (swarm_name.clone(), node.clone());
+                if faults.unreachable.contains(&key) {
+                    return Outcome::unreachable(format!("node {node}: connection refused"));
+                }
+                if faults.list_fails.contains(&key) {
+                    return Outcome::other(format!("node {node}: listing volumes failed"));
+                }
+                let release = &target.release.release;
+                let names = swarm
+                    .nodes
+                    .iter()
+                    .find(|n| n.id == node)
+                    .map(|n| {
+                        n.volumes
+                            .iter()
+                            .filter(|(_, r)| *r == release)
+                            .map(|(v, _)| v.clone())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Outcome::Volumes(names)
+            }
+            ActionKind::RemoveVolume { at, volume, .. } => {
+                let Some(node) = node_id(swarm, at) else {
+                    return Outcome::unreachable("no such node");
+                };
+                let key = (swarm_name.clone(), node.clone());
+                if faults.unreachable.contains(&key) || faults.vanish_after_listing.contains(&key) {
+                    return Outcome::unreachable(format!("node {node}: connection refused"));
+                }
+                let vkey = (swarm_name.clone(), node.clone(), volume.clone());
+                if take(&mut faults.in_use, &vkey) {
+                    return Outcome::in_use();
+                }
+                let removed = swarm
+                    .nodes
+                    .iter_mut()
+                    .find(|n| n.id == node)
+                    .and_then(|n| n.volumes.remove(volume))
+                    .is_some();
+                if removed {
+                    Outcome::Done
+                } else {
+                    Outcome::gone()
+                }
+            }
+            ActionKind::DeleteRecords { target } => {
+                let release = &target.release.release;
+                if take(&mut faults.records_fail, &target.release) {
+                    return Outcome::other("removing config: rpc error");
+                }
+                let was = swarm.records.remove(release).is_some();
+                if take(&mut faults.records_lie, &target.release) {
+                    return Outcome::other("removing config: context deadline exceeded");
+                }
+                if was {
+                    Outcome::Done
+                } else {
+                    Outcome::gone()
+                }
+            }
+            ActionKind::ListReleases { .. } => {
+                if faults.relist_fails.contains(&swarm_name) {
+                    return Outcome::unreachable("manager: connection reset");
+                }
+                let names = match faults.listing_by {
+                    ListingBy::Records => swarm.records.keys().cloned().collect(),
+                    ListingBy::Stacks => swarm.stacks.iter().cloned().collect(),
+                };
+                Outcome::Releases(names)
+            }
+        }
+    }
+}
+
+/// Uses up one count of a fault; true if the fault fired.
+fn take<K: Ord>(counts: &mut BTreeMap<K, u32>, key: &K) -> bool {
+    match counts.get_mut(key) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
+    }
+}
+
+fn node_id(swarm: &ModelSwarm, at: &Where) -> Option<String> {
+    match at {
+        Where::Node(n) => swarm
+            .nodes
+            .iter()
+            .find(|m| m.id == n.id)
+            .map(|m| m.id.clone()),
+        Where::Manager => swarm.nodes.first().map(|n| n.id.clone()),
+    }
+}
+
+/// An application that has left the set but is still syncing out.
+pub fn draining(name: &str, swarm: &str) -> Application {
+    Application::new(name, swarm, Some(Vec::new()), AppState::Draining)
+}

@@ -1,0 +1,383 @@
+//! Properties of the sweep over random plans, fault schedules and
+//! interleavings, against the model world.
+
+mod harness;
+
+use std::time::Duration;
+
+use harness::{ListingBy, Reach, Run, World};
+use proptest::prelude::*;
+use sweep_core::sweep::{ReleaseOutcome, Settings, Sweep, Timestamp};
+use sweep_core::{Coverage, ReleaseRef, SwarmName};
+
+#[derive(Debug, Clone)]
+enum StepFault {
+    None,
+    Fails(u32),
+    Lies,
+}
+
+#[derive(Debug, Clone)]
+struct ReleaseGen {
+    departed: bool,
+    own: bool,
+    /// (node index, volume number, in-use count)
+    volumes: Vec<(usize, u8, u32)>,
+    stack: StepFault,
+    records: StepFault,
+}
+
+#[derive(Debug, Clone)]
+struct SwarmGen {
+    /// Per node: listed by the registry, unreachable, vanishes after
+    /// listing, listing fails.
+    nodes: Vec<(bool, bool, bool, bool)>,
+    reach_nodes: bool,
+    count_known: bool,
+    relist_fails: bool,
+    releases: Vec<ReleaseGen>,
+}
+
+#[derive(Debug, Clone)]
+struct WorldGen {
+    purge: bool,
+    by_stacks: bool,
+    swarms: Vec<SwarmGen>,
+}
+
+fn step_fault(faults: bool) -> BoxedStrategy<StepFault> {
+    if !faults {
+        return Just(StepFault::None).boxed();
+    }
+    prop_oneof![
+        4 => Just(StepFault::None),
+        1 => Just(StepFault::Lies),
+        1 => prop_oneof![Just(1u32), Just(u32::MAX)].prop_map(StepFault::Fails),
+    ]
+    .boxed()
+}
+
+fn release_gen(faults: bool) -> impl Strategy<Value = ReleaseGen> {
+    let in_use = if faults {
+        prop_oneof![4 => Just(0u32), 1 => Just(1u32), 1 => Just(3u32), 1 => Just(u32::MAX)].boxed()
+    } else {
+        Just(0u32).boxed()
+    };
+    (
+        prop::bool::weighted(0.8),
+        if faults {
+            prop::bool::weighted(0.1).boxed()
+        } else {
+            Just(false).boxed()
+        },
+        prop::collection::vec((0usize..3, 0u8..3, in_use), 0..4),
+        step_fault(faults),
+        step_fault(faults),
+    )
+        .prop_map(|(departed, own, volumes, stack, records)| ReleaseGen {
+            departed,
+            own,
+            volumes,
+            stack,
+            records,
+        })
+}
+
+fn swarm_gen(faults: bool) -> impl Strategy<Value = SwarmGen> {
+    let node_fault = if faults {
+        prop::bool::weighted(0.1).boxed()
+    } else {
+        Just(false).boxed()
+    };
+    (
+        prop::collection::vec(
+            (
+                prop::bool::weighted(0.8),
+                node_fault.clone(),
+                node_fault.clone(),
+                node_fault,
+            ),
+            1..4,
+        ),
+        any::<bool>(),
+        prop::bool::weighted(0.8),
+        if faults {
+            prop::bool::weighted(0.2).boxed()
+        } else {
+            Just(false).boxed()
+        },
+        prop::collection::vec(release_gen(faults), 1..4),
+    )
+        .prop_map(
+            |(nodes, reach_nodes, count_known, relist_fails, releases)| SwarmGen {
+                nodes,
+                reach_nodes,
+                count_known,
+                relist_fails,
+                releases,
+            },
+        )
+}
+
+fn world_gen(faults: bool) -> impl Strategy<Value = WorldGen> {
+    (
+        prop::bool::weighted(0.7),
+        any::<bool>(),
+        prop::collection::vec(swarm_gen(faults), 1..4),
+    )
+        .prop_map(|(purge, by_stacks, swarms)| WorldGen {
+            purge,
+            by_stacks,
+            swarms,
+        })
+}
+
+fn build(g: &WorldGen) -> World {
+    let mut w = World::new(g.purge);
+    if g.by_stacks {
+        w.faults.listing_by = ListingBy::Stacks;
+    }
+    for (si, s) in g.swarms.iter().enumerate() {
+        let name = format!("s{si}");
+        let sn = SwarmName::new(name.as_str());
+        let ids: Vec<String> = (0..s.nodes.len()).map(|i| format!("{name}n{i}")).collect();
+        let hosts: Vec<String> = (0..s.nodes.len()).map(|i| format!("host-{i}")).collect();
+        let spec: Vec<(&str, &str, bool)> = ids
+            .iter()
+            .zip(&hosts)
+            .zip(&s.nodes)
+            .map(|((id, host), n)| (id.as_str(), host.as_str(), n.0))
+            .collect();
+        let reach = if s.reach_nodes {
+            Reach::Nodes
+        } else {
+            Reach::ManagerOnly
+        };
+        w.swarm(&name, &spec, reach, s.count_known);
+        for (id, n) in ids.iter().zip(&s.nodes) {
+            if n.1 {
+                w.faults.unreachable.insert((sn.clone(), id.clone()));
+            }
+            if n.2 {
+                w.faults
+                    .vanish_after_listing
+                    .insert((sn.clone(), id.clone()));
+            }
+            if n.3 {
+                w.faults.list_fails.insert((sn.clone(), id.clone()));
+            }
+        }
+        if s.relist_fails {
+            w.faults.relist_fails.insert(sn.clone());
+        }
+        for (ri, r) in s.releases.iter().enumerate() {
+            let release = format!("r{ri}");
+            let app = if r.departed {
+                format!("gone{ri}")
+            } else {
+                let app = format!("live{si}x{ri}");
+                w.live_app(&app, &name, &[release.as_str()]);
+                app
+            };
+            let vols: Vec<(String, String)> = r
+                .volumes
+                .iter()
+                .map(|(n, v, _)| (ids[n % ids.len()].clone(), format!("v{v}")))
+                .collect();
+            let vol_refs: Vec<(&str, &str)> =
+                vols.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+            w.release(&name, &release, &app, &vol_refs);
+            for ((n, v), (_, _, in_use)) in vols.iter().zip(&r.volumes) {
+                if *in_use > 0 {
+                    w.faults
+                        .in_use
+                        .insert((sn.clone(), n.clone(), format!("{release}_{v}")), *in_use);
+                }
+            }
+            let rr = ReleaseRef::new(sn.clone(), release.clone());
+            match r.stack {
+                StepFault::None => {}
+                StepFault::Fails(n) => {
+                    w.faults.stack_fails.insert(rr.clone(), n);
+                }
+                StepFault::Lies => {
+                    w.faults.stack_lies.insert(rr.clone(), 1);
+                }
+            }
+            match r.records {
+                StepFault::None => {}
+                StepFault::Fails(n) => {
+                    w.faults.records_fail.insert(rr.clone(), n);
+                }
+                StepFault::Lies => {
+                    w.faults.records_lie.insert(rr.clone(), 1);
+                }
+            }
+            if r.own {
+                if let Some(sw) = w.swarms.get_mut(&sn) {
+                    sw.own_stack.get_or_insert(release.clone());
+                }
+            }
+        }
+    }
+    w
+}
+
+fn settings() -> Settings {
+    Settings::default()
+}
+
+/// The most virtual time a sweep needs with instant actions: a volume's
+/// settle timeout, twice when a re-listing revives a release whose volumes
+/// then settle again, plus a retry interval each.
+fn time_bound(s: &Settings) -> Duration {
+    (s.settle_timeout + s.retry_interval) * 2
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, .. ProptestConfig::default() })]
+
+    /// Records never go before everything else of their release, no action
+    /// concerns a release the plan did not list, the run terminates, and
+    /// what the report says went is gone from the model.
+    #[test]
+    fn safety_holds_under_any_faults_and_interleaving(
+        g in world_gen(true),
+        seed in any::<u64>(),
+        limit in 1usize..7,
+        latency in 0u64..50,
+    ) {
+        let world = build(&g);
+        let mut run = Run::new(world, settings(), seed, limit)
+            .with_latency(Duration::from_millis(latency))
+            .with_max_steps(50_000);
+        let report = run.drive();
+        prop_assert!(report.is_ok(), "{:?}", report);
+        let report = report.unwrap_or_else(|_| unreachable!());
+        prop_assert!(run.world.violations.is_empty(), "{:#?}", run.world.violations);
+        let plan = run.world.plan.clone().unwrap_or_else(|| unreachable!());
+        prop_assert_eq!(report.releases.len(), plan.deletions.len());
+        for r in &report.releases {
+            let (s, name) = (r.swarm.as_str(), r.release.as_str());
+            let lied = run.world.faults.records_lie.contains_key(&ReleaseRef::new(s, name));
+            match r.outcome {
+                ReleaseOutcome::Deleted => {
+                    prop_assert!(!run.world.has_stack(s, name));
+                    prop_assert!(!run.world.has_records(s, name));
+                    if g.purge {
+                        prop_assert!(run.world.reached_volumes(&r.swarm, name).is_empty());
+                    }
+                }
+                // The records, which let a later sweep find it, are kept
+                // (unless the model removed them while saying it had not).
+                _ if !lied => prop_assert!(run.world.has_records(s, name), "{}/{} lost its records", s, name),
+                _ => {}
+            }
+            let held = run.world.volumes(s, name);
+            for (label, vols) in &r.volumes_deleted {
+                // Node labels are `host-<i>`, or `(manager)` for node 0.
+                let i = label.strip_prefix("host-").unwrap_or("0");
+                let id = format!("{s}n{i}");
+                for v in vols {
+                    prop_assert!(
+                        !held.get(&id).is_some_and(|left| left.contains(v)),
+                        "{} on {} reported deleted but still held", v, id
+                    );
+                }
+            }
+        }
+    }
+
+    /// A plan held as a whole hands out nothing.
+    #[test]
+    fn held_plan_hands_out_nothing(g in world_gen(true), t in any::<u32>()) {
+        let mut world = build(&g);
+        world.app_set_loaded = false;
+        let plan = world.plan();
+        prop_assert!(plan.is_held());
+        let mut sweep = Sweep::new(&plan, settings());
+        prop_assert!(sweep.is_done());
+        prop_assert_eq!(sweep.poll_action(Timestamp::from_millis(u64::from(t))), None);
+        prop_assert_eq!(sweep.poll_timeout(), None);
+        prop_assert!(sweep.report().releases.is_empty());
+    }
+
+    /// Without faults everything planned goes: stack, records (unless the
+    /// purge could not cover every node) and volumes on every reached node.
+    #[test]
+    fn without_faults_everything_planned_is_gone(
+        g in world_gen(false),
+        seed in any::<u64>(),
+        limit in 1usize..7,
+    ) {
+        let mut run = Run::new(build(&g), settings(), seed, limit);
+        let report = run.finish();
+        let plan = run.world.plan.clone().unwrap_or_else(|| unreachable!());
+        for d in &plan.deletions {
+            let (s, name) = (d.swarm.as_str(), d.release.as_str());
+            prop_assert!(!run.world.has_stack(s, name));
+            if g.purge {
+                prop_assert!(run.world.reached_volumes(&d.swarm, name).is_empty());
+            }
+            let pending = g.purge && d.volumes == Coverage::Partial;
+            prop_assert_eq!(run.world.has_records(s, name), pending);
+            let r = report.release(&d.swarm, name).cloned();
+            let expected = if pending { ReleaseOutcome::PendingCoverage } else { ReleaseOutcome::Deleted };
+            prop_assert_eq!(r.map(|r| r.outcome), Some(expected));
+        }
+        prop_assert!(!report.failed());
+        prop_assert_eq!(report.all_done(), report.uncovered.is_empty() && report.totals.pending_coverage == 0);
+    }
+
+    /// The same plan, fault schedule and seed give the same report, byte
+    /// for byte, and the same actions.
+    #[test]
+    fn same_plan_faults_and_seed_give_the_same_report(
+        g in world_gen(true),
+        seed in any::<u64>(),
+        limit in 1usize..7,
+        latency in 0u64..50,
+    ) {
+        let go = || {
+            let mut run = Run::new(build(&g), settings(), seed, limit)
+                .with_latency(Duration::from_millis(latency));
+            let report = run.finish();
+            (report.to_json_pretty(), format!("{:?}", run.handed()))
+        };
+        prop_assert_eq!(go(), go());
+    }
+
+    /// With instant actions the report does not even depend on the order
+    /// actions complete in or on how many run at once.
+    #[test]
+    fn report_does_not_depend_on_interleaving(
+        g in world_gen(true),
+        seeds in (any::<u64>(), any::<u64>()),
+        limits in (1usize..7, 1usize..7),
+    ) {
+        let go = |seed, limit| {
+            let mut run = Run::new(build(&g), settings(), seed, limit);
+            run.finish().to_json_pretty()
+        };
+        prop_assert_eq!(go(seeds.0, limits.0), go(seeds.1, limits.1));
+    }
+
+    /// Virtual time stays within the settle timeout (twice, when a
+    /// re-listing revives a release) plus a retry interval, and a driver
+    /// never waits on a deadline with nothing to do at it.
+    #[test]
+    fn virtual_time_stays_bounded(
+        g in world_gen(true),
+        seed in any::<u64>(),
+        limit in 1usize..7,
+        latency in 0u64..20,
+    ) {
+        let s = settings();
+        let mut run = Run::new(build(&g), s, seed, limit)
+            .with_latency(Duration::from_millis(latency));
+        let _ = run.finish();
+        let busy = Duration::from_millis(latency) * run.steps as u32;
+        let bound = Timestamp::ZERO + time_bound(&s) + busy;
+        prop_assert!(run.now <= bound, "ran to {} past {}", run.now, bound);
+    }
+}

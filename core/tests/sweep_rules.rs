@@ -1,0 +1,887 @@
+//! The sweep's rules, one named test (or a few) each, against the model
+//! world in virtual time.
+
+mod harness;
+
+use std::time::Duration;
+
+use harness::{sweep, Event, ListingBy, Reach, Run, World};
+use sweep_core::sweep::{
+    ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, Step, Sweep, SweepError, Timestamp,
+    Where,
+};
+use sweep_core::{Coverage, ReleaseRef, SwarmName, SweepPlan};
+
+const SEEDS: u64 = 12;
+
+fn rr(swarm: &str, release: &str) -> ReleaseRef {
+    ReleaseRef::new(swarm, release)
+}
+
+fn alpha3(w: &mut World) {
+    w.swarm(
+        "alpha",
+        &[
+            ("n1", "node-1", true),
+            ("n2", "node-2", true),
+            ("n3", "node-3", true),
+        ],
+        Reach::Nodes,
+        true,
+    );
+}
+
+fn is_release(kind: &ActionKind, swarm: &str, release: &str) -> bool {
+    kind.target()
+        .is_some_and(|t| t.release == rr(swarm, release))
+}
+
+fn secs(s: u64) -> Timestamp {
+    Timestamp::from_epoch(Duration::from_secs(s))
+}
+
+/// Index of the first event matching `pred`.
+fn first(events: &[Event], pred: impl Fn(&Event) -> bool) -> usize {
+    events.iter().position(pred).unwrap_or(usize::MAX)
+}
+
+/// Index of the last event matching `pred`.
+fn last(events: &[Event], pred: impl Fn(&Event) -> bool) -> Option<usize> {
+    events.iter().rposition(pred)
+}
+
+fn handed(e: &Event, step: Step) -> bool {
+    matches!(e, Event::Handed(_, k) if k.step() == step)
+}
+
+fn answered(e: &Event, step: Step) -> bool {
+    matches!(e, Event::Answered(_, k) if k.step() == step)
+}
+
+// ----- rule 1 ---------------------------------------------------------------
+
+#[test]
+fn rule1_stack_first_then_volumes_on_every_node_then_records_last() {
+    for seed in 0..SEEDS {
+        for limit in [1, 3, 8] {
+            let mut w = World::new(true);
+            alpha3(&mut w);
+            w.release(
+                "alpha",
+                "web",
+                "shop",
+                &[("n1", "data"), ("n1", "logs"), ("n2", "cache")],
+            );
+            let (report, run) = sweep(w, seed, limit);
+            let ev = &run.events;
+
+            let stack_done = first(ev, |e| answered(e, Step::RemoveStack));
+            let first_list = first(ev, |e| handed(e, Step::ListVolumes));
+            assert!(
+                stack_done < first_list,
+                "volumes listed before the stack went"
+            );
+            let records = first(ev, |e| handed(e, Step::DeleteRecords));
+            let last_vol = last(ev, |e| answered(e, Step::RemoveVolume));
+            let last_list = last(ev, |e| answered(e, Step::ListVolumes));
+            assert!(last_vol < Some(records) && last_list < Some(records));
+            assert!(matches!(
+                run.handed().first(),
+                Some(ActionKind::RemoveStack { .. })
+            ));
+            assert!(matches!(
+                run.handed().last(),
+                Some(ActionKind::DeleteRecords { .. })
+            ));
+            // Every reached node is listed, even one that holds nothing.
+            assert_eq!(run.world.count(|k| k.step() == Step::ListVolumes), 3);
+            assert_eq!(run.world.count(|k| k.step() == Step::RemoveVolume), 3);
+
+            assert!(!run.world.has_stack("alpha", "web"));
+            assert!(!run.world.has_records("alpha", "web"));
+            assert!(run.world.volumes("alpha", "web").is_empty());
+            let r = &report.releases[0];
+            assert_eq!(r.outcome, ReleaseOutcome::Deleted);
+            assert_eq!(r.volumes_deleted["node-1"], ["web_data", "web_logs"]);
+            assert_eq!(r.volumes_deleted["node-2"], ["web_cache"]);
+            assert!(report.all_done());
+        }
+    }
+}
+
+#[test]
+fn rule1_records_stay_when_anything_before_them_failed() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release("alpha", "web", "shop", &[("n1", "data"), ("n2", "cache")]);
+        w.faults
+            .list_fails
+            .insert((SwarmName::new("alpha"), "n2".into()));
+        let (report, run) = sweep(w, seed, 4);
+        assert_eq!(run.world.count(|k| k.step() == Step::DeleteRecords), 0);
+        assert!(run.world.has_records("alpha", "web"));
+        assert!(!run.world.has_stack("alpha", "web"));
+        let r = &report.releases[0];
+        assert_eq!(r.outcome, ReleaseOutcome::Failed);
+        assert_eq!(r.volumes_deleted["node-1"], ["web_data"]);
+        assert!(report.failed());
+    }
+}
+
+// ----- rule 2 ---------------------------------------------------------------
+
+#[test]
+fn rule2_in_use_volume_is_retried_every_interval_until_removed() {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    w.faults
+        .in_use
+        .insert((SwarmName::new("alpha"), "n1".into(), "web_data".into()), 3);
+    let (report, run) = sweep(w, 7, 4);
+    let attempts: Vec<Timestamp> = run
+        .world
+        .log
+        .iter()
+        .filter(|e| e.kind.step() == Step::RemoveVolume)
+        .map(|e| e.at)
+        .collect();
+    assert_eq!(attempts, [secs(0), secs(2), secs(4), secs(6)]);
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+    assert!(!run.world.has_records("alpha", "web"));
+}
+
+#[test]
+fn rule2_volume_in_use_past_its_deadline_fails_the_release_and_keeps_records() {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[("n1", "data"), ("n1", "logs")]);
+    w.faults.in_use.insert(
+        (SwarmName::new("alpha"), "n1".into(), "web_data".into()),
+        u32::MAX,
+    );
+    let (report, run) = sweep(w, 3, 4);
+    let attempts: Vec<Timestamp> = run
+        .world
+        .log
+        .iter()
+        .filter(
+            |e| matches!(&e.kind, ActionKind::RemoveVolume { volume, .. } if volume == "web_data"),
+        )
+        .map(|e| e.at)
+        .collect();
+    // Every 2 s from 0, the last try on the deadline itself.
+    assert_eq!(attempts.len(), 16);
+    assert_eq!(attempts.last(), Some(&secs(30)));
+    assert_eq!(run.now, secs(30));
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    assert_eq!(r.errors.len(), 1);
+    assert_eq!(r.errors[0].action, Step::RemoveVolume);
+    assert_eq!(r.errors[0].node.as_deref(), Some("node-1"));
+    assert_eq!(r.errors[0].volume.as_deref(), Some("web_data"));
+    assert!(run.world.has_records("alpha", "web"));
+    assert_eq!(run.world.volumes("alpha", "web")["n1"], ["web_data"]);
+}
+
+/// Drives a sweep by hand: the driver holds volume `b` back until 25 s, so
+/// the two volumes of one release on one node are first tried 25 s apart.
+#[test]
+fn rule2_each_volume_has_its_own_deadline() {
+    let mut w = World::new(true);
+    w.swarm("alpha", &[("n1", "node-1", true)], Reach::Nodes, true);
+    w.release("alpha", "web", "shop", &[("n1", "a"), ("n1", "b")]);
+    let mut sweep = Sweep::new(&w.plan(), Settings::default());
+    let mut tries: Vec<(String, u64)> = Vec::new();
+
+    let mut take = |sweep: &mut Sweep, t: u64| -> Option<String> {
+        let action = sweep.poll_action(secs(t))?;
+        let outcome = match &action.kind {
+            ActionKind::RemoveStack { .. } => Outcome::Done,
+            ActionKind::ListVolumes { .. } => {
+                Outcome::Volumes(vec!["web_a".into(), "web_b".into()])
+            }
+            ActionKind::RemoveVolume { volume, .. } => {
+                tries.push((volume.clone(), t));
+                // a is held for ever; b lets go at 40 s.
+                if volume == "web_b" && t >= 40 {
+                    Outcome::Done
+                } else {
+                    Outcome::in_use()
+                }
+            }
+            other => panic!("unexpected action {other:?}"),
+        };
+        let name = match &action.kind {
+            ActionKind::RemoveVolume { volume, .. } => volume.clone(),
+            _ => String::new(),
+        };
+        assert_eq!(sweep.handle_outcome(action.id, outcome, secs(t)), Ok(()));
+        Some(name)
+    };
+    assert_eq!(take(&mut sweep, 0).as_deref(), Some(""));
+    assert_eq!(take(&mut sweep, 0).as_deref(), Some(""));
+    // One action per poll until 24 s: always a, which sorts first.
+    for t in (0..=24).step_by(2) {
+        assert_eq!(take(&mut sweep, t).as_deref(), Some("web_a"));
+    }
+    // At 25 s a waits for 26 s, and b is handed out for the first time.
+    assert_eq!(take(&mut sweep, 25).as_deref(), Some("web_b"));
+    while let Some(t) = sweep.poll_timeout() {
+        let t = t.since_epoch().as_secs();
+        while take(&mut sweep, t).is_some() {}
+    }
+    assert!(sweep.is_done());
+
+    let last = |v: &str| tries.iter().filter(|(n, _)| n == v).map(|(_, t)| *t).max();
+    // a gave up on its own deadline (0 + 30 s); b went on past it and was
+    // removed at 41 s, inside its own (25 + 30 s).
+    assert_eq!(last("web_a"), Some(30));
+    assert_eq!(last("web_b"), Some(41));
+    let report = sweep.report();
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    assert_eq!(r.volumes_deleted["node-1"], ["web_b"]);
+    assert_eq!(r.errors.len(), 1);
+    assert_eq!(r.errors[0].volume.as_deref(), Some("web_a"));
+}
+
+// ----- rule 3 ---------------------------------------------------------------
+
+#[test]
+fn rule3_every_release_is_attempted_and_failures_name_release_swarm_and_node() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.swarm(
+            "beta",
+            &[("b1", "beta-1", true), ("b2", "beta-2", true)],
+            Reach::Nodes,
+            true,
+        );
+        w.release("alpha", "web", "shop", &[("n1", "data")]);
+        w.release("alpha", "cache", "shop", &[("n2", "mem")]);
+        w.release("beta", "web", "shop", &[("b1", "data")]);
+        w.release("beta", "db", "crm", &[("b2", "pg")]);
+        w.faults.stack_fails.insert(rr("alpha", "web"), u32::MAX);
+        w.faults
+            .vanish_after_listing
+            .insert((SwarmName::new("beta"), "b2".into()));
+        let (report, run) = sweep(w, seed, 3);
+
+        for (s, r) in [
+            ("alpha", "web"),
+            ("alpha", "cache"),
+            ("beta", "web"),
+            ("beta", "db"),
+        ] {
+            assert!(
+                run.world
+                    .count(|k| k.step() == Step::RemoveStack && is_release(k, s, r))
+                    >= 1,
+                "{s}/{r} was not attempted"
+            );
+        }
+        let outcome = |s: &str, r: &str| report.release(&SwarmName::new(s), r).map(|x| x.outcome);
+        assert_eq!(outcome("alpha", "web"), Some(ReleaseOutcome::Failed));
+        assert_eq!(outcome("alpha", "cache"), Some(ReleaseOutcome::Deleted));
+        assert_eq!(outcome("beta", "web"), Some(ReleaseOutcome::Deleted));
+        assert_eq!(outcome("beta", "db"), Some(ReleaseOutcome::Failed));
+        let failures: Vec<(String, String, Step, Option<String>)> = report
+            .failures()
+            .map(|(r, e)| {
+                (
+                    r.swarm.to_string(),
+                    r.release.clone(),
+                    e.action,
+                    e.node.clone(),
+                )
+            })
+            .collect();
+        assert!(failures.contains(&("alpha".into(), "web".into(), Step::RemoveStack, None)));
+        assert!(failures.contains(&(
+            "beta".into(),
+            "db".into(),
+            Step::RemoveVolume,
+            Some("beta-2".into())
+        )));
+        assert!(run.world.has_stack("alpha", "web") && run.world.has_records("alpha", "web"));
+        assert!(run.world.has_records("beta", "db"));
+        assert!(!run.world.has_records("alpha", "cache") && !run.world.has_records("beta", "web"));
+    }
+}
+
+// ----- rule 4 ---------------------------------------------------------------
+
+#[test]
+fn rule4_records_error_for_work_that_worked_is_overturned_by_the_relisting() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release("alpha", "web", "shop", &[("n1", "data")]);
+        w.release("alpha", "api", "shop", &[("n2", "data")]);
+        w.faults.records_lie.insert(rr("alpha", "web"), 1);
+        let (report, run) = sweep(w, seed, 4);
+        assert_eq!(run.world.count(|k| k.step() == Step::ListReleases), 1);
+        let r = report.release(&SwarmName::new("alpha"), "web").cloned();
+        let r = r.unwrap_or_else(|| panic!("web not reported"));
+        assert_eq!(r.outcome, ReleaseOutcome::Deleted);
+        assert_eq!(r.remedy, None);
+        assert!(!run.world.has_records("alpha", "web"));
+        assert!(report.all_done());
+    }
+}
+
+#[test]
+fn rule4_stack_error_for_work_that_worked_is_overturned_when_listing_by_stacks() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release("alpha", "web", "shop", &[("n1", "data"), ("n3", "logs")]);
+        w.faults.stack_lies.insert(rr("alpha", "web"), 1);
+        w.faults.listing_by = ListingBy::Stacks;
+        let (report, run) = sweep(w, seed, 4);
+        assert_eq!(run.world.count(|k| k.step() == Step::ListReleases), 1);
+        assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+        assert!(!run.world.has_stack("alpha", "web"));
+        assert!(!run.world.has_records("alpha", "web"));
+        assert!(run.world.volumes("alpha", "web").is_empty());
+    }
+}
+
+#[test]
+fn rule4_release_still_listed_keeps_its_failure() {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    w.faults.stack_fails.insert(rr("alpha", "web"), u32::MAX);
+    let (report, run) = sweep(w, 1, 4);
+    assert_eq!(run.world.count(|k| k.step() == Step::ListReleases), 1);
+    assert_eq!(run.world.count(|k| k.step() == Step::RemoveStack), 1);
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Failed);
+    assert!(run.world.has_stack("alpha", "web") && run.world.has_records("alpha", "web"));
+    assert_eq!(run.world.volumes("alpha", "web")["n1"], ["web_data"]);
+}
+
+#[test]
+fn rule4_failed_relisting_leaves_the_failure_standing() {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[]);
+    w.faults.records_lie.insert(rr("alpha", "web"), 1);
+    w.faults.relist_fails.insert(SwarmName::new("alpha"));
+    let (report, run) = sweep(w, 1, 4);
+    assert_eq!(run.world.count(|k| k.step() == Step::ListReleases), 1);
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    let steps: Vec<Step> = r.errors.iter().map(|e| e.action).collect();
+    assert_eq!(steps, [Step::DeleteRecords, Step::ListReleases]);
+}
+
+#[test]
+fn rule4_one_relisting_per_swarm_with_failures_after_all_its_releases_settle() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.swarm("beta", &[("b1", "beta-1", true)], Reach::Nodes, true);
+        w.release("alpha", "web", "shop", &[]);
+        w.release("alpha", "api", "shop", &[]);
+        w.release("alpha", "slow", "shop", &[("n1", "data")]);
+        w.release("beta", "web", "shop", &[("b1", "data")]);
+        w.faults.stack_fails.insert(rr("alpha", "web"), 1);
+        w.faults.records_fail.insert(rr("alpha", "api"), 1);
+        w.faults.in_use.insert(
+            (SwarmName::new("alpha"), "n1".into(), "slow_data".into()),
+            5,
+        );
+        let (report, run) = sweep(w, seed, 3);
+        let relists: Vec<&ActionKind> = run
+            .handed()
+            .into_iter()
+            .filter(|k| k.step() == Step::ListReleases)
+            .collect();
+        assert_eq!(relists.len(), 1, "{relists:?}");
+        assert_eq!(relists[0].swarm(), &SwarmName::new("alpha"));
+        let ev = &run.events;
+        let relist_at = first(ev, |e| handed(e, Step::ListReleases));
+        let slow_done = last(
+            ev,
+            |e| matches!(e, Event::Answered(_, k) if is_release(k, "alpha", "slow")),
+        );
+        assert!(
+            slow_done < Some(relist_at),
+            "re-listed before alpha settled"
+        );
+        // Both failures were real and are still listed.
+        assert_eq!(report.totals.failed, 2);
+        assert_eq!(report.totals.deleted, 2);
+    }
+}
+
+// ----- rule 5 ---------------------------------------------------------------
+
+#[test]
+fn rule5_own_stack_is_left_with_a_remedy_and_nothing_further_is_done() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release("alpha", "ctl", "controller", &[("n1", "state")]);
+        w.release("alpha", "web", "shop", &[("n2", "data")]);
+        if let Some(s) = w.swarms.get_mut(&SwarmName::new("alpha")) {
+            s.own_stack = Some("ctl".into());
+        }
+        let (report, run) = sweep(w, seed, 4);
+        let r = report.release(&SwarmName::new("alpha"), "ctl").cloned();
+        let r = r.unwrap_or_else(|| panic!("ctl not reported"));
+        assert_eq!(r.outcome, ReleaseOutcome::LeftOwnStack);
+        assert!(r.errors.is_empty());
+        assert!(r
+            .remedy
+            .is_some_and(|m| m.contains("remove it by hand or move the controller")));
+        assert_eq!(run.world.count(|k| is_release(k, "alpha", "ctl")), 1);
+        assert_eq!(run.world.count(|k| k.step() == Step::ListReleases), 0);
+        assert!(run.world.has_stack("alpha", "ctl") && run.world.has_records("alpha", "ctl"));
+        assert_eq!(run.world.volumes("alpha", "ctl")["n1"], ["ctl_state"]);
+        assert!(!report.failed());
+        // Reported every sweep with its remedy, but not a failure by itself.
+        assert!(report.all_done());
+        assert_eq!(report.exit_code(), 0);
+        assert_eq!(report.totals.left_own_stack, 1);
+        assert_eq!(report.totals.deleted, 1);
+    }
+}
+
+// ----- rule 6 ---------------------------------------------------------------
+
+#[test]
+fn rule6_reached_node_that_is_unreachable_fails_the_purge_and_keeps_records() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release("alpha", "web", "shop", &[("n1", "data"), ("n2", "logs")]);
+        w.faults
+            .unreachable
+            .insert((SwarmName::new("alpha"), "n2".into()));
+        let (report, run) = sweep(w, seed, 4);
+        let r = &report.releases[0];
+        assert_eq!(r.outcome, ReleaseOutcome::Failed);
+        assert_eq!(r.errors.len(), 1);
+        assert_eq!(r.errors[0].action, Step::ListVolumes);
+        assert_eq!(r.errors[0].node.as_deref(), Some("node-2"));
+        assert!(r.errors[0].message.starts_with("unreachable"));
+        assert!(run.world.has_records("alpha", "web"));
+        assert_eq!(r.volumes_deleted["node-1"], ["web_data"]);
+        // No re-listing: it cannot tell whether a volume is gone.
+        assert_eq!(run.world.count(|k| k.step() == Step::ListReleases), 0);
+        assert!(report.uncovered.is_empty());
+    }
+}
+
+#[test]
+fn rule6_node_the_registry_did_not_list_is_reported_uncovered() {
+    let mut w = World::new(true);
+    w.swarm(
+        "alpha",
+        &[
+            ("n1", "node-1", true),
+            ("n2", "node-2", true),
+            ("n3", "node-3", false),
+        ],
+        Reach::Nodes,
+        true,
+    );
+    w.release("alpha", "web", "shop", &[("n1", "data"), ("n3", "logs")]);
+    let (report, run) = sweep(w, 5, 4);
+    // Nothing is ever asked of the node the registry does not list.
+    let on_n3 = run
+        .world
+        .count(|k| matches!(k.at(), Some(Where::Node(n)) if n.id == "n3"));
+    assert_eq!(on_n3, 0);
+    assert_eq!(run.world.volumes("alpha", "web")["n3"], ["web_logs"]);
+    assert_eq!(report.uncovered.len(), 1);
+    let u = &report.uncovered[0];
+    assert_eq!(u.swarm, SwarmName::new("alpha"));
+    assert_eq!(u.coverage, Coverage::Partial);
+    assert_eq!(u.node_count, Some(3));
+    assert_eq!(u.covered, ["node-1", "node-2"]);
+    assert_eq!(u.missing, Some(1));
+    assert_eq!(u.releases.len(), 1);
+    assert_eq!(u.releases[0].release, "web");
+    assert_eq!(u.releases[0].label_filter, "com.docker.stack.namespace=web");
+    assert_eq!(report.exit_code(), 1);
+}
+
+#[test]
+fn rule6_node_local_purge_covers_the_manager_and_reports_the_rest() {
+    let mut w = World::new(true);
+    w.swarm(
+        "alpha",
+        &[
+            ("m1", "mgr", true),
+            ("w1", "worker-1", true),
+            ("w2", "worker-2", true),
+        ],
+        Reach::ManagerOnly,
+        true,
+    );
+    w.release("alpha", "web", "shop", &[("m1", "data"), ("w1", "logs")]);
+    let (report, run) = sweep(w, 2, 4);
+    assert!(run
+        .handed()
+        .iter()
+        .filter_map(|k| k.at())
+        .all(|at| *at == Where::Manager));
+    let r = &report.releases[0];
+    assert_eq!(r.coverage, Coverage::NodeLocal);
+    assert_eq!(r.outcome, ReleaseOutcome::Deleted);
+    assert_eq!(r.volumes_deleted["(manager)"], ["web_data"]);
+    assert!(!run.world.has_records("alpha", "web"));
+    assert_eq!(run.world.volumes("alpha", "web")["w1"], ["web_logs"]);
+    let u = &report.uncovered[0];
+    assert_eq!(u.coverage, Coverage::NodeLocal);
+    assert_eq!(u.covered, ["(manager)"]);
+    assert_eq!(u.missing, Some(2));
+    assert_eq!(u.releases[0].label_filter, "com.docker.stack.namespace=web");
+    assert!(!report.all_done());
+}
+
+// ----- rule 7 ---------------------------------------------------------------
+
+#[test]
+fn rule7_purge_that_gives_up_still_lists_every_volume_deleted_by_node() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release(
+            "alpha",
+            "web",
+            "shop",
+            &[
+                ("n1", "a"),
+                ("n1", "b"),
+                ("n2", "held"),
+                ("n2", "c"),
+                ("n3", "d"),
+            ],
+        );
+        w.faults.in_use.insert(
+            (SwarmName::new("alpha"), "n2".into(), "web_held".into()),
+            u32::MAX,
+        );
+        let (report, run) = sweep(w, seed, 2);
+        let r = &report.releases[0];
+        assert_eq!(r.outcome, ReleaseOutcome::Failed);
+        assert_eq!(r.volumes_deleted["node-1"], ["web_a", "web_b"]);
+        assert_eq!(r.volumes_deleted["node-2"], ["web_c"]);
+        assert_eq!(r.volumes_deleted["node-3"], ["web_d"]);
+        assert_eq!(report.totals.volumes_deleted, 4);
+        assert_eq!(run.world.volumes("alpha", "web")["n2"], ["web_held"]);
+        assert!(run.world.has_records("alpha", "web"));
+    }
+}
+
+// ----- rule 8 ---------------------------------------------------------------
+
+#[test]
+fn rule8_nothing_is_handed_out_for_a_release_the_plan_did_not_list() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release("alpha", "web", "shop", &[("n1", "data")]);
+        w.release("alpha", "live", "blog", &[("n1", "data")]);
+        w.live_app("blog", "alpha", &["live"]);
+        w.release_stamped(
+            "alpha",
+            "foreign",
+            Some("cd/other/shop:release/foreign".into()),
+            &[("n2", "data")],
+        );
+        w.release_stamped("alpha", "unmanaged", None, &[("n3", "data")]);
+        let (report, run) = sweep(w, seed, 4);
+        let touched: Vec<String> = run
+            .handed()
+            .iter()
+            .filter_map(|k| k.target())
+            .map(|t| t.release.release.clone())
+            .collect();
+        assert!(touched.iter().all(|r| r == "web"), "{touched:?}");
+        for other in ["live", "foreign", "unmanaged"] {
+            assert!(
+                run.world.has_stack("alpha", other),
+                "{other} lost its stack"
+            );
+            assert!(run.world.has_records("alpha", other));
+            assert_eq!(run.world.volumes("alpha", other).len(), 1);
+        }
+        assert_eq!(report.releases.len(), 1);
+        assert!(report.all_done());
+    }
+}
+
+#[test]
+fn rule8_held_plan_hands_out_nothing_and_is_done_at_once() {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    w.app_set_loaded = false;
+    let plan = w.plan();
+    assert!(plan.is_held());
+    let mut sweep = Sweep::new(&plan, Settings::default());
+    assert!(sweep.is_done());
+    assert_eq!(sweep.poll_action(Timestamp::ZERO), None);
+    assert_eq!(sweep.poll_timeout(), None);
+    let report = sweep.report();
+    assert!(report.held);
+    assert!(report.releases.is_empty());
+    assert!(!report.all_done());
+}
+
+#[test]
+fn rule8_held_plan_hands_out_nothing_even_with_deletions_in_it() {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    let plan = w.plan();
+    assert_eq!(plan.deletions.len(), 1);
+    // A plan held as a whole that still lists a deletion: nothing goes.
+    let mut value = serde_json::to_value(&plan).unwrap_or_default();
+    value["holds"] = serde_json::json!([{
+        "scope": "sweep", "swarm": null, "reason": "blast_radius",
+        "applications": [], "message": "doctored"
+    }]);
+    let held: SweepPlan = match serde_json::from_value(value) {
+        Ok(p) => p,
+        Err(e) => panic!("doctored plan does not parse: {e}"),
+    };
+    assert!(held.is_held());
+    let mut sweep = Sweep::new(&held, Settings::default());
+    assert!(sweep.is_done());
+    assert_eq!(sweep.poll_action(Timestamp::ZERO), None);
+}
+
+// ----- rule 9 ---------------------------------------------------------------
+
+fn partial_world() -> World {
+    let mut w = World::new(true);
+    w.swarm(
+        "alpha",
+        &[
+            ("n1", "node-1", true),
+            ("n2", "node-2", true),
+            ("n3", "node-3", false),
+        ],
+        Reach::Nodes,
+        true,
+    );
+    w.release("alpha", "web", "shop", &[("n1", "data"), ("n3", "logs")]);
+    w
+}
+
+#[test]
+fn rule9_partial_coverage_removes_stack_and_reachable_volumes_but_keeps_records() {
+    for seed in 0..SEEDS {
+        let (report, run) = sweep(partial_world(), seed, 4);
+        let r = &report.releases[0];
+        assert_eq!(r.coverage, Coverage::Partial);
+        assert_eq!(r.outcome, ReleaseOutcome::PendingCoverage);
+        assert!(r
+            .remedy
+            .as_deref()
+            .is_some_and(|m| m.contains("every node")));
+        assert_eq!(r.volumes_deleted["node-1"], ["web_data"]);
+        assert!(!run.world.has_stack("alpha", "web"));
+        assert!(run.world.has_records("alpha", "web"));
+        assert_eq!(run.world.count(|k| k.step() == Step::DeleteRecords), 0);
+        assert!(!report.failed());
+        assert_eq!(report.totals.pending_coverage, 1);
+        assert_eq!(report.exit_code(), 1);
+    }
+}
+
+#[test]
+fn rule9_partial_coverage_with_an_unknown_node_count_is_pending_too() {
+    let mut w = World::new(true);
+    w.swarm("alpha", &[("n1", "node-1", true)], Reach::Nodes, false);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    let (report, run) = sweep(w, 1, 4);
+    assert_eq!(report.releases[0].coverage, Coverage::Partial);
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::PendingCoverage);
+    assert!(run.world.has_records("alpha", "web"));
+    assert_eq!(report.uncovered[0].missing, None);
+}
+
+#[test]
+fn rule9_complete_off_and_node_local_coverage_delete_records() {
+    let cases: [(bool, Reach, Coverage); 3] = [
+        (true, Reach::Nodes, Coverage::Complete),
+        (false, Reach::Nodes, Coverage::Off),
+        (true, Reach::ManagerOnly, Coverage::NodeLocal),
+    ];
+    for (purge, reach, coverage) in cases {
+        let mut w = World::new(purge);
+        w.swarm(
+            "alpha",
+            &[("n1", "node-1", true), ("n2", "node-2", true)],
+            reach,
+            true,
+        );
+        w.release("alpha", "web", "shop", &[("n1", "data")]);
+        let (report, run) = sweep(w, 4, 4);
+        let r = &report.releases[0];
+        assert_eq!(r.coverage, coverage);
+        assert_eq!(r.outcome, ReleaseOutcome::Deleted, "{coverage:?}");
+        assert!(!run.world.has_records("alpha", "web"));
+        assert!(!run.world.has_stack("alpha", "web"));
+        let volumes_left = !run.world.volumes("alpha", "web").is_empty();
+        assert_eq!(volumes_left, !purge, "{coverage:?}");
+    }
+}
+
+#[test]
+fn rule9_a_later_sweep_that_reaches_every_node_finishes_the_release() {
+    let (first_report, run) = sweep(partial_world(), 3, 4);
+    assert_eq!(
+        first_report.releases[0].outcome,
+        ReleaseOutcome::PendingCoverage
+    );
+    let mut w = run.world;
+    w.log.clear();
+    if let Some(s) = w.swarms.get_mut(&SwarmName::new("alpha")) {
+        for n in &mut s.nodes {
+            n.listed = true;
+        }
+    }
+    let (report, run) = sweep(w, 3, 4);
+    let r = &report.releases[0];
+    assert_eq!(r.coverage, Coverage::Complete);
+    assert_eq!(r.outcome, ReleaseOutcome::Deleted);
+    assert_eq!(r.volumes_deleted["node-3"], ["web_logs"]);
+    assert!(!run.world.has_records("alpha", "web"));
+    assert!(run.world.volumes("alpha", "web").is_empty());
+    assert!(report.all_done());
+}
+
+// ----- retries across sweeps ---------------------------------------------
+
+#[test]
+fn a_stack_error_for_work_that_worked_is_finished_by_the_next_sweep() {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    w.faults.stack_lies.insert(rr("alpha", "web"), 1);
+    let (report, run) = sweep(w, 1, 4);
+    // Listed by records, the release is still there: the failure stands.
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Failed);
+    assert!(run.world.has_records("alpha", "web"));
+    let (report, run) = sweep(run.world, 1, 4);
+    // The stack is gone, which is success, and the rest follows.
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+    assert!(report.releases[0].errors.is_empty());
+    assert!(!run.world.has_records("alpha", "web"));
+    assert!(run.world.volumes("alpha", "web").is_empty());
+}
+
+// ----- protocol -------------------------------------------------------------
+
+#[test]
+fn unknown_and_repeated_ids_are_typed_errors_that_change_nothing() {
+    let mut w = World::new(false);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[]);
+    let mut sweep = Sweep::new(&w.plan(), Settings::default());
+    let t = Timestamp::ZERO;
+    assert_eq!(
+        sweep.handle_outcome(ActionId(0), Outcome::Done, t),
+        Err(SweepError::UnknownAction(ActionId(0)))
+    );
+    let Some(stack) = sweep.poll_action(t) else {
+        panic!("no action");
+    };
+    assert_eq!(
+        sweep.handle_outcome(stack.id, Outcome::Volumes(vec![]), t),
+        Err(SweepError::OutcomeMismatch {
+            id: stack.id,
+            action: Step::RemoveStack,
+            outcome: "volumes"
+        })
+    );
+    assert_eq!(sweep.outstanding(), 1);
+    assert_eq!(sweep.handle_outcome(stack.id, Outcome::Done, t), Ok(()));
+    assert_eq!(
+        sweep.handle_outcome(stack.id, Outcome::Done, t),
+        Err(SweepError::AlreadyAnswered(stack.id))
+    );
+    assert_eq!(
+        sweep.handle_outcome(ActionId(99), Outcome::Done, t),
+        Err(SweepError::UnknownAction(ActionId(99)))
+    );
+    let Some(records) = sweep.poll_action(t) else {
+        panic!("no records action");
+    };
+    assert_eq!(records.kind.step(), Step::DeleteRecords);
+}
+
+#[test]
+fn a_sweep_stopped_half_way_reports_the_unfinished_release_failed() {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    let mut sweep = Sweep::new(&w.plan(), Settings::default());
+    let _stack = sweep.poll_action(Timestamp::ZERO);
+    assert!(!sweep.is_done());
+    let report = sweep.report();
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Failed);
+    assert!(report.releases[0].errors[0]
+        .message
+        .contains("ended before"));
+}
+
+#[test]
+fn nodes_sharing_a_hostname_are_told_apart_by_id() {
+    let mut w = World::new(true);
+    w.swarm(
+        "alpha",
+        &[("n1", "worker", true), ("n2", "worker", true)],
+        Reach::Nodes,
+        true,
+    );
+    w.release("alpha", "web", "shop", &[("n1", "a"), ("n2", "b")]);
+    let (report, _) = sweep(w, 1, 4);
+    let r = &report.releases[0];
+    assert_eq!(r.volumes_deleted["worker (n1)"], ["web_a"]);
+    assert_eq!(r.volumes_deleted["worker (n2)"], ["web_b"]);
+}
+
+#[test]
+fn the_same_release_name_on_two_swarms_is_two_releases() {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.swarm("beta", &[("b1", "beta-1", true)], Reach::Nodes, true);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    w.release("beta", "web", "shop", &[("b1", "data")]);
+    w.faults.stack_fails.insert(rr("beta", "web"), u32::MAX);
+    let (report, run) = sweep(w, 9, 4);
+    let outcome = |s: &str| report.release(&SwarmName::new(s), "web").map(|r| r.outcome);
+    assert_eq!(outcome("alpha"), Some(ReleaseOutcome::Deleted));
+    assert_eq!(outcome("beta"), Some(ReleaseOutcome::Failed));
+    assert!(!run.world.has_records("alpha", "web"));
+    assert!(run.world.has_records("beta", "web"));
+    assert_eq!(run.world.volumes("beta", "web")["b1"], ["web_data"]);
+}
+
+#[test]
+fn a_run_that_never_converges_is_caught_as_livelock() {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    w.faults.in_use.insert(
+        (SwarmName::new("alpha"), "n1".into(), "web_data".into()),
+        u32::MAX,
+    );
+    let mut run = Run::new(w, Settings::default(), 1, 1).with_max_steps(5);
+    assert!(matches!(
+        run.drive(),
+        Err(harness::DriveError::Livelock { .. })
+    ));
+}

@@ -1,0 +1,77 @@
+//! Arbitrary bytes as a snapshot: parsing and planning never panic, and a
+//! snapshot that parses plans the same with every list reversed. The plan
+//! is then swept with every action succeeding, which must finish.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use sweep_core::sweep::{ActionKind, Outcome, Settings, Sweep};
+use sweep_core::{plan, Snapshot};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(snapshot) = Snapshot::from_json(text) else {
+        return;
+    };
+    let first = plan(&snapshot);
+
+    let mut reversed = snapshot.clone();
+    reversed.app_set.applications.reverse();
+    for app in &mut reversed.app_set.applications {
+        if let Some(releases) = &mut app.releases {
+            releases.reverse();
+        }
+    }
+    reversed.swarms.reverse();
+    for swarm in &mut reversed.swarms {
+        swarm.releases.reverse();
+        if let Some(nodes) = &mut swarm.nodes {
+            nodes.reverse();
+        }
+    }
+    let second = plan(&reversed);
+    assert_eq!(
+        first, second,
+        "the plan depends on the order of the snapshot's lists"
+    );
+
+    let Ok(plan) = first else {
+        return;
+    };
+    assert_eq!(plan.to_json_pretty(), plan_json(&second));
+
+    // Sweeping it with every action succeeding finishes, deletes every
+    // planned release and hands out nothing for anything else.
+    let mut sweep = Sweep::new(&plan, Settings::default());
+    let now = sweep_core::Timestamp::ZERO;
+    let mut steps = 0;
+    while let Some(action) = sweep.poll_action(now) {
+        steps += 1;
+        assert!(steps < 100_000, "the sweep does not finish");
+        if let Some(t) = action.kind.target() {
+            assert!(
+                plan.deletions.iter().any(|d| d.release_ref() == t.release),
+                "action on a release not planned"
+            );
+        }
+        let outcome = match action.kind {
+            ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["v".into()]),
+            ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+            _ => Outcome::Done,
+        };
+        assert_eq!(sweep.handle_outcome(action.id, outcome, now), Ok(()));
+    }
+    assert!(sweep.is_done());
+    let report = sweep.report();
+    assert!(!report.failed());
+    let _ = report.to_json_pretty();
+    let _ = sweep_core::report_text(&report);
+});
+
+fn plan_json(plan: &Result<sweep_core::SweepPlan, sweep_core::SnapshotError>) -> String {
+    plan.as_ref()
+        .map(|p| p.to_json_pretty())
+        .unwrap_or_default()
+}

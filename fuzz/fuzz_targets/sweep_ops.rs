@@ -1,0 +1,464 @@
+//! A plan built from arbitrary data and an arbitrary sequence of driver
+//! operations (poll, answer an outstanding action of a chosen kind with a
+//! chosen outcome, advance time, answer an id that is not outstanding).
+//!
+//! Invariants: nothing panics; nothing is handed out for a release the
+//! plan does not list, nor at all for a held plan; volumes are touched only
+//! after the stack went; records are handed out only when the stack went
+//! and, with purge, every place was listed and every volume listed there
+//! was removed (and never under partial coverage); a driver that then
+//! answers everything with success finishes in a bounded number of steps.
+
+#![no_main]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use arbitrary::Arbitrary;
+use libfuzzer_sys::fuzz_target;
+use serde_json::json;
+use sweep_core::sweep::{
+    Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, Step, Sweep, SweepError,
+    Timestamp, Where,
+};
+use sweep_core::{Coverage, ReleaseRef, SweepPlan};
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    purge: bool,
+    held: bool,
+    retry_ms: u16,
+    settle_ms: u16,
+    swarms: Vec<SwarmIn>,
+    deletions: Vec<DeletionIn>,
+    ops: Vec<Op>,
+}
+
+#[derive(Arbitrary, Debug)]
+struct SwarmIn {
+    name: u8,
+    nodes: Option<Vec<(u8, u8)>>,
+    node_count: Option<u8>,
+}
+
+#[derive(Arbitrary, Debug)]
+struct DeletionIn {
+    swarm: u8,
+    release: u8,
+    application: u8,
+    coverage: CoverageIn,
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum CoverageIn {
+    Off,
+    Complete,
+    Partial,
+    NodeLocal,
+}
+
+#[derive(Arbitrary, Debug)]
+enum Op {
+    Poll,
+    Answer {
+        kind: KindIn,
+        pick: u8,
+        outcome: OutcomeIn,
+    },
+    Advance(u16),
+    Bogus(u8),
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy, PartialEq, Eq)]
+enum KindIn {
+    Any,
+    Stack,
+    List,
+    Volume,
+    Records,
+    Relist,
+}
+
+#[derive(Arbitrary, Debug, Clone)]
+enum OutcomeIn {
+    Success,
+    Names(Vec<u8>),
+    Gone,
+    InUse,
+    OwnStack,
+    Unreachable,
+    Other,
+    WrongShape,
+}
+
+fn swarm_name(n: u8) -> String {
+    format!("s{}", n % 4)
+}
+
+fn coverage_str(c: CoverageIn) -> &'static str {
+    match c {
+        CoverageIn::Off => "off",
+        CoverageIn::Complete => "complete",
+        CoverageIn::Partial => "partial",
+        CoverageIn::NodeLocal => "node_local",
+    }
+}
+
+fn build_plan(input: &Input) -> Option<SweepPlan> {
+    let holds = if input.held {
+        json!([{"scope": "sweep", "swarm": null, "reason": "blast_radius",
+                "applications": [], "message": "fuzz"}])
+    } else {
+        json!([])
+    };
+    let deletions: Vec<_> = input
+        .deletions
+        .iter()
+        .take(8)
+        .map(|d| {
+            json!({
+                "swarm": swarm_name(d.swarm),
+                "release": format!("r{}", d.release % 6),
+                "application": format!("a{}", d.application % 3),
+                "reason": "departed",
+                "volumes": coverage_str(d.coverage),
+            })
+        })
+        .collect();
+    let swarms: Vec<_> = input
+        .swarms
+        .iter()
+        .take(4)
+        .map(|s| {
+            let nodes = s.nodes.as_ref().map(|ns| {
+                ns.iter()
+                    .take(4)
+                    .map(|(id, host)| json!({"id": format!("n{}", id % 5), "hostname": format!("h{}", host % 3)}))
+                    .collect::<Vec<_>>()
+            });
+            json!({
+                "swarm": swarm_name(s.name),
+                "names": [swarm_name(s.name)],
+                "cluster_id": null,
+                "readable": true,
+                "node_count": s.node_count,
+                "nodes": nodes,
+                "coverage": "complete",
+            })
+        })
+        .collect();
+    let plan = json!({
+        "controller": "fuzz",
+        "purge_volumes": input.purge,
+        "holds": holds,
+        "deletions": deletions,
+        "spared": [],
+        "uncovered": [],
+        "swarms": swarms,
+    });
+    serde_json::from_value(plan).ok()
+}
+
+/// Where a volume action runs, as a key.
+fn place_key(at: &Where) -> String {
+    match at {
+        Where::Node(n) => format!("node:{}", n.id),
+        Where::Manager => "manager".to_owned(),
+    }
+}
+
+#[derive(Default)]
+struct ReleaseSeen {
+    stack_gone: bool,
+    /// Per place: the volumes its latest successful listing named.
+    listed: BTreeMap<String, BTreeSet<String>>,
+    /// Per place: volumes answered removed since they were last listed.
+    removed: BTreeMap<String, BTreeSet<String>>,
+    records_handed: bool,
+    records_gone: bool,
+}
+
+struct Judge<'p> {
+    plan: &'p SweepPlan,
+    seen: BTreeMap<ReleaseRef, ReleaseSeen>,
+}
+
+impl Judge<'_> {
+    /// The places a purge of `swarm` must cover.
+    fn places(&self, swarm: &sweep_core::SwarmName) -> BTreeSet<String> {
+        match self.plan.swarm(swarm).and_then(|s| s.nodes.as_ref()) {
+            Some(nodes) => nodes.iter().map(|n| format!("node:{}", n.id)).collect(),
+            None => std::iter::once("manager".to_owned()).collect(),
+        }
+    }
+
+    fn handed(&mut self, action: &Action) {
+        assert!(!self.plan.is_held(), "action handed out for a held plan");
+        let targets: Vec<&ReleaseRef> = match &action.kind {
+            ActionKind::ListReleases { checking, .. } => {
+                checking.iter().map(|t| &t.release).collect()
+            }
+            other => other.target().map(|t| &t.release).into_iter().collect(),
+        };
+        for t in &targets {
+            assert!(
+                self.plan.deletions.iter().any(|d| &d.release_ref() == *t),
+                "action on a release the plan does not list: {action:?}"
+            );
+        }
+        let Some(target) = action.kind.target() else {
+            return;
+        };
+        let r = target.release.clone();
+        let places = self.places(&r.swarm);
+        let coverage = self
+            .plan
+            .deletions
+            .iter()
+            .find(|d| d.release_ref() == r)
+            .map(|d| d.volumes);
+        let seen = self.seen.entry(r.clone()).or_default();
+        match &action.kind {
+            ActionKind::ListVolumes { .. } | ActionKind::RemoveVolume { .. } => {
+                assert!(self.plan.purge_volumes, "volume action without purge");
+                assert!(
+                    seen.stack_gone,
+                    "volume action before the stack went: {action:?}"
+                );
+            }
+            ActionKind::DeleteRecords { .. } => {
+                assert!(seen.stack_gone, "records before the stack went: {r}");
+                if self.plan.purge_volumes {
+                    assert_ne!(
+                        coverage,
+                        Some(Coverage::Partial),
+                        "records under partial coverage"
+                    );
+                    for p in &places {
+                        let listed = seen.listed.get(p);
+                        assert!(listed.is_some(), "records before {p} was listed: {r}");
+                        let removed = seen.removed.get(p).cloned().unwrap_or_default();
+                        for v in listed.into_iter().flatten() {
+                            assert!(removed.contains(v), "records while {v} on {p} remains: {r}");
+                        }
+                    }
+                }
+                seen.records_handed = true;
+            }
+            _ => {}
+        }
+    }
+
+    fn answered(&mut self, action: &Action, outcome: &Outcome) {
+        let Some(target) = action.kind.target() else {
+            return;
+        };
+        let seen = self.seen.entry(target.release.clone()).or_default();
+        let ok = matches!(
+            outcome,
+            Outcome::Done | Outcome::Failed(sweep_core::sweep::Failure::Gone)
+        );
+        match &action.kind {
+            ActionKind::RemoveStack { .. } if ok => seen.stack_gone = true,
+            ActionKind::ListVolumes { at, .. } => {
+                let key = place_key(at);
+                let names: BTreeSet<String> = match outcome {
+                    Outcome::Volumes(v) => v.iter().cloned().collect(),
+                    Outcome::Failed(sweep_core::sweep::Failure::Gone) => BTreeSet::new(),
+                    _ => return,
+                };
+                let removed = seen.removed.entry(key.clone()).or_default();
+                removed.retain(|v| !names.contains(v));
+                seen.listed.insert(key, names);
+            }
+            ActionKind::RemoveVolume { at, volume, .. } if ok => {
+                seen.removed
+                    .entry(place_key(at))
+                    .or_default()
+                    .insert(volume.clone());
+            }
+            ActionKind::DeleteRecords { .. } if ok => seen.records_gone = true,
+            _ => {}
+        }
+    }
+}
+
+fn outcome_for(kind: &ActionKind, o: &OutcomeIn) -> Outcome {
+    match o {
+        OutcomeIn::Success => success(kind, &[0, 1]),
+        OutcomeIn::Names(names) => success(kind, names),
+        OutcomeIn::Gone => Outcome::gone(),
+        OutcomeIn::InUse => Outcome::in_use(),
+        OutcomeIn::OwnStack => Outcome::own_stack(),
+        OutcomeIn::Unreachable => Outcome::unreachable("fuzz"),
+        OutcomeIn::Other => Outcome::other("fuzz"),
+        OutcomeIn::WrongShape => match kind.step() {
+            Step::ListVolumes | Step::ListReleases => Outcome::Done,
+            _ => Outcome::Volumes(Vec::new()),
+        },
+    }
+}
+
+fn success(kind: &ActionKind, names: &[u8]) -> Outcome {
+    match kind {
+        ActionKind::ListVolumes { .. } => Outcome::Volumes(
+            names
+                .iter()
+                .take(6)
+                .map(|n| format!("v{}", n % 4))
+                .collect(),
+        ),
+        ActionKind::ListReleases { .. } => Outcome::Releases(
+            names
+                .iter()
+                .take(6)
+                .map(|n| format!("r{}", n % 6))
+                .collect(),
+        ),
+        _ => Outcome::Done,
+    }
+}
+
+fn matches_kind(k: KindIn, a: &Action) -> bool {
+    match k {
+        KindIn::Any => true,
+        KindIn::Stack => a.kind.step() == Step::RemoveStack,
+        KindIn::List => a.kind.step() == Step::ListVolumes,
+        KindIn::Volume => a.kind.step() == Step::RemoveVolume,
+        KindIn::Records => a.kind.step() == Step::DeleteRecords,
+        KindIn::Relist => a.kind.step() == Step::ListReleases,
+    }
+}
+
+fuzz_target!(|input: Input| {
+    let Some(plan) = build_plan(&input) else {
+        return;
+    };
+    let settings = Settings::new(
+        Duration::from_millis(u64::from(input.retry_ms)),
+        Duration::from_millis(u64::from(input.settle_ms)),
+    );
+    let mut sweep = Sweep::new(&plan, settings);
+    let mut judge = Judge {
+        plan: &plan,
+        seen: BTreeMap::new(),
+    };
+    let mut outstanding: Vec<Action> = Vec::new();
+    let mut now = Timestamp::ZERO;
+
+    let answer = |sweep: &mut Sweep, judge: &mut Judge, action: Action, outcome: Outcome, now| {
+        let fits = !matches!(
+            (&outcome, action.kind.step()),
+            (Outcome::Done, Step::ListVolumes | Step::ListReleases)
+        ) && !matches!((&outcome, action.kind.step()), (Outcome::Volumes(_), s) if s != Step::ListVolumes)
+            && !matches!((&outcome, action.kind.step()), (Outcome::Releases(_), s) if s != Step::ListReleases);
+        let result = sweep.handle_outcome(action.id, outcome.clone(), now);
+        if fits {
+            assert_eq!(result, Ok(()));
+            judge.answered(&action, &outcome);
+            None
+        } else {
+            assert!(
+                matches!(result, Err(SweepError::OutcomeMismatch { .. })),
+                "{result:?}"
+            );
+            // Refused: still outstanding.
+            Some(action)
+        }
+    };
+
+    for op in input.ops.iter().take(2000) {
+        match op {
+            Op::Poll => {
+                if let Some(a) = sweep.poll_action(now) {
+                    judge.handed(&a);
+                    outstanding.push(a);
+                }
+            }
+            Op::Answer {
+                kind,
+                pick,
+                outcome,
+            } => {
+                let candidates: Vec<usize> = (0..outstanding.len())
+                    .filter(|&i| matches_kind(*kind, &outstanding[i]))
+                    .collect();
+                if candidates.is_empty() {
+                    continue;
+                }
+                let i = candidates[usize::from(*pick) % candidates.len()];
+                let action = outstanding.swap_remove(i);
+                let o = outcome_for(&action.kind, outcome);
+                if let Some(back) = answer(&mut sweep, &mut judge, action, o, now) {
+                    outstanding.push(back);
+                }
+            }
+            Op::Advance(ms) => now += Duration::from_millis(u64::from(*ms)),
+            Op::Bogus(n) => {
+                let id = ActionId(u64::from(*n));
+                if !outstanding.iter().any(|a| a.id == id) {
+                    let r = sweep.handle_outcome(id, Outcome::Done, now);
+                    assert!(
+                        matches!(
+                            r,
+                            Err(SweepError::UnknownAction(_) | SweepError::AlreadyAnswered(_))
+                        ),
+                        "{r:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(sweep.outstanding(), outstanding.len());
+    }
+
+    // Finish: answer everything with success; it must end.
+    let mut steps = 0u32;
+    loop {
+        steps += 1;
+        assert!(steps < 200_000, "the sweep does not finish");
+        while let Some(a) = sweep.poll_action(now) {
+            judge.handed(&a);
+            outstanding.push(a);
+        }
+        if let Some(action) = outstanding.pop() {
+            let o = success(&action.kind, &[]);
+            let back = answer(&mut sweep, &mut judge, action, o, now);
+            assert!(back.is_none());
+            continue;
+        }
+        if sweep.is_done() {
+            break;
+        }
+        match sweep.poll_timeout() {
+            Some(t) if t > now => now = t,
+            other => {
+                panic!("stuck: nothing ready, nothing outstanding, timeout {other:?} at {now}")
+            }
+        }
+    }
+
+    let report = sweep.report();
+    for r in &report.releases {
+        let seen = judge
+            .seen
+            .get(&ReleaseRef::new(r.swarm.clone(), r.release.clone()));
+        match r.outcome {
+            ReleaseOutcome::Deleted => {
+                assert!(
+                    seen.is_some_and(|s| s.records_gone),
+                    "reported deleted without records gone"
+                );
+            }
+            ReleaseOutcome::LeftOwnStack | ReleaseOutcome::PendingCoverage => {
+                assert!(
+                    !seen.is_some_and(|s| s.records_handed),
+                    "records handed out for {}",
+                    r.release
+                );
+            }
+            ReleaseOutcome::Failed => {}
+        }
+    }
+    let _ = report.to_json_pretty();
+    let _ = sweep_core::report_text(&report);
+});
