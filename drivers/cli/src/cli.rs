@@ -30,7 +30,7 @@ pub enum Command {
     /// a volume purge cannot reach. Reads only.
     Plan {
         /// Plan from a snapshot file instead of gathering one.
-        #[arg(long, value_name = "FILE", conflicts_with_all = ["config", "app_set", "self_stack"])]
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["config", "app_set", "self_stack", "controller", "prune_volumes", "max_deletions"])]
         snapshot: Option<PathBuf>,
         #[command(flatten)]
         source: OptionalSource,

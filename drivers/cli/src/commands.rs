@@ -4,6 +4,7 @@
 //! failed, is pending, was left on nodes no one reached, or a swarm could
 //! not be read. Exit 2: bad input (flags, files); nothing was deleted.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -34,6 +35,7 @@ fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .with_target(false)
         .try_init();
@@ -167,7 +169,22 @@ fn dispatch(cli: Cli) -> Result<ExitCode, InputError> {
                     )
                     .unwrap_or_default()
                 ),
-                Format::Text => print!("\n{}", report_text(&report)),
+                Format::Text => {
+                    print!("\n{}", report_text(&report));
+                    for hold in plan.holds.iter().filter(|h| needs_attention(h.reason)) {
+                        let scope = hold
+                            .swarm
+                            .as_ref()
+                            .map_or("the whole sweep".to_owned(), |s| format!("swarm {s}"));
+                        println!(
+                            "not swept: {scope} is held ({})",
+                            serde_json::to_value(hold.reason)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_owned))
+                                .unwrap_or_default()
+                        );
+                    }
+                }
             }
             Ok(ExitCode::from(exit_status(&plan, &report)))
         }
@@ -200,10 +217,7 @@ fn execute_settings(run: &RunArgs) -> Result<ExecuteSettings, InputError> {
 /// are the normal course of a deploy and do not fail the run; a release
 /// left as the controller's own stack is reported, not failed.
 fn exit_status(plan: &SweepPlan, report: &SweepReport) -> u8 {
-    let hold_needs_attention = plan
-        .holds
-        .iter()
-        .any(|h| !matches!(h.reason, HoldReason::Unreconciled | HoldReason::Draining));
+    let hold_needs_attention = plan.holds.iter().any(|h| needs_attention(h.reason));
     let release_incomplete = report.releases.iter().any(|r| {
         !matches!(
             r.outcome,
@@ -215,4 +229,10 @@ fn exit_status(plan: &SweepPlan, report: &SweepReport) -> u8 {
     } else {
         0
     }
+}
+
+/// Holds that wait for an application are the normal course of a deploy;
+/// every other hold means part of the sweep could not be done.
+fn needs_attention(reason: HoldReason) -> bool {
+    !matches!(reason, HoldReason::Unreconciled | HoldReason::Draining)
 }

@@ -53,13 +53,23 @@ pub fn read_snapshot(file: &Path) -> Result<Snapshot, InputError> {
 pub fn read_app_set(file: &Path) -> Result<AppSet, InputError> {
     let text = read(file)?;
     let de = serde_yaml::Deserializer::from_str(&text);
-    let app_set: AppSet = serde_path_to_error::deserialize(de).map_err(|e| InputError::AppSet {
-        file: file.to_owned(),
-        path: match e.path().to_string().as_str() {
+    let app_set: AppSet = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = match e.path().to_string().as_str() {
             "." => "(root)".to_owned(),
             p => p.trim_start_matches('.').to_owned(),
-        },
-        message: e.inner().to_string(),
+        };
+        // serde_yaml puts the enclosing path in front of its own message;
+        // the full path is already in front of it.
+        let inner = e.inner().to_string();
+        let message = match inner.split_once(": ") {
+            Some((prefix, rest)) if path.starts_with(prefix) => rest.to_owned(),
+            _ => inner,
+        };
+        InputError::AppSet {
+            file: file.to_owned(),
+            path,
+            message,
+        }
     })?;
     // The same checks as for a snapshot's app set: duplicate or empty
     // application names make stamps ambiguous.

@@ -181,3 +181,60 @@ fn missing_snapshot_file_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/snapshot.json"));
 }
+
+#[test]
+fn policy_flags_with_a_snapshot_are_refused_not_ignored() {
+    // A snapshot carries its own policy; silently ignoring --prune-volumes
+    // would print a plan the operator did not ask for.
+    let file = root().join("examples/one-swarm.json");
+    let out = sweep(&[
+        "plan",
+        "--snapshot",
+        file.to_str().unwrap(),
+        "--max-deletions",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn bad_app_set_exits_2_naming_file_and_field_before_any_swarm_is_read() {
+    let dir = std::env::temp_dir().join(format!("swarm-sweep-appset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "typo.yaml",
+            "loaded: true\napplications:\n  - name: shop\n    releses: [web]\n",
+            "applications[0]",
+        ),
+        (
+            "state.yaml",
+            "loaded: true\napplications:\n  - name: shop\n    state: done\n",
+            "applications[0].state",
+        ),
+        ("no-loaded.json", r#"{"applications": []}"#, "loaded"),
+        (
+            "dup.yaml",
+            "loaded: true\napplications:\n  - name: a\n  - name: a\n",
+            "application \"a\"",
+        ),
+    ];
+    for (name, content, field) in cases {
+        let file = dir.join(name);
+        std::fs::write(&file, content).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_swarm-sweep"))
+            .args(["apply", "--app-set", file.to_str().unwrap()])
+            // Nothing listens here: the app set must be refused first.
+            .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(
+            stderr.contains(name) && stderr.contains(field),
+            "{name}: {stderr}"
+        );
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{name}: {stderr}");
+    }
+}
