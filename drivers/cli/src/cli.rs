@@ -85,6 +85,18 @@ pub struct OptionalSource {
     pub timeout: u64,
 }
 
+impl OptionalSource {
+    /// The source, when an app set was given.
+    pub fn into_source(self) -> Option<Source> {
+        Some(Source {
+            config: self.config,
+            app_set: self.app_set?,
+            self_stack: self.self_stack,
+            timeout: self.timeout,
+        })
+    }
+}
+
 /// The policy of the sweep (a snapshot file carries its own).
 #[derive(Debug, Args)]
 pub struct PolicyArgs {

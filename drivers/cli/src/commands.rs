@@ -12,7 +12,7 @@ use sweep_core::sweep::{report_text, ReleaseOutcome, Settings, SweepReport};
 use sweep_core::{plan, render, AppSet, HoldReason, Policy, Snapshot, SweepPlan};
 use sweep_runner::{execute, gather, ExecuteSettings, GatherSettings};
 
-use crate::cli::{Cli, Command, Format, PolicyArgs, RunArgs};
+use crate::cli::{Cli, Command, Format, PolicyArgs, RunArgs, Source};
 use crate::input::{self, InputError};
 
 const EXIT_INCOMPLETE: u8 = 1;
@@ -71,17 +71,19 @@ struct Gathered {
     registry: Box<dyn sweep_swarms::Registry>,
 }
 
+/// Reads the app set, opens the registry and gathers the snapshot.
 fn gather_snapshot(
     rt: &tokio::runtime::Runtime,
-    config: Option<&std::path::Path>,
-    app_set: &std::path::Path,
-    self_stack: Option<&str>,
-    timeout: u64,
+    source: &Source,
     policy: Policy,
 ) -> Result<Gathered, InputError> {
-    let app_set: AppSet = input::read_app_set(app_set)?;
-    let limit = Duration::from_secs(timeout.max(1));
-    let registry = input::registry(config, self_stack, limit)?;
+    let app_set: AppSet = input::read_app_set(&source.app_set)?;
+    let limit = Duration::from_secs(source.timeout.max(1));
+    let registry = input::registry(
+        source.config.as_deref(),
+        source.self_stack.as_deref(),
+        limit,
+    )?;
     let snapshot = rt.block_on(gather(
         registry.as_ref(),
         policy,
@@ -96,14 +98,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, InputError> {
         Command::Snapshot { source, policy: p } => {
             let policy = policy(&p)?;
             let rt = runtime()?;
-            let g = gather_snapshot(
-                &rt,
-                source.config.as_deref(),
-                &source.app_set,
-                source.self_stack.as_deref(),
-                source.timeout,
-                policy,
-            )?;
+            let g = gather_snapshot(&rt, &source, policy)?;
             println!("{}", g.snapshot.to_json_pretty());
             Ok(ExitCode::SUCCESS)
         }
@@ -113,19 +108,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode, InputError> {
             policy: p,
             format,
         } => {
-            let plan = match (snapshot, source.app_set) {
+            let plan = match (snapshot, source.into_source()) {
                 (Some(file), _) => planned(&input::read_snapshot(&file)?, &file.to_string_lossy())?,
-                (None, Some(app_set)) => {
+                (None, Some(source)) => {
                     let policy = policy(&p)?;
                     let rt = runtime()?;
-                    let g = gather_snapshot(
-                        &rt,
-                        source.config.as_deref(),
-                        &app_set,
-                        source.self_stack.as_deref(),
-                        source.timeout,
-                        policy,
-                    )?;
+                    let g = gather_snapshot(&rt, &source, policy)?;
                     planned(&g.snapshot, "gathered snapshot")?
                 }
                 // clap requires --app-set without --snapshot.
@@ -148,14 +136,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, InputError> {
             let policy = policy(&p)?;
             let settings = execute_settings(&run)?;
             let rt = runtime()?;
-            let g = gather_snapshot(
-                &rt,
-                source.config.as_deref(),
-                &source.app_set,
-                source.self_stack.as_deref(),
-                source.timeout,
-                policy,
-            )?;
+            let g = gather_snapshot(&rt, &source, policy)?;
             let plan = planned(&g.snapshot, "gathered snapshot")?;
             if format == Format::Text {
                 print!("{}", render::plan_text(&plan));
