@@ -1,0 +1,189 @@
+//! Scenarios on swarm gamma, the one whose worker (gamma-2) may be stopped.
+//! They run one at a time: one stops gamma-2, the other needs gamma to
+//! stay as it is between two reads.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use serde_json::json;
+use sweep_e2e::{
+    app, assert_gone, create_record, list, one, start_node, wait_deployed, wait_node_status,
+    Cleanup, Remains, Scenario, Stack, StoppedNode, SwarmEntry, GAMMA, QUICK,
+};
+
+fn gamma() -> MutexGuard<'static, ()> {
+    static GAMMA_LOCK: Mutex<()> = Mutex::new(());
+    let guard = GAMMA_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+    // An earlier run that was killed may have left it stopped, and `bed up`
+    // leaves stopped nodes alone.
+    start_node("gamma-2");
+    guard
+}
+
+#[test]
+fn node_down_is_uncovered_and_records_stay_pending_until_it_returns() {
+    let _gamma = gamma();
+    let s = Scenario::new();
+    let db = s.release("db");
+    let mut cleanup = Cleanup::new(&GAMMA);
+    cleanup.add(&db);
+
+    let stack = Stack::new(&db).global().with_volume();
+    create_record(&GAMMA, &db, 1, Some(&s.stamp("reports", &db)));
+    s.deploy(&GAMMA, &stack);
+    wait_deployed(&GAMMA, &stack, GAMMA.nodes);
+    let volume = stack.volume();
+
+    // Dropped before `cleanup`: gamma-2 is back before it cleans up.
+    let down = StoppedNode::stop("gamma-2");
+    wait_node_status(&GAMMA, "gamma-2", "Down", Duration::from_secs(60));
+
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&GAMMA)]);
+    let apps = s.app_set("apps.json", json!([app("edge", "gamma", &[])]));
+
+    // The plan: gamma-2 is counted but not reached.
+    let plan = s
+        .sweep("plan", Some(&config), &apps)
+        .arg("--prune-volumes")
+        .run();
+    plan.expect_code(0);
+    let plan = plan.json();
+    assert_eq!(one(&plan, "deletions", &db)["volumes"], "partial");
+    let uncovered = list(&plan, "uncovered");
+    assert_eq!(
+        uncovered,
+        [
+            json!({"swarm": "gamma", "node_count": 2, "reached": ["gamma-1"], "missing": 1, "coverage": "partial"})
+        ],
+        "{plan:#}"
+    );
+    let swarm = &list(&plan, "swarms")[0];
+    assert_eq!(swarm["coverage"], "partial");
+    let reached: Vec<&str> = list(swarm, "nodes")
+        .iter()
+        .filter_map(|n| n["hostname"].as_str())
+        .collect();
+    assert_eq!(reached, ["gamma-1"]);
+
+    // The sweep: the stack and gamma-1's volume go, the records stay.
+    let run = s
+        .sweep("apply", Some(&config), &apps)
+        .arg("--prune-volumes")
+        .args(QUICK)
+        .run();
+    run.expect_code(1);
+    let out = run.json();
+    let report = one(&out["report"], "releases", &db);
+    assert_eq!(report["outcome"], "pending_coverage", "{report:#}");
+    assert_eq!(report["coverage"], "partial");
+    assert_eq!(report["volumes_deleted"], json!({"gamma-1": [volume]}));
+    let label = format!("com.docker.stack.namespace={db}");
+    assert!(
+        report["remedy"]
+            .as_str()
+            .is_some_and(|r| r.contains(&label)),
+        "{report:#}"
+    );
+    assert_eq!(
+        list(&out["report"], "uncovered"),
+        [json!({
+            "swarm": "gamma",
+            "coverage": "partial",
+            "node_count": 2,
+            "covered": ["gamma-1"],
+            "missing": 1,
+            "releases": [{"release": db, "application": "reports", "label_filter": label}],
+        })]
+    );
+    assert_eq!(out["report"]["totals"]["deleted"], 0);
+    assert_eq!(out["report"]["totals"]["pending_coverage"], 1);
+    assert!(list(&out["plan"], "deletions")
+        .iter()
+        .all(|d| d["volumes"] != "complete"));
+
+    let r = Remains::read(&GAMMA, &db);
+    assert_eq!(r.stack_objects(), 0, "{r:#?}");
+    assert_eq!(r.records.len(), 1, "the records must stay: {r:#?}");
+    assert_eq!(r.volumes.get("gamma-1"), Some(&Vec::new()), "{r:#?}");
+    assert_eq!(r.unanswered, ["gamma-2"], "{r:#?}");
+
+    // gamma-2 is back, with the volume the records kept findable.
+    down.start();
+    let r = Remains::read(&GAMMA, &db);
+    assert_eq!(r.volume_nodes(), ["gamma-2"], "{r:#?}");
+    assert_eq!(r.records.len(), 1, "{r:#?}");
+
+    let run = s
+        .sweep("apply", Some(&config), &apps)
+        .arg("--prune-volumes")
+        .args(QUICK)
+        .run();
+    run.expect_code(0);
+    let out = run.json();
+    assert_eq!(one(&out["plan"], "deletions", &db)["volumes"], "complete");
+    let report = one(&out["report"], "releases", &db);
+    assert_eq!(report["outcome"], "deleted", "{report:#}");
+    assert_eq!(report["volumes_deleted"], json!({"gamma-2": [volume]}));
+    assert!(list(&out["report"], "uncovered").is_empty());
+    assert_gone(&GAMMA, &db);
+}
+
+#[test]
+fn snapshot_file_plans_the_same_as_gathering_from_the_swarms() {
+    let _gamma = gamma();
+    let s = Scenario::new();
+    let gone = s.release("gone");
+    let live = s.release("live");
+    let foreign = s.release("foreign");
+    let unmanaged = s.release("unmanaged");
+    let mut cleanup = Cleanup::new(&GAMMA);
+    for r in [&gone, &live, &foreign, &unmanaged] {
+        cleanup.add(r);
+    }
+    // Records are all a plan reads of a release.
+    create_record(&GAMMA, &gone, 1, Some(&s.stamp("shop", &gone)));
+    create_record(&GAMMA, &live, 1, Some(&s.stamp("web", &live)));
+    create_record(&GAMMA, &live, 2, Some(&s.stamp("web", &live)));
+    create_record(
+        &GAMMA,
+        &foreign,
+        1,
+        Some(&format!("cd/other{}/shop:release/{foreign}", s.token)),
+    );
+    create_record(&GAMMA, &unmanaged, 1, None);
+
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&GAMMA)]);
+    let apps = s.app_set("apps.json", json!([app("web", "gamma", &[&live])]));
+    let policy = ["--prune-volumes", "--max-deletions", "5"];
+
+    let snapshot = s
+        .sweep("snapshot", Some(&config), &apps)
+        .args(&policy)
+        .run();
+    snapshot.expect_code(0);
+    let file = s.write("snapshot.json", &snapshot.stdout);
+    let from_file = sweep_e2e::Sweep::new(&["plan", "--snapshot"])
+        .arg(&file)
+        .run();
+    from_file.expect_code(0);
+    let gathered = s.sweep("plan", Some(&config), &apps).args(&policy).run();
+    gathered.expect_code(0);
+
+    assert_eq!(
+        from_file.stdout, gathered.stdout,
+        "the plans differ; snapshot:\n{}",
+        snapshot.stdout
+    );
+    let plan = gathered.json();
+    assert_eq!(one(&plan, "deletions", &gone)["volumes"], "complete");
+    assert_eq!(one(&plan, "spared", &live)["reason"], "current_application");
+    assert_eq!(one(&plan, "spared", &foreign)["reason"], "foreign_owner");
+    assert_eq!(one(&plan, "spared", &unmanaged)["reason"], "unmanaged");
+    // A plan only reads: everything is still there.
+    for r in [&gone, &live, &foreign, &unmanaged] {
+        assert!(
+            !Remains::read(&GAMMA, r).records.is_empty(),
+            "{r} lost its records"
+        );
+    }
+}

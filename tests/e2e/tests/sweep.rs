@@ -1,0 +1,261 @@
+//! Sweeping departed releases off swarm alpha (three nodes): the full
+//! purge, a volume that stays in use for a while, a sweeper killed halfway,
+//! and a second sweep after a successful one.
+
+use std::os::unix::process::ExitStatusExt;
+use std::time::Duration;
+
+use serde_json::json;
+use sweep_e2e::{
+    about, app, assert_gone, assert_intact, create_record, list, one, wait_deployed, wait_for,
+    Cleanup, Remains, Scenario, Stack, SwarmEntry, ALPHA, QUICK,
+};
+
+#[test]
+fn departed_release_is_swept_from_every_node_with_complete_coverage() {
+    let s = Scenario::new();
+    let web = s.release("web");
+    let mut cleanup = Cleanup::new(&ALPHA);
+    cleanup.add(&web);
+
+    let stack = Stack::new(&web)
+        .global()
+        .with_volume()
+        .with_network_secret_config();
+    create_record(&ALPHA, &web, 1, Some(&s.stamp("shop", &web)));
+    create_record(&ALPHA, &web, 2, Some(&s.stamp("shop", &web)));
+    s.deploy(&ALPHA, &stack);
+    wait_deployed(&ALPHA, &stack, ALPHA.nodes);
+    let before = Remains::read(&ALPHA, &web);
+    assert!(
+        before.services.len() == 1
+            && before.networks.len() == 1
+            && before.secrets.len() == 1
+            && before.configs.len() == 1
+            && before.records.len() == 2
+            && before.volume_nodes() == ALPHA.nodes,
+        "the stack is not fully deployed: {before:#?}"
+    );
+
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
+    let apps = s.app_set("apps.json", json!([app("edge", "alpha", &[])]));
+    let run = s
+        .sweep("apply", Some(&config), &apps)
+        .arg("--prune-volumes")
+        .args(QUICK)
+        .run();
+    run.expect_code(0);
+    let out = run.json();
+
+    let deletion = one(&out["plan"], "deletions", &web);
+    assert_eq!(deletion["swarm"], "alpha");
+    assert_eq!(deletion["application"], "shop");
+    assert_eq!(deletion["reason"], "departed");
+    assert_eq!(deletion["volumes"], "complete");
+    let report = one(&out["report"], "releases", &web);
+    assert_eq!(report["outcome"], "deleted", "{report:#}");
+    assert_eq!(report["coverage"], "complete");
+    let volume = stack.volume();
+    assert_eq!(
+        report["volumes_deleted"],
+        json!({"alpha-1": [volume], "alpha-2": [volume], "alpha-3": [volume]})
+    );
+    assert_eq!(report["errors"], json!([]));
+    assert!(list(&out["report"], "uncovered").is_empty());
+
+    assert_gone(&ALPHA, &web);
+}
+
+#[test]
+fn volume_held_by_a_stopping_task_is_retried_until_released() {
+    let s = Scenario::new();
+    let db = s.release("db");
+    let mut cleanup = Cleanup::new(&ALPHA);
+    cleanup.add(&db);
+
+    // The task ignores SIGTERM, so it keeps the volume for its whole grace
+    // period after the stack is removed.
+    let grace = 8;
+    let stack = Stack::new(&db).with_volume().on("alpha-2").stubborn(grace);
+    create_record(&ALPHA, &db, 1, Some(&s.stamp("billing", &db)));
+    s.deploy(&ALPHA, &stack);
+    wait_deployed(&ALPHA, &stack, &["alpha-2"]);
+
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
+    let apps = s.app_set("apps.json", json!([app("edge", "alpha", &[])]));
+    let run = s
+        .sweep("apply", Some(&config), &apps)
+        .args(&[
+            "--prune-volumes",
+            "--retry-interval",
+            "1",
+            "--settle-timeout",
+            "90",
+        ])
+        .env("SWARM_SWEEP_LOG", "info")
+        .run();
+    run.expect_code(0);
+    let out = run.json();
+    let report = one(&out["report"], "releases", &db);
+    assert_eq!(report["outcome"], "deleted", "{report:#}");
+    assert_eq!(
+        report["volumes_deleted"],
+        json!({"alpha-2": [stack.volume()]})
+    );
+    assert!(
+        run.elapsed >= Duration::from_secs(grace.into()),
+        "the sweep finished in {:?}, before the task could have let go",
+        run.elapsed
+    );
+    let attempts = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("removing volume") && l.contains(&stack.volume()))
+        .count();
+    assert!(
+        attempts >= 2,
+        "expected the removal to be tried again while in use, saw {attempts} attempt(s):\n{}",
+        run.stderr
+    );
+
+    assert_gone(&ALPHA, &db);
+}
+
+#[test]
+fn sweep_killed_midway_leaves_no_release_without_records_and_converges_on_rerun() {
+    let s = Scenario::new();
+    let mut cleanup = Cleanup::new(&ALPHA);
+    let departed: Vec<Stack> = ALPHA
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            Stack::new(&s.release(&format!("old{i}")))
+                .with_volume()
+                .on(node)
+                .stubborn(5)
+        })
+        .collect();
+    let kept = Stack::new(&s.release("live")).with_volume().on("alpha-2");
+    for stack in departed.iter().chain([&kept]) {
+        cleanup.add(&stack.release);
+    }
+    for stack in &departed {
+        create_record(
+            &ALPHA,
+            &stack.release,
+            1,
+            Some(&s.stamp("legacy", &stack.release)),
+        );
+        s.deploy(&ALPHA, stack);
+    }
+    create_record(
+        &ALPHA,
+        &kept.release,
+        1,
+        Some(&s.stamp("live", &kept.release)),
+    );
+    s.deploy(&ALPHA, &kept);
+    for (stack, node) in departed.iter().zip(ALPHA.nodes) {
+        wait_deployed(&ALPHA, stack, &[node]);
+    }
+    wait_deployed(&ALPHA, &kept, &["alpha-2"]);
+
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
+    let apps = s.app_set(
+        "apps.json",
+        json!([app("live", "alpha", &[kept.release.as_str()])]),
+    );
+    let apply = s.sweep("apply", Some(&config), &apps).args(&[
+        "--prune-volumes",
+        "--retry-interval",
+        "1",
+        "--settle-timeout",
+        "90",
+    ]);
+
+    let running = apply.spawn();
+    wait_for(
+        "the sweep to start deleting",
+        Duration::from_secs(30),
+        || running.stderr_so_far().contains("deleting release"),
+    );
+    // Stubborn tasks hold their volumes for 5 s: the kill lands while the
+    // sweep waits for them.
+    std::thread::sleep(Duration::from_millis(1500));
+    let killed = running.kill();
+    assert_eq!(
+        killed.status.signal(),
+        Some(9),
+        "the sweep ended before it was killed ({}):\n{}",
+        killed.status,
+        killed.stderr
+    );
+
+    // Between the kill and the rerun: whatever is left of a departed
+    // release is still findable through its records.
+    let mut unfinished = 0;
+    for stack in &departed {
+        let r = Remains::read(&ALPHA, &stack.release);
+        assert!(r.unanswered.is_empty(), "a node did not answer: {r:#?}");
+        if r.resources_left() {
+            unfinished += 1;
+            assert!(
+                !r.records.is_empty(),
+                "{} has resources left but no records: {r:#?}",
+                stack.release
+            );
+        }
+    }
+    assert!(
+        unfinished > 0,
+        "the kill came after the work was done; nothing was interrupted"
+    );
+    assert_intact(&ALPHA, &kept.release, &["alpha-2"]);
+
+    let rerun = apply.run();
+    rerun.expect_code(0);
+    let out = rerun.json();
+    for stack in &departed {
+        let report = one(&out["report"], "releases", &stack.release);
+        assert_eq!(report["outcome"], "deleted", "{report:#}");
+        assert_gone(&ALPHA, &stack.release);
+    }
+    assert!(about(&out["plan"], "deletions", &kept.release).is_empty());
+    assert_intact(&ALPHA, &kept.release, &["alpha-2"]);
+}
+
+#[test]
+fn second_apply_after_a_successful_one_plans_nothing_and_exits_0() {
+    let s = Scenario::new();
+    let api = s.release("api");
+    let mut cleanup = Cleanup::new(&ALPHA);
+    cleanup.add(&api);
+    let stack = Stack::new(&api).with_volume().on("alpha-3");
+    create_record(&ALPHA, &api, 1, Some(&s.stamp("shop", &api)));
+    s.deploy(&ALPHA, &stack);
+    wait_deployed(&ALPHA, &stack, &["alpha-3"]);
+
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
+    let apps = s.app_set("apps.json", json!([app("edge", "alpha", &[])]));
+    let apply = s
+        .sweep("apply", Some(&config), &apps)
+        .arg("--prune-volumes")
+        .args(QUICK);
+    let first = apply.run();
+    first.expect_code(0);
+    assert_eq!(
+        one(&first.json()["report"], "releases", &api)["outcome"],
+        "deleted"
+    );
+    assert_gone(&ALPHA, &api);
+
+    let second = apply.run();
+    second.expect_code(0);
+    let out = second.json();
+    // Other scenarios' releases on alpha carry other controllers' stamps:
+    // this controller has nothing left to delete at all.
+    assert!(list(&out["plan"], "deletions").is_empty(), "{out:#}");
+    assert!(list(&out["report"], "releases").is_empty(), "{out:#}");
+    assert_eq!(out["report"]["totals"]["planned"], 0);
+}
