@@ -77,15 +77,21 @@ fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
                 (_, true) => "none".to_owned(),
                 (_, false) => u.reached.join(", "),
             };
-            writeln!(
+            write!(
                 out,
-                "  {}: {} ({} counted, {} missing; reached: {})",
+                "  {}: {} ({} counted, {} missing; reached: {}",
                 u.swarm,
                 u.coverage.as_str(),
                 count,
                 missing,
                 reached
             )?;
+            match &u.unreached {
+                Some(names) if !names.is_empty() => {
+                    writeln!(out, "; not reached: {})", names.join(", "))?
+                }
+                _ => writeln!(out, ")")?,
+            }
         }
     }
     Ok(())

@@ -120,18 +120,20 @@ impl Snapshot {
                     });
                 }
             }
-            let mut nodes = BTreeSet::new();
-            for (j, node) in swarm.nodes.iter().flatten().enumerate() {
-                if node.id.is_empty() {
-                    return Err(SnapshotError::EmptyName {
-                        field: format!("swarms[{i}].nodes[{j}].id"),
-                    });
-                }
-                if !nodes.insert(node.id.as_str()) {
-                    return Err(SnapshotError::DuplicateNode {
-                        swarm: swarm.swarm.clone(),
-                        node: node.id.clone(),
-                    });
+            for (field, list) in [("nodes", &swarm.nodes), ("members", &swarm.members)] {
+                let mut ids = BTreeSet::new();
+                for (j, node) in list.iter().flatten().enumerate() {
+                    if node.id.is_empty() {
+                        return Err(SnapshotError::EmptyName {
+                            field: format!("swarms[{i}].{field}[{j}].id"),
+                        });
+                    }
+                    if !ids.insert(node.id.as_str()) {
+                        return Err(SnapshotError::DuplicateNode {
+                            swarm: swarm.swarm.clone(),
+                            node: node.id.clone(),
+                        });
+                    }
                 }
             }
         }
@@ -298,6 +300,11 @@ pub struct SwarmSnapshot {
     /// The node count the swarm itself reports; `None` if unreadable.
     #[serde(default)]
     pub node_count: Option<u64>,
+    /// The swarm's own node list (down nodes included), as its manager
+    /// reports it; `None` when not read. With it, the plan names the nodes
+    /// a purge does not reach instead of only counting them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Option<Vec<NodeEntry>>,
     /// The stack the controller itself runs as on this swarm.
     #[serde(default)]
     pub self_stack: Option<String>,
@@ -313,6 +320,7 @@ impl SwarmSnapshot {
             releases: Vec::new(),
             nodes: None,
             node_count: None,
+            members: None,
             self_stack: None,
         }
     }

@@ -275,13 +275,36 @@ const CASES: &[Case] = &[
           "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": []}]},
           "swarms": [{"swarm": "alpha", "cluster_id": "A",
             "releases": [{"name": "old", "owner": "cd/default/old:release/old"}],
-            "nodes": [{"id": "n1", "hostname": "alpha-1"}, {"id": "n2", "hostname": "alpha-2"}], "node_count": 3}]
+            "nodes": [{"id": "n1", "hostname": "alpha-1"}, {"id": "n2", "hostname": "alpha-2"}], "node_count": 3,
+            "members": [{"id": "n1", "hostname": "alpha-1"}, {"id": "n2", "hostname": "alpha-2"}, {"id": "n3", "hostname": "alpha-3"}]}]
         }"#,
         check: |p| {
             assert_eq!(deleted(p), ["alpha/old"]);
             assert_eq!(p.deletions[0].volumes.as_str(), "partial");
             assert_eq!(p.uncovered[0].reached, ["alpha-1", "alpha-2"]);
             assert_eq!(p.uncovered[0].missing, Some(1));
+            assert_eq!(
+                p.uncovered[0].unreached.as_deref(),
+                Some(&["alpha-3".to_owned()][..])
+            );
+        },
+    },
+    Case {
+        name: "matching_count_is_not_complete_when_a_listed_node_was_not_reached",
+        snapshot: r#"{
+          "policy": {"purge_volumes": true},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": []}]},
+          "swarms": [{"swarm": "alpha", "cluster_id": "A",
+            "releases": [{"name": "old", "owner": "cd/default/old:release/old"}],
+            "nodes": [{"id": "n1", "hostname": "alpha-1"}, {"id": "stale", "hostname": "alpha-9"}], "node_count": 2,
+            "members": [{"id": "n1", "hostname": "alpha-1"}, {"id": "n2", "hostname": "alpha-2"}]}]
+        }"#,
+        check: |p| {
+            assert_eq!(p.deletions[0].volumes.as_str(), "partial");
+            assert_eq!(
+                p.uncovered[0].unreached.as_deref(),
+                Some(&["alpha-2".to_owned()][..])
+            );
         },
     },
     Case {

@@ -36,24 +36,32 @@ fn swarm_snapshot() -> impl Strategy<Value = SwarmSnapshot> {
         prop::option::of(prop::collection::btree_set(0u8..4, 0..4)),
         prop::option::of(0u64..5),
         prop::option::weighted(0.3, prop::sample::select(RELEASES)),
+        prop::option::of(prop::collection::btree_set(0u8..5, 0..5)),
     )
-        .prop_map(|(name, cluster, error, releases, nodes, count, own)| {
-            let mut s = SwarmSnapshot::new(name);
-            s.cluster_id = cluster.map(str::to_owned);
-            s.error = error;
-            s.releases = releases
-                .into_iter()
-                .map(|(r, stamp)| ReleaseEntry::new(r, stamp.map(|s| s.replace("{}", r))))
-                .collect();
-            s.nodes = nodes.map(|ids| {
-                ids.into_iter()
-                    .map(|i| NodeEntry::new(format!("{name}-n{i}"), format!("host{i}")))
-                    .collect()
-            });
-            s.node_count = count;
-            s.self_stack = own.map(str::to_owned);
-            s
-        })
+        .prop_map(
+            |(name, cluster, error, releases, nodes, count, own, members)| {
+                let mut s = SwarmSnapshot::new(name);
+                s.cluster_id = cluster.map(str::to_owned);
+                s.error = error;
+                s.releases = releases
+                    .into_iter()
+                    .map(|(r, stamp)| ReleaseEntry::new(r, stamp.map(|s| s.replace("{}", r))))
+                    .collect();
+                s.nodes = nodes.map(|ids| {
+                    ids.into_iter()
+                        .map(|i| NodeEntry::new(format!("{name}-n{i}"), format!("host{i}")))
+                        .collect()
+                });
+                s.node_count = count;
+                s.members = members.map(|ids| {
+                    ids.into_iter()
+                        .map(|i| NodeEntry::new(format!("{name}-n{i}"), format!("host{i}")))
+                        .collect()
+                });
+                s.self_stack = own.map(str::to_owned);
+                s
+            },
+        )
 }
 
 fn application() -> impl Strategy<Value = Application> {
@@ -216,8 +224,27 @@ proptest! {
         for sw in &mut shuffled.swarms {
             shuffle(&mut sw.releases, &mut next);
             if let Some(n) = &mut sw.nodes { shuffle(n, &mut next); }
+            if let Some(m) = &mut sw.members { shuffle(m, &mut next); }
         }
         prop_assert_eq!(json(&plan(&s).unwrap()), json(&plan(&shuffled).unwrap()));
+    }
+
+    /// Coverage is never claimed complete without every counted node, and
+    /// every listed node, reached.
+    #[test]
+    fn complete_coverage_is_never_claimed_without_proof(s in snapshot()) {
+        let p = plan(&s).unwrap();
+        for d in p.deletions.iter().filter(|d| d.volumes == sweep_core::Coverage::Complete) {
+            let g = p.swarm(&d.swarm).unwrap();
+            let count = g.node_count.expect("complete needs a known count");
+            match &g.nodes {
+                None => prop_assert_eq!(count, 1),
+                Some(nodes) => {
+                    prop_assert_eq!(nodes.len() as u64, count);
+                    prop_assert!(g.unreached.as_ref().is_none_or(|u| u.is_empty()));
+                }
+            }
+        }
     }
 
     #[test]

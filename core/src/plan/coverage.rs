@@ -44,12 +44,32 @@ pub fn of(purge: bool, group: &SwarmGroup) -> Coverage {
 }
 
 fn reach(group: &SwarmGroup) -> Coverage {
+    // Where the node list is known, every node on it must have been
+    // reached, not merely as many nodes as it holds.
+    let all_members_reached = unreached(group).is_none_or(|missing| missing.is_empty());
     match (&group.nodes, group.node_count) {
         (None, Some(1)) => Coverage::Complete,
         (None, _) => Coverage::NodeLocal,
-        (Some(nodes), Some(count)) if nodes.len() as u64 == count => Coverage::Complete,
+        (Some(nodes), Some(count)) if nodes.len() as u64 == count && all_members_reached => {
+            Coverage::Complete
+        }
         (Some(_), _) => Coverage::Partial,
     }
+}
+
+/// Names of the nodes on the swarm's own node list that the registry did
+/// not reach, sorted; `None` when either list is unknown.
+pub fn unreached(group: &SwarmGroup) -> Option<Vec<String>> {
+    let reached = group.nodes.as_ref()?;
+    let mut names: Vec<String> = group
+        .members
+        .as_ref()?
+        .iter()
+        .filter(|m| !reached.iter().any(|r| r.id == m.id))
+        .map(|m| m.display_name().to_owned())
+        .collect();
+    names.sort();
+    Some(names)
 }
 
 /// The uncovered-node entry for a readable swarm a purge cannot fully cover.
@@ -78,6 +98,7 @@ pub fn uncovered(group: &SwarmGroup) -> Option<Uncovered> {
         node_count: group.node_count,
         reached,
         missing: group.node_count.map(|c| c.saturating_sub(seen)),
+        unreached: unreached(group),
         coverage,
     })
 }

@@ -169,6 +169,9 @@ pub struct Uncovered {
     pub reached: Vec<String>,
     /// How many counted nodes were not reached; `None` when unknown.
     pub missing: Option<u64>,
+    /// The nodes of the swarm's own node list that were not reached, by
+    /// name; `None` when the node list or the reach is unknown.
+    pub unreached: Option<Vec<String>>,
     pub coverage: Coverage,
 }
 
@@ -188,6 +191,8 @@ pub struct SwarmPlan {
     pub nodes: Option<Vec<NodeEntry>>,
     /// Coverage of a volume purge on this swarm (`off` without purge).
     pub coverage: Coverage,
+    /// Nodes on the swarm's own node list the registry did not reach.
+    pub unreached: Option<Vec<String>>,
 }
 
 /// Plans a sweep. Errors only on an invalid snapshot.
@@ -287,6 +292,7 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
             node_count: g.node_count,
             nodes: g.nodes.clone(),
             coverage: coverage::of(purge, g),
+            unreached: coverage::unreached(g),
         })
         .collect();
 

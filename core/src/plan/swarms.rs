@@ -27,6 +27,8 @@ pub struct SwarmGroup {
     pub nodes: Option<Vec<NodeEntry>>,
     /// The largest count any name reported: the cautious one for coverage.
     pub node_count: Option<u64>,
+    /// The swarm's own node list (union by id over its names), if read.
+    pub members: Option<Vec<NodeEntry>>,
     pub self_stacks: BTreeSet<String>,
 }
 
@@ -118,6 +120,16 @@ pub fn group(snapshot: &Snapshot) -> Groups {
             }
         }
 
+        let mut members: Option<BTreeMap<&str, &NodeEntry>> = None;
+        for s in &entries {
+            if let Some(list) = &s.members {
+                let map = members.get_or_insert_with(BTreeMap::new);
+                for n in list {
+                    map.entry(n.id.as_str()).or_insert(n);
+                }
+            }
+        }
+
         let group = SwarmGroup {
             swarm: names[0].clone(),
             names: names.clone(),
@@ -132,6 +144,7 @@ pub fn group(snapshot: &Snapshot) -> Groups {
                 .collect(),
             nodes: nodes.map(|m| m.into_values().cloned().collect()),
             node_count: entries.iter().filter_map(|s| s.node_count).max(),
+            members: members.map(|m| m.into_values().cloned().collect()),
             self_stacks: entries
                 .iter()
                 .filter_map(|s| s.self_stack.clone())

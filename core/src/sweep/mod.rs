@@ -180,6 +180,7 @@ struct UncoveredBase {
     node_count: Option<u64>,
     covered: Vec<String>,
     missing: Option<u64>,
+    unreached: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,6 +236,7 @@ impl Sweep {
                     node_count,
                     covered: places.iter().map(|p| p.label.clone()).collect(),
                     missing: node_count.map(|c| c.saturating_sub(places.len() as u64)),
+                    unreached: swarm_plan.and_then(|s| s.unreached.clone()),
                 });
             }
             swarm.releases.push(releases.len());
@@ -424,6 +426,7 @@ impl Sweep {
                     node_count: base.node_count,
                     covered: base.covered.clone(),
                     missing: base.missing,
+                    unreached: base.unreached.clone(),
                     releases: left,
                 })
             })

@@ -79,7 +79,13 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
                 u.covered.join(", ")
             }
         )?;
-        writeln!(out, "  on the nodes not covered, look for:")?;
+        match &u.unreached {
+            Some(names) if !names.is_empty() => {
+                writeln!(out, "  not covered: {}", names.join(", "))?;
+                writeln!(out, "  on those nodes, look for:")?;
+            }
+            _ => writeln!(out, "  on the nodes not covered, look for:")?,
+        }
         for l in &u.releases {
             writeln!(
                 out,

@@ -116,6 +116,9 @@ pub struct UncoveredSwarm {
     pub covered: Vec<String>,
     /// Counted nodes not covered; `None` when the count is unknown.
     pub missing: Option<u64>,
+    /// The uncovered nodes by name, where the swarm's node list was read:
+    /// where to run `docker volume ls --filter label=<label_filter>`.
+    pub unreached: Option<Vec<String>>,
     /// The releases whose volumes may remain on uncovered nodes.
     pub releases: Vec<Leftover>,
 }

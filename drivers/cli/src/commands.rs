@@ -46,7 +46,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, InputError> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| InputError::Environment(format!("cannot start the async runtime: {e}")))
+        .map_err(|e| InputError::Runtime(format!("cannot start the async runtime: {e}")))
 }
 
 fn policy(args: &PolicyArgs) -> Result<Policy, InputError> {
@@ -117,9 +117,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, InputError> {
                     planned(&g.snapshot, "gathered snapshot")?
                 }
                 // clap requires --app-set without --snapshot.
-                (None, None) => {
-                    return Err(InputError::Environment("--app-set is required".into()))
-                }
+                (None, None) => return Err(InputError::Flag("--app-set is required".into())),
             };
             match format {
                 Format::Json => println!("{}", plan.to_json_pretty()),
@@ -178,7 +176,7 @@ fn execute_settings(run: &RunArgs) -> Result<ExecuteSettings, InputError> {
             .ok()
             .filter(|d| !d.is_zero())
             .ok_or_else(|| {
-                InputError::Environment(format!("{flag}: {v} is not a positive number of seconds"))
+                InputError::Flag(format!("{flag}: {v} is not a positive number of seconds"))
             })
     };
     let sweep = Settings::new(

@@ -31,6 +31,11 @@ pub enum InputError {
     Config(#[from] ConfigError),
     #[error("DOCKER_HOST: {0}")]
     Environment(String),
+    /// A flag with a value that cannot be used; the message names the flag.
+    #[error("{0}")]
+    Flag(String),
+    #[error("{0}")]
+    Runtime(String),
     #[error("--controller: {0}")]
     Controller(String),
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use bollard::models::TaskState;
+use bollard::models::{NodeState, TaskState};
 use bollard::query_parameters::{
     ListConfigsOptionsBuilder, ListNetworksOptionsBuilder, ListNodesOptions,
     ListSecretsOptionsBuilder, ListServicesOptionsBuilder, ListTasksOptionsBuilder,
@@ -181,6 +181,29 @@ impl DockerSwarm {
             .collect()
     }
 
+    /// Ids of the nodes the manager reports down. Their tasks' states are
+    /// the last ones reported before the node went away and never change,
+    /// so waiting for them to stop would always wait out the deadline.
+    async fn down_nodes(&self) -> Result<std::collections::BTreeSet<String>, BackendError> {
+        let listed = self
+            .client
+            .call_plain(
+                "the node list",
+                self.client.docker().list_nodes(None::<ListNodesOptions>),
+            )
+            .await?;
+        Ok(listed
+            .into_iter()
+            .filter(|n| {
+                n.status
+                    .as_ref()
+                    .and_then(|s| s.state)
+                    .is_some_and(|state| state == NodeState::DOWN)
+            })
+            .filter_map(|n| n.id)
+            .collect())
+    }
+
     async fn list(&self, kind: Kind, release: &str) -> Result<Vec<Listed>, BackendError> {
         let what = format!("{}s of stack {release:?}", kind.noun());
         let filters = label_filter(&[(STACK_NAMESPACE, release)]);
@@ -295,8 +318,10 @@ impl DockerSwarm {
                 .client
                 .call_plain(&what, self.client.docker().list_tasks(Some(options)))
                 .await?;
+            let down = self.down_nodes().await?;
             let live = tasks
                 .iter()
+                .filter(|t| t.node_id.as_ref().is_none_or(|n| !down.contains(n)))
                 .filter(|t| is_live(t.status.as_ref().and_then(|s| s.state)))
                 .count();
             if live == 0 {
@@ -465,6 +490,10 @@ impl SwarmBackend for DockerSwarm {
 
     async fn node_ids(&self) -> Result<Vec<String>, BackendError> {
         Ok(self.nodes().await?.into_iter().map(|n| n.id).collect())
+    }
+
+    async fn members(&self) -> Result<Vec<Node>, BackendError> {
+        self.nodes().await
     }
 
     async fn cluster_id(&self) -> Result<String, BackendError> {

@@ -4,14 +4,16 @@
 //! runs what it hands out, at most `concurrency` at a time, each under a
 //! timeout, and sleeps until its retry deadline when nothing is ready.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use sweep_core::sweep::{
     Action, ActionId, ActionKind, Failure, Outcome, Settings, Sweep, SweepReport, Timestamp, Where,
 };
-use sweep_core::SweepPlan;
-use sweep_swarms::{Node, Registry, Target};
+use sweep_core::{SwarmName, SweepPlan};
+use sweep_swarms::{Node, NodeBackend, Registry, RegistryError, Target};
 use tokio::time::{sleep_until, timeout, Instant};
 
 use crate::classify::{classify_backend, classify_registry};
@@ -56,11 +58,21 @@ pub async fn execute(
     let now = || Timestamp::from_epoch(Instant::now().saturating_duration_since(epoch));
     let mut sweep = Sweep::new(plan, settings.sweep);
     let mut running = FuturesUnordered::new();
+    // A cluster seen under several names is planned under one of them, but
+    // its nodes may have been reached under another: try every name.
+    let names: BTreeMap<&SwarmName, &[SwarmName]> = plan
+        .swarms
+        .iter()
+        .map(|s| (&s.swarm, s.names.as_slice()))
+        .collect();
 
     loop {
         while running.len() < settings.concurrency.max(1) {
             match sweep.poll_action(now()) {
-                Some(action) => running.push(run(registry, action, settings.action_timeout)),
+                Some(action) => {
+                    let aliases = names.get(action.kind.swarm()).copied().unwrap_or_default();
+                    running.push(run(registry, aliases, action, settings.action_timeout))
+                }
                 None => break,
             }
         }
@@ -91,9 +103,14 @@ pub async fn execute(
     sweep.report()
 }
 
-async fn run(registry: &dyn Registry, action: Action, limit: Duration) -> (ActionId, Outcome) {
+async fn run(
+    registry: &dyn Registry,
+    aliases: &[SwarmName],
+    action: Action,
+    limit: Duration,
+) -> (ActionId, Outcome) {
     let id = action.id;
-    let outcome = match timeout(limit, perform(registry, &action.kind)).await {
+    let outcome = match timeout(limit, perform(registry, aliases, &action.kind)).await {
         Ok(outcome) => outcome,
         Err(_) => Outcome::Failed(Failure::Unreachable(format!(
             "{} did not finish within {limit:?}",
@@ -112,7 +129,7 @@ fn failed<E>(classify: impl Fn(&E) -> Failure) -> impl Fn(E) -> Outcome {
     move |e| Outcome::Failed(classify(&e))
 }
 
-async fn perform(registry: &dyn Registry, kind: &ActionKind) -> Outcome {
+async fn perform(registry: &dyn Registry, aliases: &[SwarmName], kind: &ActionKind) -> Outcome {
     let swarm = Target::new(kind.swarm().as_str());
     let backend = match registry.backend(&swarm).await {
         Ok(b) => b,
@@ -133,7 +150,7 @@ async fn perform(registry: &dyn Registry, kind: &ActionKind) -> Outcome {
             let release = &target.release.release;
             let listed = match at {
                 Where::Manager => backend.stack_volumes(release).await,
-                Where::Node(node) => match node_backend(registry, &swarm, node).await {
+                Where::Node(node) => match node_backend(registry, &swarm, aliases, node).await {
                     Ok(n) => n.stack_volumes(release).await,
                     Err(outcome) => return outcome,
                 },
@@ -144,7 +161,7 @@ async fn perform(registry: &dyn Registry, kind: &ActionKind) -> Outcome {
             tracing::info!(swarm = %target.release.swarm, release = %target.release.release, node = at.node_id().unwrap_or("(manager)"), %volume, "removing volume");
             match at {
                 Where::Manager => done(backend.remove_volume(volume).await),
-                Where::Node(node) => match node_backend(registry, &swarm, node).await {
+                Where::Node(node) => match node_backend(registry, &swarm, aliases, node).await {
                     Ok(n) => done(n.remove_volume(volume).await),
                     Err(outcome) => outcome,
                 },
@@ -168,8 +185,9 @@ async fn perform(registry: &dyn Registry, kind: &ActionKind) -> Outcome {
 async fn node_backend(
     registry: &dyn Registry,
     swarm: &Target,
+    aliases: &[SwarmName],
     node: &sweep_core::NodeEntry,
-) -> Result<std::sync::Arc<dyn sweep_swarms::NodeBackend>, Outcome> {
+) -> Result<Arc<dyn NodeBackend>, Outcome> {
     let Some(reach) = registry.as_node_reach() else {
         // The plan listed a node, so the registry that gathered it had node
         // reach; a different registry here cannot reach it.
@@ -178,8 +196,25 @@ async fn node_backend(
             node.display_name()
         ))));
     };
-    reach
-        .node_backend(swarm, &Node::new(node.id.clone(), node.hostname.clone()))
-        .await
-        .map_err(|e| Outcome::Failed(classify_registry(&e)))
+    let wanted = Node::new(node.id.clone(), node.hostname.clone());
+    let others = aliases
+        .iter()
+        .filter(|a| a.as_str() != swarm.swarm)
+        .map(|a| Target::new(a.as_str()));
+    // Any name of the cluster that reaches the node will do; the first
+    // error is the one reported when none does.
+    let mut first_error = None;
+    for target in std::iter::once(swarm.clone()).chain(others) {
+        match reach.node_backend(&target, &wanted).await {
+            Ok(backend) => return Ok(backend),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    let error = first_error.unwrap_or(RegistryError::UnknownNode {
+        swarm: swarm.swarm.clone(),
+        node: node.id.clone(),
+    });
+    Err(Outcome::Failed(classify_registry(&error)))
 }

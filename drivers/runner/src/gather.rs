@@ -89,10 +89,11 @@ async fn read_swarm(
         Err(_) => return unreadable(format!("connecting timed out after {limit:?}")),
     };
 
-    let (releases, cluster_id, node_count, nodes) = tokio::join!(
+    let (releases, cluster_id, node_count, members, nodes) = tokio::join!(
         timeout(limit, backend.releases()),
         timeout(limit, backend.cluster_id()),
         timeout(limit, backend.node_count()),
+        timeout(limit, backend.members()),
         read_nodes(registry, target, limit),
     );
     let releases = match releases {
@@ -122,6 +123,24 @@ async fn read_swarm(
         }
     };
 
+    // The node list only names uncovered nodes; without it they are counted.
+    let members = match members {
+        Ok(Ok(list)) => {
+            let mut list: Vec<NodeEntry> = list
+                .into_iter()
+                .map(|n| NodeEntry::new(n.id, n.hostname))
+                .collect();
+            list.sort();
+            list.dedup_by(|a, b| a.id == b.id);
+            Some(list)
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(swarm = %target, error = %e, "node list unreadable");
+            None
+        }
+        Err(_) => None,
+    };
+
     let mut snapshot = SwarmSnapshot::new(target.swarm.as_str());
     snapshot.cluster_id = Some(cluster_id);
     snapshot.releases = releases
@@ -131,6 +150,7 @@ async fn read_swarm(
     snapshot.releases.sort_by(|a, b| a.name.cmp(&b.name));
     snapshot.nodes = nodes;
     snapshot.node_count = node_count;
+    snapshot.members = members;
     snapshot.self_stack = backend.self_stack().map(str::to_owned);
     snapshot
 }

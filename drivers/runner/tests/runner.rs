@@ -32,9 +32,15 @@ fn release(swarm: MemorySwarm, name: &str, app: &str) -> MemorySwarm {
 }
 
 fn three_node(name: &str, cluster: &str, volumes_for: &[&str]) -> MemorySwarm {
+    three_node_as(name, name, cluster, volumes_for)
+}
+
+/// Three nodes whose ids start with `nodes`: two names of one cluster see
+/// the same node ids.
+fn three_node_as(name: &str, nodes: &str, cluster: &str, volumes_for: &[&str]) -> MemorySwarm {
     let mut swarm = MemorySwarm::new(name, cluster);
     for (i, host) in ["mgr", "w1", "w2"].iter().enumerate() {
-        let mut node = MemoryNode::new(format!("{name}-n{i}"), format!("{name}-{host}"));
+        let mut node = MemoryNode::new(format!("{nodes}-n{i}"), format!("{nodes}-{host}"));
         for r in volumes_for {
             node = node.volume(format!("{r}_data"), Some(r));
         }
@@ -380,4 +386,50 @@ async fn second_sweep_after_a_complete_one_plans_nothing() {
     assert!(plan2.deletions.is_empty());
     let report = execute(&registry, &plan2, fast()).await;
     assert!(report.releases.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn nodes_reached_under_another_name_of_the_cluster_are_purged() {
+    // "alpha" and "alpha-nodes" are one cluster; only the second name
+    // reaches nodes. The plan uses "alpha", the purge must still find them.
+    let registry = MemoryRegistry::new()
+        .with_swarm(release(three_node("alpha", "A", &[]), "old", "gone").without_node_reach())
+        // The model keeps one state per name: the stack is removed through
+        // "alpha", so only the records and volumes are seen here too.
+        .with_swarm(
+            three_node_as("alpha-nodes", "alpha", "A", &["old"]).record(MemoryRecord::new(
+                "old",
+                1,
+                stamp("gone", "old"),
+            )),
+        );
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    assert_eq!(plan.deletions.len(), 1, "planned once for the cluster");
+    assert_eq!(plan.deletions[0].swarm.as_str(), "alpha");
+    assert_eq!(plan.deletions[0].volumes, Coverage::Complete);
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(
+        report.releases[0].outcome,
+        ReleaseOutcome::Deleted,
+        "{:?}",
+        report.releases[0].errors
+    );
+    assert!(volumes_left(&registry, "alpha-nodes", &node_ids("alpha")).is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_node_not_reached_is_named_in_plan_and_report() {
+    let registry = MemoryRegistry::new().with_swarm(release(
+        three_node("gamma", "G", &["old"]),
+        "old",
+        "gone",
+    ));
+    registry
+        .set_node_reachable("gamma", "gamma-n2", false)
+        .unwrap();
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "gamma", &[])])).await;
+    let unreached = Some(vec!["gamma-n2".to_owned()]);
+    assert_eq!(plan.uncovered[0].unreached, unreached);
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(report.uncovered[0].unreached, unreached);
 }

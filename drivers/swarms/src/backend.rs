@@ -5,6 +5,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use thiserror::Error;
 
+use crate::target::Node;
+
 /// One release as the swarm's release records describe it.
 ///
 /// A release may have many record revisions; this is the release, with the
@@ -113,6 +115,19 @@ pub trait SwarmBackend: Send + Sync {
 
     /// The ids of the nodes in the manager's node list, down nodes included.
     async fn node_ids(&self) -> Result<Vec<String>, BackendError>;
+
+    /// The manager's node list with hostnames, down nodes included, so a
+    /// report can name the nodes a purge did not reach. The default lists
+    /// [`SwarmBackend::node_ids`] without hostnames; override it when the
+    /// hostnames are at hand.
+    async fn members(&self) -> Result<Vec<Node>, BackendError> {
+        Ok(self
+            .node_ids()
+            .await?
+            .into_iter()
+            .map(|id| Node::new(id, ""))
+            .collect())
+    }
 
     /// The swarm's cluster id, which tells two swarms apart whatever names a
     /// registry gives them.

@@ -53,7 +53,7 @@ fn node_down_is_uncovered_and_records_stay_pending_until_it_returns() {
     assert_eq!(
         uncovered,
         [
-            json!({"swarm": "gamma", "node_count": 2, "reached": ["gamma-1"], "missing": 1, "coverage": "partial"})
+            json!({"swarm": "gamma", "node_count": 2, "reached": ["gamma-1"], "missing": 1, "unreached": ["gamma-2"], "coverage": "partial"})
         ],
         "{plan:#}"
     );
@@ -92,6 +92,7 @@ fn node_down_is_uncovered_and_records_stay_pending_until_it_returns() {
             "node_count": 2,
             "covered": ["gamma-1"],
             "missing": 1,
+            "unreached": ["gamma-2"],
             "releases": [{"release": db, "application": "reports", "label_filter": label}],
         })]
     );

@@ -285,12 +285,10 @@ fn unreachable_manager_is_held_unreadable_while_the_other_swarm_is_swept() {
     assert_gone(&ALPHA, &gone);
 }
 
-/// Fails today: the plan unites the nodes reached under every name of a
-/// cluster and names the cluster by its smallest name, but the registry
-/// file's node reach only knows the nodes probed under each name itself.
-/// A purge through a name that lists no nodes then fails on every node.
+/// The plan unites the nodes reached under every name of a cluster and
+/// names the cluster by its smallest name; the purge must reach a node
+/// through whichever name lists it, even when the plan's name lists none.
 #[test]
-#[ignore = "known bug: nodes reached under another name of the cluster are unknown to the purge (run with --ignored)"]
 fn one_swarm_under_two_names_purges_volumes_through_nodes_reached_under_either_name() {
     let s = Scenario::new();
     let gone = s.release("gone");
