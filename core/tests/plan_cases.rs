@@ -339,6 +339,22 @@ const CASES: &[Case] = &[
         },
     },
     Case {
+        name: "moved_application_not_yet_reconciled_keeps_its_old_copy",
+        snapshot: r#"{
+          "app_set": {"loaded": true, "applications": [
+            {"name": "shop", "swarm": "beta", "state": "unreconciled"},
+            {"name": "keep", "swarm": "alpha", "releases": []}]},
+          "swarms": [
+            {"swarm": "alpha", "cluster_id": "A", "releases": [{"name": "web", "owner": "cd/default/shop:release/web"}]},
+            {"swarm": "beta", "cluster_id": "B"}]
+        }"#,
+        check: |p| {
+            assert!(p.deletions.is_empty());
+            assert_eq!(holds(p), ["beta:unreconciled"]);
+            assert_eq!(spared(p, SpareReason::CurrentApplication), ["alpha/web"]);
+        },
+    },
+    Case {
         name: "unreadable_destination_spares_the_old_copy",
         snapshot: r#"{
           "app_set": {"loaded": true, "applications": [{"name": "shop", "swarm": "beta", "releases": ["web"]}]},

@@ -171,6 +171,9 @@ proptest! {
                     );
                 }
             }
+            // An application that has not reconciled never loses a release.
+            prop_assert!(!s.app_set.applications.iter().any(|a| a.is_live()
+                && !a.has_reconciled() && a.name == d.application));
             // The owner is not live on this swarm.
             prop_assert!(!s.app_set.applications.iter().any(|a| a.is_live()
                 && a.name == d.application && same_swarm(&s, &a.swarm, &d.swarm)));

@@ -104,6 +104,19 @@ pub fn decide(
         if groups.same(&owner.swarm, &group.swarm) {
             return spare(SpareReason::CurrentApplication, Some(app), None);
         }
+        if !owner.has_reconciled() {
+            // A moved application that has not yet come up on its new
+            // destination still needs its old copy: deleting it now would
+            // take the application down between the two.
+            return spare(
+                SpareReason::CurrentApplication,
+                Some(app),
+                format!(
+                    "its application has not reconciled on its destination {} yet",
+                    groups.canonical(&owner.swarm)
+                ),
+            );
+        }
         if let Some(dest) = groups.get(&owner.swarm).filter(|d| d.error.is_some()) {
             // The destination could not be read, so nothing shows that it
             // is a different cluster from this one.
