@@ -433,3 +433,34 @@ async fn the_node_not_reached_is_named_in_plan_and_report() {
     let report = execute(&registry, &plan, fast()).await;
     assert_eq!(report.uncovered[0].unreached, unreached);
 }
+
+#[tokio::test(start_paused = true)]
+async fn release_restamped_after_the_plan_is_left_alone() {
+    let registry = MemoryRegistry::new().with_swarm(release(
+        three_node("alpha", "A", &["old"]),
+        "old",
+        "gone",
+    ));
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    assert_eq!(plan.deletions.len(), 1);
+    // Redeployed by another application between the plan and the sweep.
+    registry
+        .add_record("alpha", MemoryRecord::new("old", 2, stamp("shop", "old")))
+        .unwrap();
+    let report = execute(&registry, &plan, fast()).await;
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    assert!(
+        r.errors
+            .iter()
+            .any(|e| e.message.contains("no longer by application")),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(registry.stacks("alpha"), ["old"]);
+    assert_eq!(registry.records("alpha").len(), 2);
+    assert_eq!(
+        volumes_left(&registry, "alpha", &node_ids("alpha")).len(),
+        3
+    );
+}

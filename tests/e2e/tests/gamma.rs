@@ -7,15 +7,16 @@ use std::time::Duration;
 
 use serde_json::json;
 use sweep_e2e::{
-    app, assert_gone, create_record, list, one, start_node, wait_deployed, wait_node_status,
-    Cleanup, Remains, Scenario, Stack, StoppedNode, SwarmEntry, GAMMA, QUICK,
+    app, assert_gone, bed_up, create_record, list, one, start_node, wait_deployed,
+    wait_node_status, Cleanup, Remains, Scenario, Stack, StoppedNode, SwarmEntry, GAMMA, QUICK,
 };
 
 fn gamma() -> MutexGuard<'static, ()> {
     static GAMMA_LOCK: Mutex<()> = Mutex::new(());
     let guard = GAMMA_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
     // An earlier run that was killed may have left it stopped, and `bed up`
-    // leaves stopped nodes alone.
+    // leaves stopped nodes alone; the bed itself may not be up yet.
+    bed_up();
     start_node("gamma-2");
     guard
 }
