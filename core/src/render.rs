@@ -21,6 +21,35 @@ fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
         plan.controller,
         if plan.purge_volumes { "on" } else { "off" }
     )?;
+    if !plan.swarms.is_empty() {
+        writeln!(out, "\nswarms ({}):", plan.swarms.len())?;
+        for sw in &plan.swarms {
+            write!(out, "  {}", sw.swarm)?;
+            if sw.names.len() > 1 {
+                let names: Vec<String> = sw.names.iter().map(ToString::to_string).collect();
+                write!(out, " (one cluster under {})", names.join(", "))?;
+            }
+            if !sw.readable {
+                writeln!(out, ": could not be read")?;
+                continue;
+            }
+            match (&sw.nodes, sw.node_count) {
+                (Some(nodes), Some(count)) => {
+                    writeln!(out, ": {} of {count} nodes reached", nodes.len())?
+                }
+                (Some(nodes), None) => {
+                    writeln!(out, ": {} nodes reached, node count unknown", nodes.len())?
+                }
+                (None, Some(count)) => {
+                    writeln!(out, ": {count} nodes, reached through the manager only")?
+                }
+                (None, None) => writeln!(
+                    out,
+                    ": node count unknown, reached through the manager only"
+                )?,
+            }
+        }
+    }
     if !plan.holds.is_empty() {
         writeln!(out, "\nheld ({}):", plan.holds.len())?;
         for h in &plan.holds {
