@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use harness::{sweep, Event, ListingBy, Reach, Run, World};
 use sweep_core::sweep::{
-    ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, Step, Sweep, SweepError, Timestamp,
-    Where,
+    Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, Step, Sweep, SweepError,
+    Timestamp, Where,
 };
 use sweep_core::{Coverage, ReleaseRef, SwarmName, SweepPlan};
 
@@ -245,6 +245,93 @@ fn rule2_each_volume_has_its_own_deadline() {
     assert_eq!(r.volumes_deleted["node-1"], ["web_b"]);
     assert_eq!(r.errors.len(), 1);
     assert_eq!(r.errors[0].volume.as_deref(), Some("web_a"));
+}
+
+/// Drives a sweep by hand: `web`'s volume is in use once, and its retry
+/// comes due while nothing of `web` is answered and `api` (which sorts
+/// first) keeps actions outstanding, so only the retry's time coming makes
+/// `web` ready again. The driver's clock also steps back once in between.
+#[test]
+fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
+    let mut w = World::new(true);
+    w.swarm("alpha", &[("n1", "node-1", true)], Reach::Nodes, true);
+    w.release("alpha", "api", "shop", &[("n1", "data")]);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    let mut sweep = Sweep::new(&w.plan(), Settings::default());
+    let web = |a: &Action| is_release(&a.kind, "alpha", "web");
+
+    // Take web up to its first volume removal, which finds the volume in
+    // use; api's stack removal stays outstanding.
+    let mut busy: Vec<Action> = Vec::new();
+    loop {
+        let Some(action) = sweep.poll_action(secs(0)) else {
+            panic!("web never got to its volume");
+        };
+        if !web(&action) {
+            busy.push(action);
+            continue;
+        }
+        let (outcome, last) = match &action.kind {
+            ActionKind::RemoveStack { .. } => (Outcome::Done, false),
+            ActionKind::ListVolumes { .. } => (Outcome::Volumes(vec!["web_data".into()]), false),
+            ActionKind::RemoveVolume { .. } => (Outcome::in_use(), true),
+            other => panic!("unexpected action {other:?}"),
+        };
+        assert_eq!(sweep.handle_outcome(action.id, outcome, secs(0)), Ok(()));
+        if last {
+            break;
+        }
+    }
+    assert_eq!(busy.len(), 1);
+    assert_eq!(sweep.poll_action(secs(0)), None);
+    assert_eq!(sweep.poll_action(secs(1)), None);
+    assert_eq!(sweep.poll_timeout(), Some(secs(2)));
+
+    // At 3 s api's stack is answered; api sorts first, so its listing comes
+    // before web's retry.
+    let stack = busy.remove(0);
+    assert_eq!(
+        sweep.handle_outcome(stack.id, Outcome::Done, secs(3)),
+        Ok(())
+    );
+    let Some(listing) = sweep.poll_action(secs(3)) else {
+        panic!("api's listing was not handed out");
+    };
+    assert!(!web(&listing) && listing.kind.step() == Step::ListVolumes);
+    // A clock stepped back to 1 s: the retry is not due there ...
+    assert_eq!(sweep.poll_action(secs(1)), None);
+    assert_eq!(sweep.poll_timeout(), Some(secs(2)));
+    // ... and at 3 s it is, with api's listing still outstanding.
+    let Some(retry) = sweep.poll_action(secs(3)) else {
+        panic!("web's retry was not handed out");
+    };
+    assert!(web(&retry));
+    assert!(matches!(&retry.kind, ActionKind::RemoveVolume { volume, .. } if volume == "web_data"));
+    assert_eq!(sweep.poll_timeout(), None);
+    assert_eq!(
+        sweep.handle_outcome(retry.id, Outcome::Done, secs(3)),
+        Ok(())
+    );
+
+    // The rest goes as usual.
+    let mut pending = vec![listing];
+    while let Some(action) = pending.pop() {
+        let outcome = match &action.kind {
+            ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["api_data".into()]),
+            _ => Outcome::Done,
+        };
+        assert_eq!(sweep.handle_outcome(action.id, outcome, secs(3)), Ok(()));
+        while let Some(next) = sweep.poll_action(secs(3)) {
+            pending.push(next);
+        }
+    }
+    assert!(sweep.is_done());
+    let report = sweep.report();
+    assert!(report.all_done());
+    let r = report.release(&SwarmName::new("alpha"), "web").cloned();
+    let r = r.unwrap_or_else(|| panic!("web not reported"));
+    assert_eq!(r.outcome, ReleaseOutcome::Deleted);
+    assert_eq!(r.volumes_deleted["node-1"], ["web_data"]);
 }
 
 // ----- rule 3 ---------------------------------------------------------------

@@ -11,6 +11,7 @@
 //! as text.
 
 pub mod action;
+mod agenda;
 pub mod outcome;
 mod release;
 pub mod render;
@@ -36,6 +37,7 @@ pub use report::{
 };
 pub use time::Timestamp;
 
+use agenda::Agenda;
 use release::{Key, Place, ReleaseRun};
 
 /// Errors in how a driver calls the sweep. Each leaves the sweep as it was.
@@ -162,6 +164,18 @@ pub struct Sweep {
     swarms: Vec<SwarmRun>,
     outstanding: BTreeMap<ActionId, Pending>,
     next_id: u64,
+    /// The releases a poll looks at; see [`Agenda`].
+    agenda: Agenda,
+    /// Each release's index into `swarms`.
+    swarm_of: Vec<usize>,
+    /// Swarms that may be due a re-listing, looked at lowest index first
+    /// like the releases.
+    relists: BTreeSet<usize>,
+    /// Releases not settled, counted so that `is_done` need not scan
+    /// every release.
+    unsettled: usize,
+    /// Settled releases awaiting a re-listing, counted likewise.
+    awaiting: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -169,6 +183,8 @@ struct SwarmRun {
     swarm: SwarmName,
     /// Indices into `Sweep::releases`.
     releases: Vec<usize>,
+    /// How many of them are not settled: a re-listing waits for none.
+    unsettled: usize,
     relist: Relist,
     /// Set when a purge here cannot reach every node the swarm counts.
     uncovered: Option<UncoveredBase>,
@@ -221,6 +237,7 @@ impl Sweep {
                 .or_insert_with(|| SwarmRun {
                     swarm: deletion.swarm.clone(),
                     releases: Vec::new(),
+                    unsettled: 0,
                     relist: Relist::NotYet,
                     uncovered: None,
                 });
@@ -240,19 +257,35 @@ impl Sweep {
                 });
             }
             swarm.releases.push(releases.len());
+            // A new run starts with its stack, not settled.
+            swarm.unsettled += 1;
             let target = Target {
                 release: deletion.release_ref(),
                 application: deletion.application.clone(),
             };
             releases.push(ReleaseRun::new(target, deletion.volumes, purge, places));
         }
+        let swarms: Vec<SwarmRun> = swarms.into_values().collect();
+        let mut swarm_of = vec![0; releases.len()];
+        for (s, swarm) in swarms.iter().enumerate() {
+            for &i in &swarm.releases {
+                if let Some(slot) = swarm_of.get_mut(i) {
+                    *slot = s;
+                }
+            }
+        }
         Sweep {
             settings,
             controller: plan.controller.clone(),
             held,
             purge,
+            agenda: Agenda::new(releases.len()),
+            unsettled: releases.len(),
+            awaiting: 0,
             releases,
-            swarms: swarms.into_values().collect(),
+            swarms,
+            swarm_of,
+            relists: BTreeSet::new(),
             outstanding: BTreeMap::new(),
             next_id: 0,
         }
@@ -270,14 +303,23 @@ impl Sweep {
     /// The next action that may run at `now`, if any.
     #[must_use = "an action handed out must be run and answered, or the sweep never finishes"]
     pub fn poll_action(&mut self, now: Timestamp) -> Option<Action> {
-        for (index, run) in self.releases.iter_mut().enumerate() {
-            if let Some((key, kind)) = run.next_action(now, &self.settings) {
-                let step = kind.step();
-                let id = self.allocate(Pending::Release { index, key, step });
-                return Some(Action { id, kind });
-            }
+        while let Some(index) = self.agenda.pop(now) {
+            let Some(run) = self.releases.get_mut(index) else {
+                continue;
+            };
+            let Some((key, kind)) = run.next_action(now, &self.settings) else {
+                self.agenda.park(index);
+                continue;
+            };
+            let retry = run.next_retry();
+            self.agenda.set_retry(index, retry);
+            // It may have more to hand out at once (volumes, nodes).
+            self.agenda.push(index);
+            let step = kind.step();
+            let id = self.allocate(Pending::Release { index, key, step });
+            return Some(Action { id, kind });
         }
-        for s in 0..self.swarms.len() {
+        while let Some(s) = self.relists.pop_first() {
             if let Some(action) = self.relist_action(s) {
                 return Some(action);
             }
@@ -292,8 +334,7 @@ impl Sweep {
         if swarm.relist != Relist::NotYet {
             return None;
         }
-        let runs = || swarm.releases.iter().filter_map(|&i| self.releases.get(i));
-        if !runs().all(ReleaseRun::is_settled) {
+        if swarm.unsettled > 0 {
             return None;
         }
         let checking: Vec<usize> = swarm
@@ -357,9 +398,8 @@ impl Sweep {
         }
         match self.outstanding.remove(&id) {
             Some(Pending::Release { index, key, .. }) => {
-                if let Some(run) = self.releases.get_mut(index) {
-                    run.handle(key, outcome, now, &self.settings);
-                }
+                let settings = self.settings;
+                self.update(index, |run| run.handle(key, outcome, now, &settings));
             }
             Some(Pending::Relist { swarm, checking }) => {
                 let names: Result<BTreeSet<String>, String> = match outcome {
@@ -368,10 +408,9 @@ impl Sweep {
                     Outcome::Failed(f) => Err(f.to_string()),
                     other => Err(format!("unexpected {} outcome", other.kind_str())),
                 };
+                let listing = names.as_ref().map_err(String::as_str);
                 for i in checking {
-                    if let Some(run) = self.releases.get_mut(i) {
-                        run.relisted(names.as_ref().map_err(String::as_str));
-                    }
+                    self.update(i, |run| run.relisted(listing));
                 }
                 if let Some(s) = self.swarms.get_mut(swarm) {
                     s.relist = Relist::Done;
@@ -382,22 +421,40 @@ impl Sweep {
         Ok(())
     }
 
+    /// Changes release `i` by `change` and keeps the books on it: it is a
+    /// candidate again, its retry is re-read, and the counts of settled
+    /// releases follow, making its swarm a candidate for a re-listing once
+    /// every release there has settled.
+    fn update(&mut self, i: usize, change: impl FnOnce(&mut ReleaseRun)) {
+        let Some(run) = self.releases.get_mut(i) else {
+            return;
+        };
+        let (was_settled, was_awaiting) = (run.is_settled(), run.awaits_relisting());
+        change(run);
+        let (settled, awaiting) = (run.is_settled(), run.awaits_relisting());
+        let retry = run.next_retry();
+        self.agenda.set_retry(i, retry);
+        self.agenda.push(i);
+        recount(&mut self.unsettled, !was_settled, !settled);
+        recount(&mut self.awaiting, was_awaiting, awaiting);
+        let s = self.swarm_of.get(i).copied().unwrap_or(0);
+        if let Some(swarm) = self.swarms.get_mut(s) {
+            recount(&mut swarm.unsettled, !was_settled, !settled);
+            if swarm.unsettled == 0 && swarm.relist == Relist::NotYet {
+                self.relists.insert(s);
+            }
+        }
+    }
+
     /// The earliest time a waiting retry becomes ready; `None` when nothing
     /// waits on time.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        self.releases
-            .iter()
-            .filter_map(ReleaseRun::next_retry)
-            .min()
+        self.agenda.earliest()
     }
 
     /// Nothing outstanding and nothing left to hand out.
     pub fn is_done(&self) -> bool {
-        self.outstanding.is_empty()
-            && self
-                .releases
-                .iter()
-                .all(|r| r.is_settled() && !r.awaits_relisting())
+        self.outstanding.is_empty() && self.unsettled == 0 && self.awaiting == 0
     }
 
     /// What the sweep did so far; final once [`is_done`](Self::is_done).
@@ -438,6 +495,16 @@ impl Sweep {
             releases,
             uncovered,
         )
+    }
+}
+
+/// Moves `count` by one when a release joins (`before` false, `now` true)
+/// or leaves what it counts.
+fn recount(count: &mut usize, before: bool, now: bool) {
+    match (before, now) {
+        (false, true) => *count += 1,
+        (true, false) => *count = count.saturating_sub(1),
+        _ => {}
     }
 }
 
