@@ -102,6 +102,8 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
     )?;
     let verdict = if report.held {
         "the sweep was held; nothing was deleted"
+    } else if report.releases.is_empty() {
+        "nothing to delete"
     } else if report.all_done() && t.left_own_stack > 0 {
         "everything planned is gone, except the controller's own stack"
     } else if report.all_done() {
