@@ -11,7 +11,7 @@
 //! - [`Registry`]: finds the backend for a [`Target`]; optionally a
 //!   [`Lister`] of all its swarms and a [`NodeReach`] to the nodes of each.
 //!
-//! With the `memory` feature, [`memory`] holds an in-memory registry with
+//! With the `memory` feature, the `memory` module holds an in-memory registry with
 //! fault injection for tests of code built on the seam.
 
 mod backend;
