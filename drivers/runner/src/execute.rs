@@ -87,7 +87,14 @@ pub async fn execute(
         if sweep.is_done() {
             break;
         }
-        let deadline = sweep.poll_timeout().map(|t| epoch + t.since_epoch());
+        // A deadline only matters when there is room to start what it
+        // releases; at the limit, only a finishing action frees a slot. A
+        // deadline already past is waited for a moment, so that a sweep
+        // with nothing to hand out yet cannot spin this loop.
+        let deadline = sweep
+            .poll_timeout()
+            .filter(|_| running.len() < settings.concurrency.max(1))
+            .map(|t| (epoch + t.since_epoch()).max(Instant::now() + Duration::from_millis(1)));
         tokio::select! {
             finished = running.next(), if !running.is_empty() => {
                 if let Some((id, outcome)) = finished {

@@ -464,3 +464,32 @@ async fn release_restamped_after_the_plan_is_left_alone() {
         3
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn one_action_at_a_time_still_retries_and_finishes_every_release() {
+    let swarm = release(
+        release(three_node("alpha", "A", &["a", "b"]), "a", "gone"),
+        "b",
+        "gone",
+    );
+    let registry = MemoryRegistry::new().with_swarm(swarm);
+    registry
+        .volume_in_use("alpha", "alpha-n1", "a_data", 2)
+        .unwrap();
+    registry
+        .volume_in_use("alpha", "alpha-n2", "b_data", 3)
+        .unwrap();
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    let settings = ExecuteSettings::new(Settings::default(), 1, Duration::from_secs(60));
+    let report = execute(&registry, &plan, settings).await;
+    assert!(
+        report
+            .releases
+            .iter()
+            .all(|r| r.outcome == ReleaseOutcome::Deleted),
+        "{report:?}"
+    );
+    assert!(registry.stacks("alpha").is_empty());
+    assert!(registry.records("alpha").is_empty());
+    assert!(volumes_left(&registry, "alpha", &node_ids("alpha")).is_empty());
+}
