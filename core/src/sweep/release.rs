@@ -484,7 +484,9 @@ impl ReleaseRun {
             ),
             ReleaseOutcome::PendingCoverage => Some(format!(
                 "stack and reachable volumes removed; its records are kept until a sweep \
-                 reaches every node of the swarm; find what is left with the label filter {}",
+                 reaches every node of the swarm (bring the missing nodes back, or remove a \
+                 node gone for good with `docker node rm`); find what is left with the label \
+                 filter {}",
                 label_filter(release)
             )),
         };
