@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sweep_docker::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STACK_NAMESPACE, STATUS, TYPE};
-use sweep_docker::{DockerSwarm, Endpoint, FileRegistry, LocalRegistry};
+use sweep_docker::{DockerNode, DockerSwarm, Endpoint, FileRegistry, LocalRegistry, TlsFiles};
 use sweep_swarms::{BackendError, Node, Registry, RegistryError, ReleaseRecord, Target};
 
 const DOCKER: &str = "/usr/bin/docker";
@@ -733,4 +733,210 @@ async fn local_registry_is_the_one_swarm_it_points_at() {
         reg.backend(&Target::new("beta")).await,
         Err(RegistryError::UnknownSwarm { .. })
     ));
+}
+
+/// beta-1's TLS endpoint and the directory of the bed's certificates
+/// (`ca.pem`, `cert.pem`, `key.pem`, and `other-ca.pem`, a CA that signed
+/// nothing the daemon uses), as `bed tls` prints them.
+fn tls_bed() -> (String, PathBuf) {
+    bed();
+    let out = Command::new("bash")
+        .arg(bed_script())
+        .arg("tls")
+        .output()
+        .expect("bed tls");
+    assert!(out.status.success(), "bed tls");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = text.lines().map(str::trim);
+    match (lines.next(), lines.next()) {
+        (Some(url), Some(dir)) => (url.to_owned(), PathBuf::from(dir)),
+        _ => panic!("`bed tls` printed {text:?}"),
+    }
+}
+
+#[tokio::test]
+async fn manager_over_tls_is_the_same_swarm_as_over_the_unix_socket() {
+    let (url, certs) = tls_bed();
+    let node = "beta-1";
+    let mut cleanup = Cleanup::new();
+    let app = unique("tls");
+    create_record(
+        node,
+        &mut cleanup,
+        &format!("{app}.v1"),
+        &app,
+        "1",
+        Some("owner-t"),
+        &[],
+    );
+
+    // Relative TLS paths are read next to the registry file.
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["ca.pem", "cert.pem", "key.pem"] {
+        std::fs::copy(certs.join(f), dir.path().join(f)).unwrap();
+    }
+    let file = write_registry(
+        dir.path(),
+        &format!(
+            "timeout_secs = 10\n[[swarm]]\nname = \"beta\"\nmanager = \"{url}\"\n\
+             [swarm.tls]\nca = \"ca.pem\"\ncert = \"cert.pem\"\nkey = \"key.pem\"\n"
+        ),
+    );
+    let reg = FileRegistry::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let beta = reg.backend(&Target::new("beta")).await.unwrap();
+    assert_eq!(
+        beta.cluster_id().await.unwrap(),
+        docker(node, &["info", "--format", "{{.Swarm.Cluster.ID}}"])
+    );
+    let releases = beta.releases().await.unwrap();
+    assert!(
+        releases.contains(&ReleaseRecord::new(app.clone(), Some("owner-t".into()))),
+        "{app} not in {releases:?}"
+    );
+
+    let direct = DockerSwarm::connect(
+        &Endpoint::parse(&url, Some(TlsFiles::in_dir(&certs))).unwrap(),
+        Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
+    assert_eq!(direct.endpoint(), url);
+    assert_eq!(direct.api_version(), "1.41");
+}
+
+#[tokio::test]
+async fn tls_with_an_unrelated_ca_is_refused_naming_the_endpoint() {
+    let (url, certs) = tls_bed();
+    let dir = tempfile::tempdir().unwrap();
+    let timeout = Duration::from_secs(5);
+    let file = write_registry(
+        dir.path(),
+        &format!(
+            "timeout_secs = {}\n[[swarm]]\nname = \"beta\"\nmanager = \"{url}\"\n\
+             [swarm.tls]\nca = \"{}\"\ncert = \"{}\"\nkey = \"{}\"\n",
+            timeout.as_secs(),
+            certs.join("other-ca.pem").display(),
+            certs.join("cert.pem").display(),
+            certs.join("key.pem").display(),
+        ),
+    );
+    let reg = FileRegistry::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let started = Instant::now();
+    let refused = reg.backend(&Target::new("beta")).await.err();
+    // A refused handshake fails at once; waiting out the timeout would mean
+    // the refusal went unnoticed.
+    assert!(started.elapsed() < timeout, "took {:?}", started.elapsed());
+    let Some(e) = refused else {
+        panic!("a daemon certificate from another CA was accepted")
+    };
+    let RegistryError::Connect {
+        swarm,
+        endpoint,
+        message,
+    } = &e
+    else {
+        panic!("expected a connect error, got {e:?}")
+    };
+    assert_eq!(swarm, "beta");
+    assert_eq!(endpoint, &url);
+    assert!(
+        message.to_lowercase().contains("certificate"),
+        "the message should say what was wrong: {message}"
+    );
+    assert!(e.to_string().contains(&url), "{e}");
+
+    let direct = DockerSwarm::connect(
+        &Endpoint::parse(
+            &url,
+            Some(TlsFiles::new(
+                certs.join("other-ca.pem"),
+                certs.join("cert.pem"),
+                certs.join("key.pem"),
+            )),
+        )
+        .unwrap(),
+        timeout,
+    )
+    .await;
+    match direct {
+        Err(BackendError::Unreachable { endpoint, .. }) => assert_eq!(endpoint, url),
+        other => panic!("expected Unreachable, got {:?}", other.err()),
+    }
+}
+
+#[tokio::test]
+async fn node_reach_counts_a_node_reached_over_tls() {
+    let (url, certs) = tls_bed();
+    let tls = format!(
+        "{{ ca = \"{}\", cert = \"{}\", key = \"{}\" }}",
+        certs.join("ca.pem").display(),
+        certs.join("cert.pem").display(),
+        certs.join("key.pem").display(),
+    );
+    let beta1 = node_id("beta-1").expect("beta-1 answers");
+    let beta2 = node_id("beta-2").expect("beta-2 answers");
+
+    // The node entry's own TLS files are used: its daemon answers as beta-1.
+    let over_tls = DockerNode::connect(
+        &Endpoint::parse(&url, Some(TlsFiles::in_dir(&certs))).unwrap(),
+        Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        over_tls.swarm_node().await.unwrap().map(|n| n.id),
+        Some(beta1.clone())
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_registry(
+        dir.path(),
+        &format!(
+            r#"timeout_secs = 10
+[[swarm]]
+name = "beta"
+manager = "{mgr}"
+[[swarm.node]]
+endpoint = "{url}"
+tls = {tls}
+[[swarm.node]]
+endpoint = "{b2}"
+"#,
+            mgr = sock("beta-1"),
+            b2 = sock("beta-2"),
+        ),
+    );
+    let reg = FileRegistry::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let reach = reg.as_node_reach().unwrap();
+    let beta = Target::new("beta");
+    let nodes = reach.nodes(&beta).await.unwrap().expect("nodes configured");
+    let got: BTreeSet<String> = nodes.iter().map(|n| n.id.clone()).collect();
+    assert_eq!(got, BTreeSet::from([beta1.clone(), beta2.clone()]));
+    assert_eq!(nodes.len(), 2, "beta-1 once, however many ways it answers");
+
+    // With the manager itself reached over TLS, beta-1 is found only
+    // through the TLS connection.
+    let file = write_registry(
+        dir.path(),
+        &format!(
+            r#"timeout_secs = 10
+[[swarm]]
+name = "beta"
+manager = "{url}"
+tls = {tls}
+[[swarm.node]]
+endpoint = "{b2}"
+"#,
+            b2 = sock("beta-2"),
+        ),
+    );
+    let reg = FileRegistry::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let reach = reg.as_node_reach().unwrap();
+    let nodes = reach.nodes(&beta).await.unwrap().expect("nodes configured");
+    let got: BTreeSet<String> = nodes.iter().map(|n| n.id.clone()).collect();
+    assert_eq!(got, BTreeSet::from([beta1.clone(), beta2]));
+    let on_beta1 = nodes.iter().find(|n| n.id == beta1).expect("beta-1 listed");
+    let backend = reach.node_backend(&beta, on_beta1).await.unwrap();
+    let none = unique("none");
+    assert!(backend.stack_volumes(&none).await.unwrap().is_empty());
 }
