@@ -1,8 +1,10 @@
 //! Scenarios on swarm gamma, the one whose worker (gamma-2) may be stopped.
-//! They run one at a time: one stops gamma-2, the other needs gamma to
-//! stay as it is between two reads.
+//! They run one at a time, across threads and processes alike (a file
+//! lock, so a runner that starts each test in its own process is safe):
+//! one stops gamma-2, the other needs gamma to stay as it is between two
+//! reads.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::fs::File;
 use std::time::Duration;
 
 use serde_json::json;
@@ -11,9 +13,13 @@ use sweep_e2e::{
     wait_node_status, Cleanup, Remains, Scenario, Stack, StoppedNode, SwarmEntry, GAMMA, QUICK,
 };
 
-fn gamma() -> MutexGuard<'static, ()> {
-    static GAMMA_LOCK: Mutex<()> = Mutex::new(());
-    let guard = GAMMA_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+/// Holds gamma for one test; the lock goes with the file when dropped.
+fn gamma() -> File {
+    let path = "/run/swarm-sweep-bed-gamma.lock";
+    let guard = File::create(path).unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
+    guard
+        .lock()
+        .unwrap_or_else(|e| panic!("cannot lock {path}: {e}"));
     // An earlier run that was killed may have left it stopped, and `bed up`
     // leaves stopped nodes alone; the bed itself may not be up yet.
     bed_up();
