@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use sweep_core::sweep::{report_text, ReleaseOutcome, Settings, SweepReport};
 use sweep_core::{plan, render, AppSet, HoldReason, Policy, Snapshot, SweepPlan};
-use sweep_runner::{execute, gather, ExecuteSettings, GatherSettings};
+use sweep_runner::{execute_until, gather, ExecuteSettings, GatherSettings};
 
 use crate::cli::{Cli, Command, Format, PolicyArgs, RunArgs, Source};
 use crate::input::{self, InputError};
@@ -139,7 +139,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode, InputError> {
             if format == Format::Text {
                 print!("{}", render::plan_text(&plan));
             }
-            let report = rt.block_on(execute(g.registry.as_ref(), &plan, settings));
+            let report = rt.block_on(execute_until(
+                g.registry.as_ref(),
+                &plan,
+                settings,
+                interrupted(),
+            ));
             match format {
                 Format::Json => println!(
                     "{}",
@@ -214,4 +219,39 @@ fn exit_status(plan: &SweepPlan, report: &SweepReport) -> u8 {
 /// every other hold means part of the sweep could not be done.
 fn needs_attention(reason: HoldReason) -> bool {
     !matches!(reason, HoldReason::Unreconciled | HoldReason::Draining)
+}
+
+/// Completes on the first SIGINT or SIGTERM: the sweep then finishes the
+/// steps in flight and reports, so an operator's Ctrl-C never leaves a
+/// step half-answered. A second signal ends the process at once, which is
+/// as safe as a kill: records go last.
+async fn interrupted() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let sigint = async {
+        // A handler that cannot be installed must not read as a signal.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    let sigterm = async {
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = sigint => {}
+        () = sigterm => {}
+    }
+    eprintln!(
+        "swarm-sweep: interrupted; finishing the steps in flight (interrupt again to stop at once)"
+    );
+    tokio::spawn(async {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("swarm-sweep: interrupted again; stopping now");
+            std::process::exit(130);
+        }
+    });
 }

@@ -55,6 +55,20 @@ pub async fn execute(
     plan: &SweepPlan,
     settings: ExecuteSettings,
 ) -> SweepReport {
+    execute_until(registry, plan, settings, std::future::pending()).await
+}
+
+/// [`execute`], until `stop` completes: then no new action starts, the
+/// actions in flight finish, and the report says what is unfinished. An
+/// interrupted release keeps its records (they go last), so the next sweep
+/// finds it again; stopping between steps, not in the middle of one,
+/// leaves nothing half-answered.
+pub async fn execute_until(
+    registry: &dyn Registry,
+    plan: &SweepPlan,
+    settings: ExecuteSettings,
+    stop: impl std::future::Future<Output = ()>,
+) -> SweepReport {
     let epoch = Instant::now();
     let now = || Timestamp::from_epoch(Instant::now().saturating_duration_since(epoch));
     let controller = ControllerId::new(plan.controller.clone()).ok();
@@ -68,8 +82,10 @@ pub async fn execute(
         .map(|s| (&s.swarm, s.names.as_slice()))
         .collect();
 
+    let mut stop = std::pin::pin!(stop);
+    let mut stopping = false;
     loop {
-        while running.len() < settings.concurrency.max(1) {
+        while !stopping && running.len() < settings.concurrency.max(1) {
             match sweep.poll_action(now()) {
                 Some(action) => {
                     let aliases = names.get(action.kind.swarm()).copied().unwrap_or_default();
@@ -84,7 +100,7 @@ pub async fn execute(
                 None => break,
             }
         }
-        if sweep.is_done() {
+        if sweep.is_done() || (stopping && running.is_empty()) {
             break;
         }
         // A deadline only matters when there is room to start what it
@@ -93,7 +109,7 @@ pub async fn execute(
         // with nothing to hand out yet cannot spin this loop.
         let deadline = sweep
             .poll_timeout()
-            .filter(|_| running.len() < settings.concurrency.max(1))
+            .filter(|_| !stopping && running.len() < settings.concurrency.max(1))
             .map(|t| (epoch + t.since_epoch()).max(Instant::now() + Duration::from_millis(1)));
         tokio::select! {
             finished = running.next(), if !running.is_empty() => {
@@ -107,6 +123,10 @@ pub async fn execute(
                 }
             }
             _ = sleep_until(deadline.unwrap_or(epoch)), if deadline.is_some() => {}
+            () = &mut stop, if !stopping => {
+                stopping = true;
+                tracing::warn!(in_flight = running.len(), "interrupted: finishing the steps in flight, starting no more");
+            }
             else => {
                 // Nothing running and nothing to wait for, yet not done:
                 // stop rather than spin; the report marks what is left.

@@ -13,5 +13,5 @@ mod execute;
 mod gather;
 
 pub use classify::{classify_backend, classify_registry};
-pub use execute::{execute, ExecuteSettings};
+pub use execute::{execute, execute_until, ExecuteSettings};
 pub use gather::{gather, GatherSettings};

@@ -493,3 +493,44 @@ async fn one_action_at_a_time_still_retries_and_finishes_every_release() {
     assert!(registry.records("alpha").is_empty());
     assert!(volumes_left(&registry, "alpha", &node_ids("alpha")).is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupted_sweep_starts_nothing_more_and_keeps_unfinished_records() {
+    let swarm = release(
+        release(three_node("alpha", "A", &["a", "b"]), "a", "gone"),
+        "b",
+        "gone",
+    );
+    let registry = MemoryRegistry::new().with_swarm(swarm);
+    registry
+        .volume_in_use("alpha", "alpha-n1", "a_data", 1000)
+        .unwrap();
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    let stop = tokio::time::sleep(Duration::from_secs(3));
+    let report = sweep_runner::execute_until(&registry, &plan, fast(), stop).await;
+
+    let a = report.releases.iter().find(|r| r.release == "a").unwrap();
+    let b = report.releases.iter().find(|r| r.release == "b").unwrap();
+    assert_eq!(
+        b.outcome,
+        ReleaseOutcome::Deleted,
+        "finished before the stop"
+    );
+    assert_eq!(a.outcome, ReleaseOutcome::Failed);
+    assert!(
+        registry.records("alpha").iter().all(|r| r.release == "a"),
+        "a keeps its records"
+    );
+    assert_eq!(registry.records("alpha").len(), 1);
+    // Tried at 0 s and 2 s; the retry due at 4 s came after the stop.
+    let attempts = registry
+        .events()
+        .iter()
+        .filter(|e| {
+            e.op == MemoryOp::RemoveVolume
+                && e.subject == "a_data"
+                && e.node.as_deref() == Some("alpha-n1")
+        })
+        .count();
+    assert_eq!(attempts, 2);
+}

@@ -1051,6 +1051,16 @@ impl Running {
         fs::read_to_string(self.dir.path().join("stderr")).unwrap_or_default()
     }
 
+    /// Sends SIGINT (what Ctrl-C sends) and waits for it to end.
+    pub fn interrupt(self) -> Run {
+        let status = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -INT failed: {status}");
+        self.wait()
+    }
+
     /// SIGKILLs it (`Child::kill` sends SIGKILL on Unix) and collects it.
     pub fn kill(mut self) -> Run {
         let _ = self.child.kill();

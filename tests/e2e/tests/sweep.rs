@@ -226,6 +226,90 @@ fn sweep_killed_midway_leaves_no_release_without_records_and_converges_on_rerun(
 }
 
 #[test]
+fn interrupted_sweep_finishes_the_steps_in_flight_reports_and_converges_on_rerun() {
+    let s = Scenario::new();
+    let mut cleanup = Cleanup::new(&ALPHA);
+    let departed: Vec<Stack> = ["alpha-2", "alpha-3"]
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            Stack::new(&s.release(&format!("int{i}")))
+                .with_volume()
+                .on(node)
+                .stubborn(5)
+        })
+        .collect();
+    for stack in &departed {
+        cleanup.add(&stack.release);
+        create_record(
+            &ALPHA,
+            &stack.release,
+            1,
+            Some(&s.stamp("legacy", &stack.release)),
+        );
+        s.deploy(&ALPHA, stack);
+    }
+    for (stack, node) in departed.iter().zip(["alpha-2", "alpha-3"]) {
+        wait_deployed(&ALPHA, stack, &[node]);
+    }
+
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
+    let apps = s.app_set("apps.json", json!([app("live", "alpha", &[])]));
+    let apply = s.sweep("apply", Some(&config), &apps).args(&[
+        "--prune-volumes",
+        "--retry-interval",
+        "1",
+        "--settle-timeout",
+        "90",
+    ]);
+    let running = apply.spawn();
+    wait_for(
+        "the sweep to start deleting",
+        Duration::from_secs(30),
+        || running.stderr_so_far().contains("deleting release"),
+    );
+    // Stubborn tasks hold their volumes for 5 s: the interrupt lands while
+    // the sweep waits for them.
+    std::thread::sleep(Duration::from_millis(1500));
+    let stopped = running.interrupt();
+    // It ends by itself, with a report, not by the signal.
+    stopped.expect_code(1);
+    assert!(stopped.stderr.contains("interrupted"), "{}", stopped.stderr);
+    let out = stopped.json();
+    let mut unfinished = 0;
+    for stack in &departed {
+        let report = one(&out["report"], "releases", &stack.release);
+        let r = Remains::read(&ALPHA, &stack.release);
+        assert!(r.unanswered.is_empty(), "a node did not answer: {r:#?}");
+        if report["outcome"] != "deleted" {
+            unfinished += 1;
+            assert!(
+                !r.records.is_empty(),
+                "interrupted but records gone: {r:#?}"
+            );
+        }
+        if r.resources_left() {
+            assert!(
+                !r.records.is_empty(),
+                "resources left but no records: {r:#?}"
+            );
+        }
+    }
+    assert!(unfinished > 0, "the interrupt came after the work was done");
+
+    let rerun = apply.run();
+    rerun.expect_code(0);
+    let out = rerun.json();
+    for stack in &departed {
+        assert_eq!(
+            one(&out["report"], "releases", &stack.release)["outcome"],
+            "deleted"
+        );
+        assert_gone(&ALPHA, &stack.release);
+    }
+}
+
+#[test]
 fn second_apply_after_a_successful_one_plans_nothing_and_exits_0() {
     let s = Scenario::new();
     let api = s.release("api");
