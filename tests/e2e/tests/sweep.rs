@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 use sweep_e2e::{
     about, app, assert_gone, assert_intact, create_record, list, one, wait_deployed, wait_for,
-    Cleanup, Remains, Scenario, Stack, SwarmEntry, ALPHA, QUICK,
+    Cleanup, Remains, Running, Scenario, Stack, SwarmEntry, Sweep, ALPHA, QUICK,
 };
 
 #[test]
@@ -174,16 +174,7 @@ fn sweep_killed_midway_leaves_no_release_without_records_and_converges_on_rerun(
         "90",
     ]);
 
-    let running = apply.spawn();
-    wait_for(
-        "the sweep to start deleting",
-        Duration::from_secs(30),
-        || running.stderr_so_far().contains("deleting release"),
-    );
-    // Stubborn tasks hold their volumes for 5 s: the kill lands while the
-    // sweep waits for them.
-    std::thread::sleep(Duration::from_millis(1500));
-    let killed = running.kill();
+    let killed = midway(&apply).kill();
     assert_eq!(
         killed.status.signal(),
         Some(9),
@@ -225,6 +216,19 @@ fn sweep_killed_midway_leaves_no_release_without_records_and_converges_on_rerun(
     assert_intact(&ALPHA, &kept.release, &["alpha-2"]);
 }
 
+/// Starts `apply` and returns once it is deleting and, its stubborn tasks
+/// holding their volumes for 5 s, waiting for them: the moment to stop it.
+fn midway(apply: &Sweep) -> Running {
+    let running = apply.spawn();
+    wait_for(
+        "the sweep to start deleting",
+        Duration::from_secs(30),
+        || running.stderr_so_far().contains("deleting release"),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    running
+}
+
 #[test]
 fn interrupted_sweep_finishes_the_steps_in_flight_reports_and_converges_on_rerun() {
     let s = Scenario::new();
@@ -262,16 +266,7 @@ fn interrupted_sweep_finishes_the_steps_in_flight_reports_and_converges_on_rerun
         "--settle-timeout",
         "90",
     ]);
-    let running = apply.spawn();
-    wait_for(
-        "the sweep to start deleting",
-        Duration::from_secs(30),
-        || running.stderr_so_far().contains("deleting release"),
-    );
-    // Stubborn tasks hold their volumes for 5 s: the interrupt lands while
-    // the sweep waits for them.
-    std::thread::sleep(Duration::from_millis(1500));
-    let stopped = running.interrupt();
+    let stopped = midway(&apply).interrupt();
     // It ends by itself, with a report, not by the signal.
     stopped.expect_code(1);
     assert!(stopped.stderr.contains("interrupted"), "{}", stopped.stderr);
