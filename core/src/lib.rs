@@ -10,14 +10,18 @@
 //! Every decision is made on swarm-qualified names ([`ReleaseRef`]): release
 //! names are unique within a swarm and not across swarms.
 
+pub mod app_set_doc;
+pub mod escape;
 pub mod owner;
 pub mod plan;
 pub mod refs;
 pub mod render;
 pub mod snapshot;
 pub mod sweep;
+pub mod verdict;
 
-pub use owner::{ControllerId, OwnerError, Ownership};
+pub use app_set_doc::AppSetError;
+pub use owner::{is_application_name, ControllerId, OwnerError, Ownership};
 pub use plan::{
     plan, Coverage, Deletion, DeletionReason, Hold, HoldReason, SpareReason, Spared, SwarmPlan,
     SweepPlan, Uncovered,
@@ -31,3 +35,4 @@ pub use sweep::{
     report_text, Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, Sweep,
     SweepError, SweepReport, Timestamp,
 };
+pub use verdict::{apply_status, plan_status, snapshot_status, Status};

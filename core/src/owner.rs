@@ -1,9 +1,13 @@
 //! Owner stamps: which releases this controller may ever consider its own.
 //!
 //! A release record carries `com.swarmcli.owner=<id>:<kind>/<name>`. This
-//! controller stamps `cd/<controller>/<application>:release/<release>`. Every
-//! other shape is somebody else's, and the sweep never deletes what is not
-//! provably its own.
+//! controller stamps `cd/<controller>/<application>:release/<release>`,
+//! with an application name of `[a-z0-9][a-z0-9._-]*`
+//! ([`is_application_name`]), and reads a stamp back exactly as it writes
+//! one: cut at its first `:`. A stamp under this controller's prefix in any
+//! other shape was edited or copied by someone else and is nobody's
+//! ([`Ownership::Malformed`]); every other shape is another controller's or
+//! tool's. The sweep never deletes what is not provably its own.
 
 use std::fmt;
 
@@ -60,35 +64,60 @@ impl ControllerId {
     /// `release` is the name of the release the stamp was read from: a stamp
     /// copied onto another release does not make that release ours.
     pub fn classify(&self, stamp: Option<&str>, release: &str) -> Ownership {
-        let Some(stamp) = stamp else {
+        let Some(stamp) = stamp.filter(|s| !s.is_empty()) else {
             return Ownership::Unmanaged;
         };
-        if stamp.is_empty() {
-            return Ownership::Unmanaged;
-        }
-        match self.application_of(stamp, release) {
-            Some(application) => Ownership::Ours {
+        // Controller ids hold no '/', so `cd/<id>/` is a prefix of no other
+        // controller's stamps: everything else is theirs or nobody's.
+        let Some(after) = stamp
+            .strip_prefix("cd/")
+            .and_then(|s| s.strip_prefix(self.0.as_str()))
+            .and_then(|s| s.strip_prefix('/'))
+        else {
+            return Ownership::Foreign;
+        };
+        match application_of(after, release) {
+            Ok(application) => Ownership::Ours {
                 application: application.to_owned(),
             },
-            None => Ownership::Foreign,
+            Err(reason) => Ownership::Malformed { reason },
         }
     }
+}
 
-    fn application_of<'s>(&self, stamp: &'s str, release: &str) -> Option<&'s str> {
-        // Release names never contain ':', so the last ':' separates the id
-        // from `<kind>/<name>` even if an application name contains one.
-        let (id, kind_name) = stamp.rsplit_once(':')?;
-        let (kind, name) = kind_name.split_once('/')?;
-        if kind != "release" || name != release {
-            return None;
-        }
-        let application = id.strip_prefix("cd/")?.strip_prefix(self.0.as_str())?;
-        let application = application.strip_prefix('/')?;
-        if application.is_empty() || application.contains('/') {
-            return None;
-        }
-        Some(application)
+/// `<application>:release/<release>`, cut where the controller cuts it: at
+/// the first ':'. Cutting at the last one would read `a:b:release/web` as
+/// application `a:b`, a name the controller can never have written.
+fn application_of<'s>(after_prefix: &'s str, release: &str) -> Result<&'s str, String> {
+    let Some((application, rest)) = after_prefix.split_once(':') else {
+        return Err("it has no ':release/<release>' part".to_owned());
+    };
+    if !is_application_name(application) {
+        return Err(format!(
+            "its application part {application:?} is not an application name"
+        ));
     }
+    let Some(name) = rest.strip_prefix("release/") else {
+        return Err(format!(
+            "{rest:?} after the application is not 'release/<release>'"
+        ));
+    };
+    if name != release {
+        return Err(format!("it names release {name:?}, not this one"));
+    }
+    Ok(application)
+}
+
+/// Whether `name` is an application name: `^[a-z0-9][a-z0-9._-]*$`.
+///
+/// The controller only ever names applications this way, so a stamp whose
+/// application part is anything else (upper case, whitespace, an invisible
+/// or control character, a ':') was not written by it, and an app set that
+/// lists such a name describes an application no stamp can belong to.
+pub fn is_application_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b'a'..=b'z' | b'0'..=b'9'))
+        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'-'))
 }
 
 impl fmt::Display for ControllerId {
@@ -99,11 +128,17 @@ impl fmt::Display for ControllerId {
 
 /// The result of reading a release's stamp against this controller's id.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Ownership {
     /// No stamp at all: deployed by hand or by another tool.
     Unmanaged,
-    /// A stamp that is not this controller's, or that does not parse.
+    /// Another controller's stamp, or not a `cd/<controller>/` stamp at all.
     Foreign,
+    /// Starts with this controller's `cd/<controller>/` but is not a stamp
+    /// it writes for this release (`reason` says what is off): a stamp
+    /// edited by hand or copied from another release. Not this
+    /// controller's, and no other controller's either.
+    Malformed { reason: String },
     /// Stamped by this controller for `application`.
     Ours { application: String },
 }
@@ -135,21 +170,17 @@ mod tests {
     }
 
     #[test]
-    fn anything_else_is_not_ours() {
+    fn other_controllers_and_other_shapes_are_foreign() {
         let c = ctl();
         for stamp in [
-            "cd/default/edge:release/other", // copied from another release
-            "cd/other/edge:release/web",     // another controller
-            "cd/defaultx/edge:release/web",  // a controller whose id extends ours
-            "cd/default:release/web",        // no application part
-            "cd/default/:release/web",       // empty application
-            "cd/default/a/b:release/web",    // application with '/'
-            "cd/edge:release/web",           // the old cd/<app> form
-            "apply/edge:release/web",        // apply stamps
-            "cd/default/edge:deployment/web",
-            "cd/default/edge",
+            "cd/other/edge:release/web",    // another controller
+            "cd/defaultx/edge:release/web", // a controller whose id extends ours
+            "cd/default:release/web",       // no application part
+            "cd/edge:release/web",          // the old cd/<app> form
+            "apply/edge:release/web",       // apply stamps
             "garbage",
             ":release/web",
+            "CD/default/edge:release/web",
         ] {
             assert_eq!(
                 c.classify(Some(stamp), "web"),
@@ -159,6 +190,76 @@ mod tests {
         }
         assert_eq!(c.classify(None, "web"), Ownership::Unmanaged);
         assert_eq!(c.classify(Some(""), "web"), Ownership::Unmanaged);
+    }
+
+    #[test]
+    fn our_prefix_with_anything_but_a_stamp_we_write_is_malformed() {
+        let c = ctl();
+        for stamp in [
+            "cd/default/edge:release/other", // copied from another release
+            "cd/default/:release/web",       // empty application
+            "cd/default/a/b:release/web",    // application with '/'
+            "cd/default/a:b:release/web",    // cut at the first ':' as written
+            "cd/default/gone :release/web",  // trailing space
+            "cd/default/go\tne:release/web",
+            "cd/default/gone\u{200b}:release/web", // zero-width space
+            "cd/default/gone\0:release/web",
+            "cd/default/Edge:release/web",
+            "cd/default/-edge:release/web",
+            "cd/default/edge:deployment/web",
+            "cd/default/edge:release/web ",
+            "cd/default/edge",
+            "cd/default/",
+        ] {
+            assert!(
+                matches!(c.classify(Some(stamp), "web"), Ownership::Malformed { .. }),
+                "{stamp:?}"
+            );
+        }
+        let Ownership::Malformed { reason } =
+            c.classify(Some("cd/default/gone :release/web"), "web")
+        else {
+            unreachable!()
+        };
+        assert!(reason.contains("\"gone \""), "{reason}");
+    }
+
+    #[test]
+    fn the_stamp_is_cut_at_its_first_colon() {
+        // A release name may hold ':' (the first one ends the application).
+        assert_eq!(
+            ctl().classify(Some("cd/default/edge:release/a:b"), "a:b"),
+            ours("edge")
+        );
+        assert_eq!(
+            ctl().classify(Some(&ctl().stamp("e.d_g-e9", "web")), "web"),
+            ours("e.d_g-e9")
+        );
+    }
+
+    #[test]
+    fn application_names_follow_the_controller_grammar() {
+        for good in ["a", "0", "edge", "shop-eu", "a.b_c-d", "9lives"] {
+            assert!(is_application_name(good), "{good:?}");
+        }
+        for bad in [
+            "",
+            "-a",
+            ".a",
+            "_a",
+            "Edge",
+            "a b",
+            "a\tb",
+            "gone ",
+            "gone\u{200b}",
+            "a\0",
+            "a:b",
+            "a/b",
+            "é",
+            "a\n",
+        ] {
+            assert!(!is_application_name(bad), "{bad:?}");
+        }
     }
 
     #[test]

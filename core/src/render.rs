@@ -1,9 +1,15 @@
 //! Human-readable renderings. JSON is the contract; this text is for the
 //! operator reading a terminal and may change.
+//!
+//! Names, stamps, hold messages and error texts come from whoever can create
+//! a Swarm object or write a registry file. Each goes through [`Escaped`],
+//! so that no release name can add a line that reads as a section of the
+//! plan ("to delete (0): nothing") or move the cursor over what is shown.
 
-use std::fmt::Write;
+use std::fmt::{Display, Write};
 
-use crate::plan::{hold_str, reason_str, spare_str, Coverage, SweepPlan};
+use crate::escape::Escaped;
+use crate::plan::{Coverage, SweepPlan};
 
 /// A short summary of a plan: holds, what will be deleted, what is spared
 /// and why, what a volume purge cannot reach.
@@ -14,20 +20,32 @@ pub fn plan_text(plan: &SweepPlan) -> String {
     out
 }
 
+/// `items`, each escaped, separated by `, `.
+pub(crate) fn escaped_list<T: Display>(items: impl IntoIterator<Item = T>) -> String {
+    let mut out = String::new();
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{}", Escaped(item));
+    }
+    out
+}
+
 fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
     writeln!(
         out,
         "controller {}, volume purge {}",
-        plan.controller,
+        Escaped(&plan.controller),
         if plan.purge_volumes { "on" } else { "off" }
     )?;
     if !plan.swarms.is_empty() {
         writeln!(out, "\nswarms ({}):", plan.swarms.len())?;
         for sw in &plan.swarms {
-            write!(out, "  {}", sw.swarm)?;
+            write!(out, "  {}", Escaped(&sw.swarm))?;
             if sw.names.len() > 1 {
-                let names: Vec<String> = sw.names.iter().map(ToString::to_string).collect();
-                write!(out, " (one cluster under {})", names.join(", "))?;
+                write!(out, " (one cluster under {})", escaped_list(&sw.names))?;
             }
             if !sw.readable {
                 writeln!(out, ": could not be read")?;
@@ -53,16 +71,16 @@ fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
     if !plan.holds.is_empty() {
         writeln!(out, "\nheld ({}):", plan.holds.len())?;
         for h in &plan.holds {
-            let scope = match &h.swarm {
-                None => "whole sweep".to_owned(),
-                Some(s) => format!("swarm {s}"),
-            };
-            write!(out, "  {scope}: {}", hold_str(h.reason))?;
+            match &h.swarm {
+                None => write!(out, "  whole sweep")?,
+                Some(s) => write!(out, "  swarm {}", Escaped(s))?,
+            }
+            write!(out, ": {}", h.reason.as_str())?;
             if !h.applications.is_empty() {
-                write!(out, " [{}]", h.applications.join(", "))?;
+                write!(out, " [{}]", escaped_list(&h.applications))?;
             }
             if let Some(m) = &h.message {
-                write!(out, " - {m}")?;
+                write!(out, " - {}", Escaped(m))?;
             }
             writeln!(out)?;
         }
@@ -75,10 +93,10 @@ fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
         writeln!(
             out,
             "  {}/{}  application {}, {}, volumes {}",
-            d.swarm,
-            d.release,
-            d.application,
-            reason_str(d.reason),
+            Escaped(&d.swarm),
+            Escaped(&d.release),
+            Escaped(&d.application),
+            d.reason.as_str(),
             d.volumes.as_str()
         )?;
     }
@@ -87,12 +105,18 @@ fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
         writeln!(out, "  nothing")?;
     }
     for s in &plan.spared {
-        write!(out, "  {}/{}  {}", s.swarm, s.release, spare_str(s.reason))?;
+        write!(
+            out,
+            "  {}/{}  {}",
+            Escaped(&s.swarm),
+            Escaped(&s.release),
+            s.reason.as_str()
+        )?;
         if let Some(a) = &s.application {
-            write!(out, ", application {a}")?;
+            write!(out, ", application {}", Escaped(a))?;
         }
         if let Some(d) = &s.detail {
-            write!(out, " - {d}")?;
+            write!(out, " - {}", Escaped(d))?;
         }
         writeln!(out)?;
     }
@@ -104,12 +128,12 @@ fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
             let reached = match (u.coverage, u.reached.is_empty()) {
                 (Coverage::NodeLocal, _) => "the manager only".to_owned(),
                 (_, true) => "none".to_owned(),
-                (_, false) => u.reached.join(", "),
+                (_, false) => escaped_list(&u.reached),
             };
             write!(
                 out,
                 "  {}: {} ({} counted, {} missing; reached: {}",
-                u.swarm,
+                Escaped(&u.swarm),
                 u.coverage.as_str(),
                 count,
                 missing,
@@ -117,7 +141,7 @@ fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
             )?;
             match &u.unreached {
                 Some(names) if !names.is_empty() => {
-                    writeln!(out, "; not reached: {})", names.join(", "))?
+                    writeln!(out, "; not reached: {})", escaped_list(names))?
                 }
                 _ => writeln!(out, ")")?,
             }

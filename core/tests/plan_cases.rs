@@ -139,7 +139,7 @@ const CASES: &[Case] = &[
     Case {
         name: "app_set_not_loaded_holds_the_whole_sweep",
         snapshot: r#"{
-          "app_set": {"loaded": false, "applications": [{"name": "x", "releases": []}]},
+          "app_set": {"loaded": false, "applications": [{"name": "x", "swarm": "", "releases": []}]},
           "swarms": [{"swarm": "", "releases": [{"name": "web", "owner": "cd/default/shop:release/web"}]}]
         }"#,
         check: |p| {
@@ -219,7 +219,7 @@ const CASES: &[Case] = &[
         name: "blast_radius_holds_the_whole_sweep",
         snapshot: r#"{
           "policy": {"max_deletions": 1},
-          "app_set": {"loaded": true, "applications": [{"name": "keep", "releases": []}]},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "", "releases": []}]},
           "swarms": [{"swarm": "", "releases": [
             {"name": "a", "owner": "cd/default/x:release/a"},
             {"name": "b", "owner": "cd/default/x:release/b"}]}]
@@ -234,7 +234,7 @@ const CASES: &[Case] = &[
         name: "stamps_not_ours_are_never_deleted",
         snapshot: r#"{
           "policy": {"controller": "blue"},
-          "app_set": {"loaded": true, "applications": [{"name": "keep", "releases": []}]},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "", "releases": []}]},
           "swarms": [{"swarm": "", "releases": [
             {"name": "green-app", "owner": "cd/green/shop:release/green-app"},
             {"name": "old-form", "owner": "cd/shop:release/old-form"},
@@ -249,17 +249,198 @@ const CASES: &[Case] = &[
         }"#,
         check: |p| {
             assert_eq!(deleted(p), ["(local)/mine"]);
+            // Our prefix on a stamp we never write (copied from another
+            // release, an application name with '/') is nobody's.
             assert_eq!(
                 spared(p, SpareReason::Unmanaged),
-                ["(local)/empty", "(local)/none"]
+                [
+                    "(local)/copied",
+                    "(local)/empty",
+                    "(local)/nested",
+                    "(local)/none"
+                ]
             );
-            assert_eq!(spared(p, SpareReason::ForeignOwner).len(), 7);
+            assert_eq!(
+                spared(p, SpareReason::ForeignOwner),
+                [
+                    "(local)/applied",
+                    "(local)/bluer",
+                    "(local)/garbage",
+                    "(local)/green-app",
+                    "(local)/old-form"
+                ]
+            );
+        },
+    },
+    Case {
+        name: "stamps_with_our_prefix_the_controller_never_writes_are_unmanaged",
+        snapshot: r#"{
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "", "releases": []}]},
+          "swarms": [{"swarm": "", "releases": [
+            {"name": "colon", "owner": "cd/default/a:b:release/colon"},
+            {"name": "space", "owner": "cd/default/gone :release/space"},
+            {"name": "tab", "owner": "cd/default/go\tne:release/tab"},
+            {"name": "zero-width", "owner": "cd/default/gone\u200b:release/zero-width"},
+            {"name": "nul", "owner": "cd/default/gone\u0000:release/nul"},
+            {"name": "upper", "owner": "cd/default/Gone:release/upper"},
+            {"name": "kind", "owner": "cd/default/gone:deployment/kind"},
+            {"name": "cut", "owner": "cd/default/gone"},
+            {"name": "other", "owner": "cd/other/gone:release/other"},
+            {"name": "gone", "owner": "cd/default/gone:release/gone"}]}]
+        }"#,
+        check: |p| {
+            // Only the stamp exactly as the controller writes it is ours:
+            // cut at the first ':', an application name of [a-z0-9._-].
+            assert_eq!(deleted(p), ["(local)/gone"]);
+            assert_eq!(spared(p, SpareReason::Unmanaged).len(), 8);
+            assert_eq!(spared(p, SpareReason::ForeignOwner), ["(local)/other"]);
+            for s in p
+                .spared
+                .iter()
+                .filter(|s| s.reason == SpareReason::Unmanaged)
+            {
+                let detail = s.detail.as_deref().unwrap_or_default();
+                assert!(
+                    detail.contains("not a stamp this controller writes"),
+                    "{}: {detail}",
+                    s.release
+                );
+            }
+        },
+    },
+    Case {
+        name: "unknown_destination_spares_the_application_everywhere",
+        snapshot: r#"{
+          "policy": {"purge_volumes": true},
+          "app_set": {"loaded": true, "applications": [
+            {"name": "shop", "swarm": "alpah", "releases": ["web"]},
+            {"name": "keep", "swarm": "alpha", "releases": ["kept"]}]},
+          "swarms": [
+            {"swarm": "alpha", "cluster_id": "A", "nodes": [{"id": "a1", "hostname": "alpha-1"}], "node_count": 1,
+             "releases": [
+              {"name": "web", "owner": "cd/default/shop:release/web"},
+              {"name": "kept", "owner": "cd/default/keep:release/kept"},
+              {"name": "old", "owner": "cd/default/gone:release/old"}]},
+            {"swarm": "beta", "cluster_id": "B", "nodes": [{"id": "b1", "hostname": "beta-1"}], "node_count": 1,
+             "releases": [{"name": "web", "owner": "cd/default/shop:release/web"}]}]
+        }"#,
+        check: |p| {
+            // `alpah` is a typo: nothing proves shop left alpha or beta.
+            assert_eq!(
+                spared(p, SpareReason::CurrentApplication),
+                ["alpha/kept", "alpha/web", "beta/web"]
+            );
+            let web = p.spared.iter().find(|s| s.release == "web").unwrap();
+            assert_eq!(
+                web.detail.as_deref(),
+                Some("its destination alpah is not a swarm of this snapshot")
+            );
+            assert_eq!(holds(p), ["alpah:unknown_destination"]);
+            assert_eq!(p.holds[0].swarm, Some("alpah".into()));
+            assert_eq!(p.holds[0].applications, ["shop"]);
+            assert!(p.holds[0].message.is_some());
+            // It holds no real swarm: what is provably departed still goes.
+            assert_eq!(deleted(p), ["alpha/old"]);
+            assert!(!p.is_held());
+        },
+    },
+    Case {
+        name: "local_swarm_not_in_the_snapshot_is_an_unknown_destination",
+        snapshot: r#"{
+          "app_set": {"loaded": true, "applications": [
+            {"name": "edge", "swarm": "", "releases": ["edge"]},
+            {"name": "api", "swarm": "prod", "releases": ["api"]}]},
+          "swarms": [{"swarm": "prod", "releases": [
+            {"name": "edge", "owner": "cd/default/edge:release/edge"},
+            {"name": "api", "owner": "cd/default/api:release/api"},
+            {"name": "reports", "owner": "cd/default/reports:release/reports"}]}]
+        }"#,
+        check: |p| {
+            assert_eq!(deleted(p), ["prod/reports"]);
+            assert_eq!(
+                spared(p, SpareReason::CurrentApplication),
+                ["prod/api", "prod/edge"]
+            );
+            assert_eq!(holds(p), [":unknown_destination"]);
+            assert_eq!(p.holds[0].swarm, Some(sweep_core::SwarmName::local()));
+            assert_eq!(p.holds[0].applications, ["edge"]);
+        },
+    },
+    Case {
+        name: "declarations_and_draining_toward_an_unknown_destination_prove_nothing",
+        snapshot: r#"{
+          "app_set": {"loaded": true, "applications": [
+            {"name": "shop-v2", "swarm": "alpah", "releases": ["web"]},
+            {"name": "leaving", "swarm": "alpah", "releases": [], "state": "draining"},
+            {"name": "keep", "swarm": "alpha", "releases": []}]},
+          "swarms": [{"swarm": "alpha", "releases": [
+            {"name": "web", "owner": "cd/default/shop:release/web"},
+            {"name": "l", "owner": "cd/default/leaving:release/l"},
+            {"name": "old", "owner": "cd/default/gone:release/old"}]}]
+        }"#,
+        check: |p| {
+            // A rename whose new destination is a typo may be meant for
+            // alpha; a draining application's hold lands on no swarm.
+            assert_eq!(deleted(p), ["alpha/old"]);
+            assert_eq!(spared(p, SpareReason::Declared), ["alpha/web"]);
+            assert_eq!(spared(p, SpareReason::Held), ["alpha/l"]);
+            let hold = p
+                .holds
+                .iter()
+                .find(|h| h.reason == sweep_core::HoldReason::UnknownDestination)
+                .unwrap();
+            assert_eq!(hold.applications, ["leaving", "shop-v2"]);
+        },
+    },
+    Case {
+        name: "hostile_names_cannot_fake_lines_of_the_text",
+        snapshot: r#"{
+          "policy": {"purge_volumes": true},
+          "app_set": {"loaded": true, "applications": [
+            {"name": "keep", "swarm": "x\u001b[2K", "releases": ["k\n  nothing"]}]},
+          "swarms": [
+            {"swarm": "x\u001b[2K", "cluster_id": "X",
+             "nodes": [{"id": "n1", "hostname": "h\tevil"}, {"id": "n2", "hostname": "h\r\nto delete (9):"}], "node_count": 3,
+             "members": [{"id": "n1"}, {"id": "n2"}, {"id": "n3", "hostname": "down\u001b[1A"}],
+             "releases": [
+              {"name": "g\nto delete (0):\n  nothing", "owner": "cd/default/gone:release/g\nto delete (0):\n  nothing"},
+              {"name": "k\n  nothing", "owner": "cd/default/keep:release/k\n  nothing"},
+              {"name": "m\u001b[1A\u001b[2K", "owner": "cd/other/\u001b]0;title\u0007:release/m"},
+              {"name": "u\u007f2J"}]},
+            {"swarm": "y\nheld (0):", "error": "dial: \u001b[31mrefused\n  swarm ok"}]
+        }"#,
+        check: |p| {
+            // JSON keeps every name exactly.
+            assert_eq!(p.deletions[0].release, "g\nto delete (0):\n  nothing");
+            let text = render::plan_text(p);
+            for line in text.lines() {
+                assert!(
+                    !line.chars().any(sweep_core::escape::is_unsafe),
+                    "unescaped: {line:?}"
+                );
+            }
+            let headers: Vec<&str> = text
+                .lines()
+                .filter(|l| !l.starts_with(' ') && !l.is_empty())
+                .collect();
+            assert_eq!(
+                headers,
+                [
+                    "controller default, volume purge on",
+                    "swarms (2):",
+                    "held (1):",
+                    "to delete (1):",
+                    "spared (3):",
+                    "not covered by the volume purge:"
+                ]
+            );
+            assert!(!text.contains("\n  nothing\n"));
         },
     },
     Case {
         name: "own_stack_is_spared_even_when_stamped_for_a_departed_app",
         snapshot: r#"{
-          "app_set": {"loaded": true, "applications": [{"name": "keep", "releases": []}]},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "", "releases": []}]},
           "swarms": [{"swarm": "", "self_stack": "swarm-sweep", "releases": [
             {"name": "swarm-sweep", "owner": "cd/default/ops:release/swarm-sweep"}]}]
         }"#,
@@ -327,7 +508,7 @@ const CASES: &[Case] = &[
         name: "unreadable_node_count_is_never_complete",
         snapshot: r#"{
           "policy": {"purge_volumes": true},
-          "app_set": {"loaded": true, "applications": [{"name": "keep", "releases": []}]},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "", "releases": []}]},
           "swarms": [{"swarm": "", "releases": [{"name": "old", "owner": "cd/default/old:release/old"}],
             "nodes": [{"id": "n1"}], "node_count": null}]
         }"#,
@@ -386,5 +567,33 @@ fn plan_cases() {
                 p.to_json_pretty()
             )
         );
+    }
+}
+
+/// Bidi and C1 controls are escaped in the text too. Not an insta case: the
+/// JSON half of a snapshot file would hold them raw (JSON is exact), and a
+/// raw bidi control reorders what a reviewer sees of the file.
+#[test]
+fn bidi_and_c1_controls_are_escaped_in_the_text() {
+    let snapshot = Snapshot::from_json(
+        r#"{
+          "policy": {"purge_volumes": true},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "s\u2066", "releases": []}]},
+          "swarms": [{"swarm": "s\u2066", "nodes": [{"id": "n1", "hostname": "h\u202eevil"}], "node_count": 2,
+            "releases": [{"name": "u\u009b2J", "owner": "cd/default/gone:release/u\u009b2J"}]}]
+        }"#,
+    )
+    .unwrap();
+    let p = plan(&snapshot).unwrap();
+    assert_eq!(p.deletions[0].release, "u\u{9b}2J");
+    let text = render::plan_text(&p);
+    assert!(
+        !text
+            .chars()
+            .any(|c| c != '\n' && sweep_core::escape::is_unsafe(c)),
+        "{text}"
+    );
+    for escaped in ["s\\u{2066}/u\\u{9b}2J", "h\\u{202e}evil"] {
+        assert!(text.contains(escaped), "{escaped} not in {text}");
     }
 }

@@ -9,11 +9,14 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 use sweep_core::plan::swarms;
 use sweep_core::{
-    plan, AppSet, AppState, Application, ControllerId, NodeEntry, Ownership, Policy, ReleaseEntry,
-    Snapshot, SwarmName, SwarmSnapshot, SweepPlan,
+    plan, AppSet, AppState, Application, ControllerId, HoldReason, NodeEntry, Ownership, Policy,
+    ReleaseEntry, Snapshot, SpareReason, SwarmName, SwarmSnapshot, SweepPlan,
 };
 
 const SWARMS: &[&str] = &["", "alpha", "beta", "gamma"];
+/// Destinations an application may name: the swarms, and a typo of one
+/// that no snapshot lists.
+const DESTINATIONS: &[&str] = &["", "alpha", "beta", "gamma", "alpah"];
 const RELEASES: &[&str] = &["web", "db", "api", "edge"];
 const APPS: &[&str] = &["shop", "blog", "edge", "ops"];
 
@@ -66,7 +69,7 @@ fn swarm_snapshot() -> impl Strategy<Value = SwarmSnapshot> {
 
 fn application() -> impl Strategy<Value = Application> {
     (
-        prop::sample::select(SWARMS),
+        prop::sample::select(DESTINATIONS),
         prop::option::weighted(0.9, prop::collection::btree_set(prop::sample::select(RELEASES), 0..3)),
         prop_oneof![8 => Just(AppState::Reconciled), 1 => Just(AppState::Unreconciled), 1 => Just(AppState::Draining)],
     )
@@ -181,7 +184,10 @@ proptest! {
     }
 
     /// Changing what applications declare on one swarm changes nothing on a
-    /// swarm that is not the same cluster, even where names collide.
+    /// swarm that is not the same cluster, even where names collide. (A
+    /// declaration toward a swarm the snapshot does not list is placed
+    /// nowhere, so it spares its release names everywhere: see
+    /// `an_unknown_destination_never_causes_a_deletion`.)
     #[test]
     fn declarations_on_one_swarm_never_touch_another(
         s in snapshot(),
@@ -191,6 +197,7 @@ proptest! {
         let mut s = s;
         s.policy.max_deletions = None;
         let target = SwarmName::new(target);
+        prop_assume!(swarms::group(&s).get(&target).is_some());
         let mut changed = s.clone();
         for a in &mut changed.app_set.applications {
             if a.swarm == target && a.releases.is_some() {
@@ -250,6 +257,51 @@ proptest! {
         }
     }
 
+    /// An application whose destination no swarm of the snapshot has (a
+    /// typo, an unlisted swarm, the local swarm when it is not listed)
+    /// proves nothing about where it runs: none of its releases is deleted
+    /// anywhere, a hold names the destination, and that hold stops no
+    /// swarm of the snapshot.
+    #[test]
+    fn an_unknown_destination_never_causes_a_deletion(s in snapshot()) {
+        let mut s = s;
+        s.policy.max_deletions = None;
+        let p = plan(&s).unwrap();
+        let groups = swarms::group(&s);
+        let unknown: Vec<&Application> = s
+            .app_set
+            .applications
+            .iter()
+            .filter(|a| groups.get(&a.swarm).is_none())
+            .collect();
+        for a in &unknown {
+            prop_assert!(
+                !p.deletions.iter().any(|d| d.application == a.name),
+                "{} targets {:?}, not in the snapshot, and lost a release: {:?}", a.name, a.swarm, p.deletions
+            );
+            prop_assert!(p.holds.iter().any(|h| h.reason == HoldReason::UnknownDestination
+                && h.swarm.as_ref() == Some(&a.swarm)
+                && h.scope == a.swarm.as_str()
+                && h.applications.contains(&a.name)));
+        }
+        for h in p.holds.iter().filter(|h| h.reason == HoldReason::UnknownDestination) {
+            prop_assert!(h.swarm.as_ref().is_some_and(|w| groups.get(w).is_none()), "{h:?}");
+        }
+        // What they declare only ever spares: with them declaring
+        // nothing, everything else this plan deletes is still deleted.
+        let known_only = |p: &SweepPlan| -> BTreeSet<String> {
+            p.deletions.iter().filter(|d| !unknown.iter().any(|a| a.name == d.application)).map(|d| d.release_ref().to_string()).collect()
+        };
+        let mut declaring_nothing = s.clone();
+        for a in &mut declaring_nothing.app_set.applications {
+            if groups.get(&a.swarm).is_none() && a.releases.is_some() {
+                a.releases = Some(Vec::new());
+            }
+        }
+        let other = plan(&declaring_nothing).unwrap();
+        prop_assert!(known_only(&p).is_subset(&known_only(&other)));
+    }
+
     #[test]
     fn planning_after_carrying_out_a_plan_deletes_nothing(s in snapshot()) {
         let p = plan(&s).unwrap();
@@ -279,7 +331,7 @@ fn generated_snapshots_reach_deletions_collisions_and_aliases() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
-    let (mut deletions, mut aliases, mut collisions) = (0, 0, 0);
+    let (mut deletions, mut aliases, mut collisions, mut unknown) = (0, 0, 0, 0);
     for _ in 0..500 {
         let s = snapshot().new_tree(&mut runner).unwrap().current();
         let p = plan(&s).unwrap();
@@ -288,8 +340,19 @@ fn generated_snapshots_reach_deletions_collisions_and_aliases() {
         let names: Vec<_> = p.deletions.iter().map(|d| &d.release).collect();
         let spared: Vec<_> = p.spared.iter().map(|x| &x.release).collect();
         collisions += usize::from(names.iter().any(|n| spared.contains(n)));
+        // A release the old rule deleted as destination_moved.
+        unknown += usize::from(p.spared.iter().any(|x| {
+            x.reason == SpareReason::CurrentApplication
+                && x.detail
+                    .as_deref()
+                    .is_some_and(|d| d.ends_with("is not a swarm of this snapshot"))
+        }));
     }
     assert!(deletions > 50, "only {deletions} snapshots plan deletions");
     assert!(aliases > 50, "only {aliases} snapshots alias a cluster");
     assert!(collisions > 20, "only {collisions} snapshots collide names");
+    assert!(
+        unknown > 20,
+        "only {unknown} snapshots spare a release for an unknown destination"
+    );
 }

@@ -128,6 +128,33 @@ fn purge_off() -> World {
     w
 }
 
+/// Names made to fake lines of the report or move the cursor: a swarm,
+/// releases, node names, and so the volume names, error messages, remedies
+/// and label filters built from them.
+const HOSTILE_SWARM: &str = "x\u{1b}[2K";
+const HOSTILE_RELEASE: &str = "g\nto delete (0):\n  nothing";
+const HOSTILE_FAILING: &str = "f\u{1b}[1A\u{1b}[2K\r";
+
+fn hostile_names() -> World {
+    let mut w = World::new(true);
+    w.swarm(
+        HOSTILE_SWARM,
+        &[
+            ("n1", "node\n1 deleted", true),
+            ("n2", "\u{1b}]0;title\u{7}", true),
+            ("n3", "down\r\n3 planned: 3 deleted", false),
+        ],
+        Reach::Nodes,
+        true,
+    );
+    w.release(HOSTILE_SWARM, HOSTILE_RELEASE, "gone", &[("n1", "data\n")]);
+    w.release(HOSTILE_SWARM, HOSTILE_FAILING, "gone", &[("n2", "db")]);
+    w.faults
+        .stack_fails
+        .insert(ReleaseRef::new(HOSTILE_SWARM, HOSTILE_FAILING), u32::MAX);
+    w
+}
+
 /// A named scenario: builds the model world to sweep.
 type Case = (&'static str, fn() -> World);
 
@@ -140,6 +167,7 @@ const CASES: &[Case] = &[
     ("relisting_overturns", relisting_overturns),
     ("relisting_fails", relisting_fails),
     ("purge_off", purge_off),
+    ("hostile_names", hostile_names),
 ];
 
 #[test]
@@ -163,4 +191,28 @@ fn sweep_report_of_a_held_plan() {
     let report = Sweep::new(&w.plan(), Settings::default()).report();
     insta::assert_json_snapshot!("sweep_held", report);
     insta::assert_snapshot!("sweep_held_text", report_text(&report));
+}
+
+/// Every outside name in the text report is escaped, so no line of it can
+/// be faked or overwritten; JSON keeps them exact.
+#[test]
+fn hostile_names_cannot_fake_lines_of_the_report() {
+    let (report, _) = sweep(hostile_names(), 1, 3);
+    assert!(report
+        .releases
+        .iter()
+        .any(|r| r.release == HOSTILE_RELEASE && r.swarm.as_str() == HOSTILE_SWARM));
+    let text = report_text(&report);
+    for line in text.lines() {
+        assert!(
+            !line.chars().any(sweep_core::escape::is_unsafe),
+            "unescaped: {line:?}"
+        );
+    }
+    let totals: Vec<&str> = text.lines().filter(|l| l.contains(" planned: ")).collect();
+    assert_eq!(totals.len(), 1, "{text}");
+    assert!(
+        text.contains("x\\u{1b}[2K/g\\u{a}to delete (0):\\u{a}  nothing"),
+        "{text}"
+    );
 }

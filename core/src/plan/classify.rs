@@ -17,16 +17,38 @@ use crate::snapshot::{Application, Snapshot};
 #[derive(Debug)]
 pub struct AppIndex<'a> {
     live: BTreeMap<&'a str, &'a Application>,
+    /// Draining applications whose destination the snapshot does not list.
+    draining_to_unknown: BTreeMap<&'a str, &'a SwarmName>,
     /// (cluster, release) to the applications declaring it there, sorted.
     declared: BTreeMap<(SwarmName, &'a str), Vec<&'a str>>,
+    /// Release to the live applications declaring it on a destination the
+    /// snapshot does not list, sorted.
+    declared_nowhere: BTreeMap<&'a str, Vec<&'a Application>>,
 }
 
 impl<'a> AppIndex<'a> {
     pub fn new(snapshot: &'a Snapshot, groups: &Groups) -> Self {
         let mut live = BTreeMap::new();
         let mut declared: BTreeMap<(SwarmName, &'a str), Vec<&'a str>> = BTreeMap::new();
+        let draining_to_unknown = snapshot
+            .app_set
+            .applications
+            .iter()
+            .filter(|a| !a.is_live() && groups.get(&a.swarm).is_none())
+            .map(|a| (a.name.as_str(), &a.swarm))
+            .collect();
+        let mut declared_nowhere: BTreeMap<&'a str, Vec<&'a Application>> = BTreeMap::new();
         for app in snapshot.app_set.applications.iter().filter(|a| a.is_live()) {
             live.insert(app.name.as_str(), app);
+            if groups.get(&app.swarm).is_none() {
+                for release in app.releases.iter().flatten() {
+                    declared_nowhere
+                        .entry(release.as_str())
+                        .or_default()
+                        .push(app);
+                }
+                continue;
+            }
             let swarm = groups.canonical(&app.swarm).clone();
             for release in app.releases.iter().flatten() {
                 declared
@@ -39,7 +61,16 @@ impl<'a> AppIndex<'a> {
             names.sort_unstable();
             names.dedup();
         }
-        AppIndex { live, declared }
+        for apps in declared_nowhere.values_mut() {
+            apps.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+            apps.dedup_by(|a, b| a.name == b.name);
+        }
+        AppIndex {
+            live,
+            draining_to_unknown,
+            declared,
+            declared_nowhere,
+        }
     }
 }
 
@@ -94,6 +125,17 @@ pub fn decide(
             };
             return spare(SpareReason::ForeignOwner, None, detail);
         }
+        Ownership::Malformed { reason } => {
+            // Our prefix on a stamp we never write: hand-edited or copied.
+            // Nobody's, so it is left like any release without a stamp.
+            let detail = match release.owners.as_slice() {
+                [Some(stamp)] => {
+                    format!("stamped {stamp:?}, which is not a stamp this controller writes: {reason}")
+                }
+                _ => format!("its names in this cluster carry stamps this controller does not write: {reason}"),
+            };
+            return spare(SpareReason::Unmanaged, None, detail);
+        }
         Ownership::Ours { application } => application,
     };
     let app = application.as_str();
@@ -101,6 +143,19 @@ pub fn decide(
     let owner = apps.live.get(app).copied();
 
     if let Some(owner) = owner {
+        if groups.get(&owner.swarm).is_none() {
+            // A typo or a swarm the registry does not list: nothing shows
+            // where the application runs, so no copy of it is provably
+            // stale (a typo of this very swarm's name would delete it).
+            return spare(
+                SpareReason::CurrentApplication,
+                Some(app),
+                format!(
+                    "its destination {} is not a swarm of this snapshot",
+                    owner.swarm
+                ),
+            );
+        }
         if groups.same(&owner.swarm, &group.swarm) {
             return spare(SpareReason::CurrentApplication, Some(app), None);
         }
@@ -138,6 +193,37 @@ pub fn decide(
             format!("declared by {}", declarers.join(", ")),
         );
     }
+    // A declaration on a destination the snapshot does not list may be
+    // meant for this very swarm (a rename plus a typo): it proves nothing
+    // undeclared here.
+    if let Some(declarers) = apps.declared_nowhere.get(release.name.as_str()) {
+        let names: Vec<String> = declarers
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} (destination {}, not a swarm of this snapshot)",
+                    a.name, a.swarm
+                )
+            })
+            .collect();
+        return spare(
+            SpareReason::Declared,
+            Some(app),
+            format!("declared by {}", names.join(", ")),
+        );
+    }
+
+    if let Some(dest) = apps.draining_to_unknown.get(app) {
+        // Its draining hold sits on a swarm no snapshot entry has, so it
+        // shields nothing: the swarm it is still syncing on is unknown.
+        return spare(
+            SpareReason::Held,
+            Some(app),
+            format!(
+                "would be deleted (departed) but its application is still draining from {dest}, which is not a swarm of this snapshot"
+            ),
+        );
+    }
 
     let reason = match owner {
         Some(_) => DeletionReason::DestinationMoved,
@@ -159,10 +245,18 @@ fn ownership(controller: &ControllerId, release: &GroupRelease) -> Ownership {
     let Some(first) = seen.next() else {
         return Ownership::Unmanaged;
     };
-    if seen.all(|o| o == first) {
+    let rest: Vec<Ownership> = seen.collect();
+    if rest.iter().all(|o| *o == first) {
         first
     } else if release.owners.iter().any(Option::is_none) {
         Ownership::Unmanaged
+    } else if std::iter::once(&first)
+        .chain(&rest)
+        .all(|o| matches!(o, Ownership::Malformed { .. }))
+    {
+        // Different reasons, but every name shows our prefix on a stamp we
+        // never write: nobody's, like the single-stamp case.
+        first
     } else {
         Ownership::Foreign
     }

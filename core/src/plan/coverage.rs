@@ -5,6 +5,8 @@
 //! swarm's own node count is known and every counted node was reached; a
 //! count that could not be read is never taken as a match.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 
 use super::swarms::SwarmGroup;
@@ -35,37 +37,96 @@ impl Coverage {
     }
 }
 
-/// Coverage of a purge on `group`, `off` when purge is off.
-pub fn of(purge: bool, group: &SwarmGroup) -> Coverage {
-    if !purge {
-        return Coverage::Off;
-    }
-    reach(group)
+/// What a volume purge reaches on one group, worked out once per plan:
+/// every deletion on the group shares it, and recomputing it per deletion
+/// made planning members x nodes x releases.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupReach {
+    /// Coverage with purge on.
+    reach: Coverage,
+    unreached: Option<Vec<String>>,
 }
 
-fn reach(group: &SwarmGroup) -> Coverage {
-    // Where the node list is known, every node on it must have been
-    // reached, not merely as many nodes as it holds.
-    let all_members_reached = unreached(group).is_none_or(|missing| missing.is_empty());
-    match (&group.nodes, group.node_count) {
-        (None, Some(1)) => Coverage::Complete,
-        (None, _) => Coverage::NodeLocal,
-        (Some(nodes), Some(count)) if nodes.len() as u64 == count && all_members_reached => {
-            Coverage::Complete
-        }
-        (Some(_), _) => Coverage::Partial,
+impl GroupReach {
+    pub fn new(group: &SwarmGroup) -> Self {
+        let unreached = unreached(group);
+        // Where the node list is known, every node on it must have been
+        // reached, not merely as many nodes as it holds.
+        let all_members_reached = unreached.as_ref().is_none_or(|missing| missing.is_empty());
+        let reach = match (&group.nodes, group.node_count) {
+            (None, Some(1)) => Coverage::Complete,
+            (None, _) => Coverage::NodeLocal,
+            (Some(nodes), Some(count)) if nodes.len() as u64 == count && all_members_reached => {
+                Coverage::Complete
+            }
+            (Some(_), _) => Coverage::Partial,
+        };
+        GroupReach { reach, unreached }
     }
+
+    /// Coverage of a purge, `off` when purge is off.
+    pub fn coverage(&self, purge: bool) -> Coverage {
+        if purge {
+            self.reach
+        } else {
+            Coverage::Off
+        }
+    }
+
+    /// See [`unreached`].
+    pub fn unreached(&self) -> Option<&[String]> {
+        self.unreached.as_deref()
+    }
+
+    /// The uncovered-node entry for a readable swarm a purge cannot fully
+    /// cover; `group` is the one this was made from.
+    pub fn uncovered(&self, group: &SwarmGroup) -> Option<Uncovered> {
+        if group.error.is_some() || self.reach == Coverage::Complete {
+            return None;
+        }
+        let mut reached: Vec<String> = group
+            .nodes
+            .iter()
+            .flatten()
+            .map(|n| n.display_name().to_owned())
+            .collect();
+        reached.sort();
+        let seen = match &group.nodes {
+            Some(nodes) => nodes.len() as u64,
+            // Node-local: the manager the registry talks to is the one seen.
+            None => 1,
+        };
+        Some(Uncovered {
+            swarm: group.swarm.clone(),
+            node_count: group.node_count,
+            reached,
+            missing: group.node_count.map(|c| c.saturating_sub(seen)),
+            unreached: self.unreached.clone(),
+            coverage: self.reach,
+        })
+    }
+}
+
+/// Coverage of a purge on `group`, `off` when purge is off. Costs a pass
+/// over the group's nodes: a planner asks [`GroupReach`] once per group.
+pub fn of(purge: bool, group: &SwarmGroup) -> Coverage {
+    GroupReach::new(group).coverage(purge)
 }
 
 /// Names of the nodes on the swarm's own node list that the registry did
 /// not reach, sorted; `None` when either list is unknown.
 pub fn unreached(group: &SwarmGroup) -> Option<Vec<String>> {
-    let reached = group.nodes.as_ref()?;
+    let reached: BTreeSet<&str> = group
+        .nodes
+        .as_ref()?
+        .iter()
+        .map(|n| n.id.as_str())
+        .collect();
     let mut names: Vec<String> = group
         .members
         .as_ref()?
         .iter()
-        .filter(|m| !reached.iter().any(|r| r.id == m.id))
+        .filter(|m| !reached.contains(m.id.as_str()))
         .map(|m| m.display_name().to_owned())
         .collect();
     names.sort();
@@ -74,31 +135,79 @@ pub fn unreached(group: &SwarmGroup) -> Option<Vec<String>> {
 
 /// The uncovered-node entry for a readable swarm a purge cannot fully cover.
 pub fn uncovered(group: &SwarmGroup) -> Option<Uncovered> {
-    if group.error.is_some() {
-        return None;
+    GroupReach::new(group).uncovered(group)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::NodeEntry;
+
+    fn group(nodes: Option<&[u32]>, members: Option<&[u32]>, count: Option<u64>) -> SwarmGroup {
+        let list = |ids: &[u32]| {
+            ids.iter()
+                .map(|i| NodeEntry::new(format!("n{i}"), format!("host{}", i % 3)))
+                .collect()
+        };
+        SwarmGroup {
+            swarm: "s".into(),
+            names: vec!["s".into()],
+            cluster_id: None,
+            error: None,
+            releases: Vec::new(),
+            nodes: nodes.map(list),
+            node_count: count,
+            members: members.map(list),
+            self_stacks: Default::default(),
+        }
     }
-    let coverage = reach(group);
-    if coverage == Coverage::Complete {
-        return None;
+
+    /// The members x nodes version this replaced, kept as the reference.
+    fn unreached_by_scan(group: &SwarmGroup) -> Option<Vec<String>> {
+        let reached = group.nodes.as_ref()?;
+        let mut names: Vec<String> = group
+            .members
+            .as_ref()?
+            .iter()
+            .filter(|m| !reached.iter().any(|r| r.id == m.id))
+            .map(|m| m.display_name().to_owned())
+            .collect();
+        names.sort();
+        Some(names)
     }
-    let mut reached: Vec<String> = group
-        .nodes
-        .iter()
-        .flatten()
-        .map(|n| n.display_name().to_owned())
-        .collect();
-    reached.sort();
-    let seen = match &group.nodes {
-        Some(nodes) => nodes.len() as u64,
-        // Node-local: the manager the registry talks to is the one seen.
-        None => 1,
-    };
-    Some(Uncovered {
-        swarm: group.swarm.clone(),
-        node_count: group.node_count,
-        reached,
-        missing: group.node_count.map(|c| c.saturating_sub(seen)),
-        unreached: unreached(group),
-        coverage,
-    })
+
+    fn reach_by_scan(group: &SwarmGroup) -> Coverage {
+        let all = unreached_by_scan(group).is_none_or(|m| m.is_empty());
+        match (&group.nodes, group.node_count) {
+            (None, Some(1)) => Coverage::Complete,
+            (None, _) => Coverage::NodeLocal,
+            (Some(n), Some(c)) if n.len() as u64 == c && all => Coverage::Complete,
+            (Some(_), _) => Coverage::Partial,
+        }
+    }
+
+    #[test]
+    fn set_lookup_gives_what_the_scan_gave() {
+        let lists: [Option<&[u32]>; 6] = [
+            None,
+            Some(&[]),
+            Some(&[1]),
+            Some(&[1, 2, 3]),
+            Some(&[2, 4, 9]),
+            Some(&[1, 2, 3, 4, 5, 6, 7]),
+        ];
+        for nodes in lists {
+            for members in lists {
+                for count in [None, Some(0), Some(1), Some(3), Some(7)] {
+                    let g = group(nodes, members, count);
+                    let r = GroupReach::new(&g);
+                    assert_eq!(unreached(&g), unreached_by_scan(&g), "{g:?}");
+                    assert_eq!(r.unreached(), unreached_by_scan(&g).as_deref(), "{g:?}");
+                    assert_eq!(r.coverage(true), reach_by_scan(&g), "{g:?}");
+                    assert_eq!(r.coverage(false), Coverage::Off);
+                    assert_eq!(of(true, &g), reach_by_scan(&g));
+                }
+            }
+        }
+    }
 }

@@ -51,6 +51,32 @@ pub fn find(snapshot: &Snapshot, groups: &Groups) -> Vec<Hold> {
         holds.push(Hold::swarm(&swarm, reason, names, Some(message.to_owned())));
     }
 
+    // An application whose destination no swarm entry has: a typo, or a
+    // swarm the registry does not list. Its hold names the destination so
+    // an operator sees it; it holds no swarm (there is none of that name),
+    // and the planner spares the application's releases wherever they are.
+    let mut unknown: BTreeMap<&SwarmName, Vec<String>> = BTreeMap::new();
+    for app in &apps.applications {
+        if groups.get(&app.swarm).is_none() {
+            unknown
+                .entry(&app.swarm)
+                .or_default()
+                .push(app.name.clone());
+        }
+    }
+    for (swarm, mut names) in unknown {
+        names.sort();
+        let message = format!(
+            "{swarm} is not a swarm of this snapshot (a typo, or a swarm the registry does not list): the releases of the applications sent there are spared on every swarm until it is listed or the destination is corrected"
+        );
+        holds.push(Hold::swarm(
+            swarm,
+            HoldReason::UnknownDestination,
+            names,
+            Some(message),
+        ));
+    }
+
     for group in groups.iter() {
         if let Some(error) = &group.error {
             holds.push(Hold::swarm(
@@ -77,12 +103,38 @@ pub fn find(snapshot: &Snapshot, groups: &Groups) -> Vec<Hold> {
     holds
 }
 
+/// Which hold stops deletions on each swarm, indexed once so that a plan
+/// of many swarms and holds is not a scan of every hold per swarm.
+#[derive(Debug, Clone, Default)]
+pub struct HoldIndex<'a> {
+    sweep: Option<HoldReason>,
+    swarms: BTreeMap<&'a SwarmName, HoldReason>,
+}
+
+impl<'a> HoldIndex<'a> {
+    pub fn new(holds: &'a [Hold]) -> Self {
+        let mut index = HoldIndex::default();
+        for h in holds {
+            match &h.swarm {
+                None => {
+                    index.sweep.get_or_insert(h.reason);
+                }
+                Some(swarm) => {
+                    index.swarms.entry(swarm).or_insert(h.reason);
+                }
+            }
+        }
+        index
+    }
+
+    /// The first hold that stops deletions on `swarm`, sweep-wide ones
+    /// first.
+    pub fn get(&self, swarm: &SwarmName) -> Option<HoldReason> {
+        self.sweep.or_else(|| self.swarms.get(swarm).copied())
+    }
+}
+
 /// The first hold that stops deletions on `swarm`, sweep-wide ones first.
 pub fn holds_swarm(holds: &[Hold], swarm: &SwarmName) -> Option<HoldReason> {
-    holds
-        .iter()
-        .filter(|h| h.swarm.is_none())
-        .chain(holds.iter().filter(|h| h.swarm.as_ref() == Some(swarm)))
-        .map(|h| h.reason)
-        .next()
+    HoldIndex::new(holds).get(swarm)
 }

@@ -44,7 +44,12 @@ impl SweepPlan {
 
     /// The swarm entry a deletion's `swarm` field names.
     pub fn swarm(&self, name: &SwarmName) -> Option<&SwarmPlan> {
-        self.swarms.iter().find(|s| &s.swarm == name)
+        // `plan` sorts `swarms` by name, so this is a search, not a scan per
+        // deletion; a plan read back from elsewhere may not be sorted.
+        match self.swarms.binary_search_by(|s| s.swarm.cmp(name)) {
+            Ok(i) => Some(&self.swarms[i]),
+            Err(_) => self.swarms.iter().find(|s| &s.swarm == name),
+        }
     }
 
     pub fn to_json_pretty(&self) -> String {
@@ -105,6 +110,33 @@ pub enum HoldReason {
     SwarmUnreadable,
     NoReachableNode,
     BlastRadius,
+    /// Applications name a destination no swarm of the snapshot has; their
+    /// releases are spared everywhere. Holds no swarm of its own.
+    UnknownDestination,
+}
+
+impl HoldReason {
+    /// The name JSON uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HoldReason::AppSetNotLoaded => "app_set_not_loaded",
+            HoldReason::EmptyAppSet => "empty_app_set",
+            HoldReason::Unreconciled => "unreconciled",
+            HoldReason::Draining => "draining",
+            HoldReason::SwarmUnreadable => "swarm_unreadable",
+            HoldReason::NoReachableNode => "no_reachable_node",
+            HoldReason::BlastRadius => "blast_radius",
+            HoldReason::UnknownDestination => "unknown_destination",
+        }
+    }
+
+    /// Whether a person has to act. Waiting for an application to
+    /// reconcile or drain is the normal course of a deploy and resolves
+    /// itself; every other hold means part of the sweep cannot be done
+    /// until someone fixes its cause.
+    pub fn needs_attention(self) -> bool {
+        !matches!(self, HoldReason::Unreconciled | HoldReason::Draining)
+    }
 }
 
 /// A release that may be deleted.
@@ -134,6 +166,16 @@ pub enum DeletionReason {
     DestinationMoved,
 }
 
+impl DeletionReason {
+    /// The name JSON uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeletionReason::Departed => "departed",
+            DeletionReason::DestinationMoved => "destination_moved",
+        }
+    }
+}
+
 /// A release that stays, and why.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -156,6 +198,20 @@ pub enum SpareReason {
     CurrentApplication,
     Declared,
     Held,
+}
+
+impl SpareReason {
+    /// The name JSON uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpareReason::Unmanaged => "unmanaged",
+            SpareReason::ForeignOwner => "foreign_owner",
+            SpareReason::OwnStack => "own_stack",
+            SpareReason::CurrentApplication => "current_application",
+            SpareReason::Declared => "declared",
+            SpareReason::Held => "held",
+        }
+    }
 }
 
 /// A swarm whose volume purge cannot reach every node it counts.
@@ -203,11 +259,13 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
     let groups = swarms::group(snapshot);
     let mut holds = holds::find(snapshot, &groups);
     let apps = classify::AppIndex::new(snapshot, &groups);
+    let reach: Vec<coverage::GroupReach> = groups.iter().map(coverage::GroupReach::new).collect();
 
     let mut deletions = Vec::new();
     let mut spared = Vec::new();
-    for group in groups.iter() {
-        let held = holds::holds_swarm(&holds, &group.swarm);
+    let held_by = holds::HoldIndex::new(&holds);
+    for (group, reach) in groups.iter().zip(&reach) {
+        let held = held_by.get(&group.swarm);
         for release in &group.releases {
             match classify::decide(&controller, &apps, &groups, group, release) {
                 Decision::Spare {
@@ -232,8 +290,8 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
                     detail: held.map(|r| {
                         format!(
                             "would be deleted ({}) but the sweep is held: {}",
-                            reason_str(reason),
-                            hold_str(r)
+                            reason.as_str(),
+                            r.as_str()
                         )
                     }),
                 }),
@@ -245,7 +303,7 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
                     release: release.name.clone(),
                     application,
                     reason,
-                    volumes: coverage::of(purge, group),
+                    volumes: reach.coverage(purge),
                 }),
             }
         }
@@ -270,7 +328,7 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
                     application: Some(d.application),
                     detail: Some(format!(
                         "would be deleted ({}) but the sweep is held: blast_radius",
-                        reason_str(d.reason)
+                        d.reason.as_str()
                     )),
                 });
             }
@@ -278,21 +336,26 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
     }
 
     let uncovered = if purge {
-        groups.iter().filter_map(coverage::uncovered).collect()
+        groups
+            .iter()
+            .zip(&reach)
+            .filter_map(|(g, r)| r.uncovered(g))
+            .collect()
     } else {
         Vec::new()
     };
     let swarm_plans = groups
         .iter()
-        .map(|g| SwarmPlan {
+        .zip(reach)
+        .map(|(g, reach)| SwarmPlan {
             swarm: g.swarm.clone(),
             names: g.names.clone(),
             cluster_id: g.cluster_id.clone(),
             readable: g.error.is_none(),
             node_count: g.node_count,
             nodes: g.nodes.clone(),
-            coverage: coverage::of(purge, g),
-            unreached: coverage::unreached(g),
+            coverage: reach.coverage(purge),
+            unreached: reach.unreached().map(<[String]>::to_vec),
         })
         .collect();
 
@@ -324,34 +387,4 @@ fn sort(plan: &mut SweepPlan) {
     plan.spared.sort();
     plan.uncovered.sort();
     plan.swarms.sort();
-}
-
-pub(crate) fn reason_str(reason: DeletionReason) -> &'static str {
-    match reason {
-        DeletionReason::Departed => "departed",
-        DeletionReason::DestinationMoved => "destination_moved",
-    }
-}
-
-pub(crate) fn hold_str(reason: HoldReason) -> &'static str {
-    match reason {
-        HoldReason::AppSetNotLoaded => "app_set_not_loaded",
-        HoldReason::EmptyAppSet => "empty_app_set",
-        HoldReason::Unreconciled => "unreconciled",
-        HoldReason::Draining => "draining",
-        HoldReason::SwarmUnreadable => "swarm_unreadable",
-        HoldReason::NoReachableNode => "no_reachable_node",
-        HoldReason::BlastRadius => "blast_radius",
-    }
-}
-
-pub(crate) fn spare_str(reason: SpareReason) -> &'static str {
-    match reason {
-        SpareReason::Unmanaged => "unmanaged",
-        SpareReason::ForeignOwner => "foreign_owner",
-        SpareReason::OwnStack => "own_stack",
-        SpareReason::CurrentApplication => "current_application",
-        SpareReason::Declared => "declared",
-        SpareReason::Held => "held",
-    }
 }

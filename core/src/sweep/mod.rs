@@ -134,7 +134,7 @@ impl Default for Settings {
 /// use sweep_core::{plan, ActionKind, Outcome, Settings, Snapshot, Sweep, Timestamp};
 ///
 /// let snapshot = Snapshot::from_json(
-///     r#"{"app_set": {"loaded": true, "applications": [{"name": "blog", "releases": []}]},
+///     r#"{"app_set": {"loaded": true, "applications": [{"name": "blog", "swarm": "", "releases": []}]},
 ///         "swarms": [{"swarm": "", "releases": [
 ///             {"name": "web", "owner": "cd/default/shop:release/web"}]}]}"#,
 /// )?;

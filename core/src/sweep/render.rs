@@ -1,9 +1,16 @@
 //! The sweep report as text for the operator. JSON is the contract; this
 //! text may change.
+//!
+//! Names, node names, volume names, error messages from daemons and
+//! remedies all carry outside text: each goes through [`Escaped`] so none
+//! can fake a line of the report or move the cursor.
 
 use std::fmt::Write;
 
 use super::report::{ReleaseOutcome, SweepReport};
+use crate::escape::Escaped;
+use crate::render::escaped_list;
+use crate::verdict::{report_status, Status};
 
 /// A summary of a sweep: one block per release, what is left on nodes the
 /// purge did not reach, and the totals.
@@ -18,7 +25,7 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
     writeln!(
         out,
         "sweep by controller {}, volume purge {}",
-        report.controller,
+        Escaped(&report.controller),
         if report.purge_volumes { "on" } else { "off" }
     )?;
     if report.held {
@@ -34,14 +41,19 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
         writeln!(
             out,
             "{}/{}  application {}: {} (volumes {})",
-            r.swarm,
-            r.release,
-            r.application,
+            Escaped(&r.swarm),
+            Escaped(&r.release),
+            Escaped(&r.application),
             r.outcome.as_str(),
             r.coverage.as_str()
         )?;
         for (node, volumes) in &r.volumes_deleted {
-            writeln!(out, "  volumes removed on {node}: {}", volumes.join(", "))?;
+            writeln!(
+                out,
+                "  volumes removed on {}: {}",
+                Escaped(node),
+                escaped_list(volumes)
+            )?;
         }
         // A deleted release's errors were overcome: the step was retried.
         let label = if r.outcome == ReleaseOutcome::Deleted {
@@ -52,15 +64,15 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
         for e in &r.errors {
             write!(out, "  {label} in {}", e.action)?;
             if let Some(node) = &e.node {
-                write!(out, " on {node}")?;
+                write!(out, " on {}", Escaped(node))?;
             }
             if let Some(volume) = &e.volume {
-                write!(out, " (volume {volume})")?;
+                write!(out, " (volume {})", Escaped(volume))?;
             }
-            writeln!(out, ": {}", e.message)?;
+            writeln!(out, ": {}", Escaped(&e.message))?;
         }
         if let Some(remedy) = &r.remedy {
-            writeln!(out, "  remedy: {remedy}")?;
+            writeln!(out, "  remedy: {}", Escaped(remedy))?;
         }
     }
     for u in &report.uncovered {
@@ -69,19 +81,19 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
         writeln!(
             out,
             "\nswarm {}: purge {} - {} nodes counted, {} not covered; covered: {}",
-            u.swarm,
+            Escaped(&u.swarm),
             u.coverage.as_str(),
             count,
             missing,
             if u.covered.is_empty() {
                 "none".to_owned()
             } else {
-                u.covered.join(", ")
+                escaped_list(&u.covered)
             }
         )?;
         match &u.unreached {
             Some(names) if !names.is_empty() => {
-                writeln!(out, "  not covered: {}", names.join(", "))?;
+                writeln!(out, "  not covered: {}", escaped_list(names))?;
                 writeln!(out, "  on those nodes, look for:")?;
             }
             _ => writeln!(out, "  on the nodes not covered, look for:")?,
@@ -90,7 +102,9 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
             writeln!(
                 out,
                 "    {} (application {}): label {}",
-                l.release, l.application, l.label_filter
+                Escaped(&l.release),
+                Escaped(&l.application),
+                Escaped(&l.label_filter)
             )?;
         }
     }
@@ -104,9 +118,9 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
         "the sweep was held; nothing was deleted"
     } else if report.releases.is_empty() {
         "nothing to delete"
-    } else if report.all_done() && t.left_own_stack > 0 {
+    } else if report_status(report) == Status::Success && t.left_own_stack > 0 {
         "everything planned is gone, except the controller's own stack"
-    } else if report.all_done() {
+    } else if report_status(report) == Status::Success {
         "everything planned is gone"
     } else if report
         .releases

@@ -193,20 +193,14 @@ impl SweepReport {
     }
 
     /// Everything planned went, and nothing is left on nodes the purge
-    /// could not reach: the CLI's exit status 0. A held sweep, a pending or
-    /// failed release or an uncovered swarm need a person, so they are not
-    /// "all done". A release left as the controller's own stack is: it is
-    /// reported with its remedy every sweep, and failing every run for it
-    /// would hide real failures behind a permanent one.
+    /// could not reach: the report's share of
+    /// [`verdict::apply_status`](crate::verdict::apply_status), which also
+    /// counts the plan's holds. A held sweep, a pending or failed release
+    /// or an uncovered swarm need a person, so they are not "all done"; a
+    /// release left as the controller's own stack is (see the
+    /// [`verdict`](crate::verdict) module).
     pub fn all_done(&self) -> bool {
-        !self.held
-            && self.uncovered.is_empty()
-            && self.releases.iter().all(|r| {
-                matches!(
-                    r.outcome,
-                    ReleaseOutcome::Deleted | ReleaseOutcome::LeftOwnStack
-                )
-            })
+        crate::verdict::report_status(self) == crate::verdict::Status::Success
     }
 
     /// Some release failed.
@@ -216,13 +210,12 @@ impl SweepReport {
             .any(|r| r.outcome == ReleaseOutcome::Failed)
     }
 
-    /// The process exit status a CLI should use: 0 when [`all_done`](Self::all_done), else 1.
+    /// 0 when [`all_done`](Self::all_done), else 1: the report's share of
+    /// the exit status only. A CLI uses
+    /// [`verdict::apply_status`](crate::verdict::apply_status), which also
+    /// fails a run whose plan held a swarm that needs a person.
     pub fn exit_code(&self) -> i32 {
-        if self.all_done() {
-            0
-        } else {
-            1
-        }
+        i32::from(crate::verdict::report_status(self).code())
     }
 
     /// The entry for one release, if the plan listed it.

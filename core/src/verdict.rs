@@ -1,0 +1,302 @@
+//! One verdict for every command: what an exit status means.
+//!
+//! A scheduler or a CI job reads only the exit status, so it must mean the
+//! same whichever command ran; each command's status is decided here, from
+//! the data that command printed.
+//!
+//! | status | meaning |
+//! |---|---|
+//! | `0` | success: nothing a person has to look at |
+//! | `1` | it ran, and a person has to act (see below) |
+//! | `2` | bad input: an unreadable flag, file, snapshot or app set; nothing was planned or deleted. Callers decide this one (the core never sees the command line); [`BAD_INPUT`] is its value |
+//!
+//! What makes `1`, per command:
+//!
+//! - `snapshot` ([`snapshot_status`]): a swarm could not be read (its
+//!   entry carries an `error`).
+//! - `plan` ([`plan_status`]): a hold that needs attention (every hold but
+//!   `unreconciled` and `draining`, which resolve themselves as a deploy
+//!   goes on: [`HoldReason::needs_attention`]), a swarm that could not be
+//!   read, or a planned deletion whose volume coverage is `partial` or
+//!   `node_local` (carrying it out would leave data on nodes it cannot
+//!   reach).
+//! - `apply` ([`apply_status`]): its plan's `1`, or anything planned that
+//!   is not gone (failed, `pending_coverage`), or volumes left on nodes the
+//!   purge did not reach. A release left because it is the controller's
+//!   own stack is not a `1`: it is reported with its remedy every run, and
+//!   failing every run for it would hide real failures behind a permanent
+//!   one.
+//!
+//! [`HoldReason::needs_attention`]: crate::plan::HoldReason::needs_attention
+
+use crate::plan::{Coverage, SweepPlan};
+use crate::snapshot::Snapshot;
+use crate::sweep::{ReleaseOutcome, SweepReport};
+
+/// The exit status of bad input, decided by callers: nothing was planned
+/// or deleted.
+pub const BAD_INPUT: u8 = 2;
+
+/// The verdict of a command that ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Status {
+    /// Nothing a person has to look at. Exit status 0.
+    Success,
+    /// It ran, and a person has to act. Exit status 1.
+    NeedsAttention,
+}
+
+impl Status {
+    /// The process exit status.
+    pub const fn code(self) -> u8 {
+        match self {
+            Status::Success => 0,
+            Status::NeedsAttention => 1,
+        }
+    }
+
+    fn from_needs_attention(needs: bool) -> Self {
+        if needs {
+            Status::NeedsAttention
+        } else {
+            Status::Success
+        }
+    }
+}
+
+/// The status of `swarm-sweep snapshot`: a person has to act when a swarm
+/// could not be read, since nothing can be planned for it.
+pub fn snapshot_status(snapshot: &Snapshot) -> Status {
+    Status::from_needs_attention(snapshot.swarms.iter().any(|s| s.error.is_some()))
+}
+
+/// The status of `swarm-sweep plan`.
+pub fn plan_status(plan: &SweepPlan) -> Status {
+    let held = plan.holds.iter().any(|h| h.reason.needs_attention());
+    let unreadable = plan.swarms.iter().any(|s| !s.readable);
+    let leaves_data = plan
+        .deletions
+        .iter()
+        .any(|d| matches!(d.volumes, Coverage::Partial | Coverage::NodeLocal));
+    Status::from_needs_attention(held || unreadable || leaves_data)
+}
+
+/// The status of `swarm-sweep apply`: its plan's, or worse when anything
+/// planned is not gone.
+pub fn apply_status(plan: &SweepPlan, report: &SweepReport) -> Status {
+    plan_status(plan).max(report_status(report))
+}
+
+/// The report's share of [`apply_status`]: a held sweep, a release that is
+/// not gone (other than the controller's own stack), or volumes left on
+/// nodes the purge did not reach.
+pub(crate) fn report_status(report: &SweepReport) -> Status {
+    let incomplete = report.releases.iter().any(|r| {
+        !matches!(
+            r.outcome,
+            ReleaseOutcome::Deleted | ReleaseOutcome::LeftOwnStack
+        )
+    });
+    Status::from_needs_attention(report.held || incomplete || !report.uncovered.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{plan, HoldReason};
+    use crate::snapshot::{AppSet, Application, NodeEntry, Policy, ReleaseEntry, SwarmSnapshot};
+    use crate::sweep::{ActionKind, Outcome, Settings, Sweep, Timestamp};
+
+    fn swarm(name: &str, releases: &[(&str, &str)]) -> SwarmSnapshot {
+        let mut s = SwarmSnapshot::new(name);
+        s.releases = releases
+            .iter()
+            .map(|(r, app)| ReleaseEntry::new(*r, Some(format!("cd/default/{app}:release/{r}"))))
+            .collect();
+        s.nodes = Some(vec![NodeEntry::new("n1", "node-1")]);
+        s.node_count = Some(1);
+        s
+    }
+
+    fn snapshot(apps: Vec<Application>, swarms: Vec<SwarmSnapshot>, purge: bool) -> Snapshot {
+        Snapshot::new(
+            Policy::new("default", purge, None),
+            AppSet::new(true, apps),
+            swarms,
+        )
+    }
+
+    fn keep() -> Application {
+        Application::reconciled("keep", "alpha", &[])
+    }
+
+    /// Carries `plan` out with every action succeeding, or every stack
+    /// removal failing.
+    fn apply(plan: &SweepPlan, fail: bool) -> SweepReport {
+        let mut sweep = Sweep::new(plan, Settings::default());
+        while let Some(action) = sweep.poll_action(Timestamp::ZERO) {
+            let outcome = match action.kind {
+                ActionKind::ListVolumes { .. } => Outcome::Volumes(Vec::new()),
+                ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+                ActionKind::RemoveStack { .. } if fail => {
+                    Outcome::Failed(crate::sweep::Failure::Other("the daemon said no".into()))
+                }
+                _ => Outcome::Done,
+            };
+            let _ = sweep.handle_outcome(action.id, outcome, Timestamp::ZERO);
+        }
+        sweep.report()
+    }
+
+    #[test]
+    fn codes_are_0_and_1_and_bad_input_is_2() {
+        assert_eq!(Status::Success.code(), 0);
+        assert_eq!(Status::NeedsAttention.code(), 1);
+        assert_eq!(BAD_INPUT, 2);
+        assert_eq!(
+            Status::Success.max(Status::NeedsAttention),
+            Status::NeedsAttention
+        );
+    }
+
+    #[test]
+    fn only_waiting_for_an_application_needs_no_person() {
+        for reason in [
+            HoldReason::AppSetNotLoaded,
+            HoldReason::EmptyAppSet,
+            HoldReason::Unreconciled,
+            HoldReason::Draining,
+            HoldReason::SwarmUnreadable,
+            HoldReason::NoReachableNode,
+            HoldReason::BlastRadius,
+            HoldReason::UnknownDestination,
+        ] {
+            let waits = matches!(reason, HoldReason::Unreconciled | HoldReason::Draining);
+            assert_eq!(reason.needs_attention(), !waits, "{reason:?}");
+        }
+    }
+
+    #[test]
+    fn snapshot_status_is_1_only_with_an_unreadable_swarm() {
+        let fine = snapshot(vec![keep()], vec![swarm("alpha", &[])], false);
+        assert_eq!(snapshot_status(&fine), Status::Success);
+        let mut broken = fine.clone();
+        broken
+            .swarms
+            .push(SwarmSnapshot::unreadable("beta", "connection refused"));
+        assert_eq!(snapshot_status(&broken), Status::NeedsAttention);
+    }
+
+    #[test]
+    fn plan_status_follows_holds_readability_and_coverage() {
+        let clean = snapshot(vec![keep()], vec![swarm("alpha", &[("old", "gone")])], true);
+        let p = plan(&clean).unwrap();
+        assert_eq!(p.deletions.len(), 1);
+        assert_eq!(plan_status(&p), Status::Success);
+
+        // Waiting for an application to reconcile is not a failure.
+        let mut waiting = clean.clone();
+        waiting.app_set.applications.push(Application::new(
+            "new",
+            "alpha",
+            None,
+            Default::default(),
+        ));
+        let p = plan(&waiting).unwrap();
+        assert!(p.holds.iter().any(|h| h.reason == HoldReason::Unreconciled));
+        assert_eq!(plan_status(&p), Status::Success);
+
+        // A typo in a destination needs a person.
+        let mut typo = clean.clone();
+        typo.app_set
+            .applications
+            .push(Application::reconciled("shop", "alpah", &[]));
+        assert_eq!(plan_status(&plan(&typo).unwrap()), Status::NeedsAttention);
+
+        let mut unreadable = clean.clone();
+        unreadable
+            .swarms
+            .push(SwarmSnapshot::unreadable("beta", "timed out"));
+        assert_eq!(
+            plan_status(&plan(&unreadable).unwrap()),
+            Status::NeedsAttention
+        );
+
+        // Deleting with partial or node-local coverage leaves data behind.
+        let mut partial = clean.clone();
+        partial.swarms[0].node_count = Some(2);
+        let p = plan(&partial).unwrap();
+        assert_eq!(p.deletions[0].volumes, Coverage::Partial);
+        assert_eq!(plan_status(&p), Status::NeedsAttention);
+        let mut node_local = clean.clone();
+        node_local.swarms[0].nodes = None;
+        node_local.swarms[0].node_count = Some(3);
+        let p = plan(&node_local).unwrap();
+        assert_eq!(p.deletions[0].volumes, Coverage::NodeLocal);
+        assert_eq!(plan_status(&p), Status::NeedsAttention);
+        // Without purge the same swarm leaves no volume behind.
+        node_local.policy.purge_volumes = false;
+        assert_eq!(plan_status(&plan(&node_local).unwrap()), Status::Success);
+    }
+
+    #[test]
+    fn apply_status_is_the_plans_or_worse() {
+        let clean = snapshot(vec![keep()], vec![swarm("alpha", &[("old", "gone")])], true);
+        let p = plan(&clean).unwrap();
+        let done = apply(&p, false);
+        assert_eq!(apply_status(&p, &done), Status::Success);
+        assert_eq!(done.exit_code(), 0);
+
+        let failed = apply(&p, true);
+        assert_eq!(apply_status(&p, &failed), Status::NeedsAttention);
+        assert_eq!(failed.exit_code(), 1);
+
+        // A hold that needs a person fails the run even when all planned
+        // deletions went.
+        let mut typo = clean.clone();
+        typo.app_set
+            .applications
+            .push(Application::reconciled("shop", "alpah", &[]));
+        let p = plan(&typo).unwrap();
+        let report = apply(&p, false);
+        assert_eq!(report.exit_code(), 0, "the report alone is complete");
+        assert_eq!(apply_status(&p, &report), Status::NeedsAttention);
+
+        // A held sweep attempted nothing: a person has to act.
+        let mut held = clean.clone();
+        held.app_set.loaded = false;
+        let p = plan(&held).unwrap();
+        assert_eq!(apply_status(&p, &apply(&p, false)), Status::NeedsAttention);
+
+        // Left on nodes the purge did not reach.
+        let mut partial = clean.clone();
+        partial.swarms[0].node_count = Some(2);
+        let p = plan(&partial).unwrap();
+        let report = apply(&p, false);
+        assert!(!report.uncovered.is_empty());
+        assert_eq!(apply_status(&p, &report), Status::NeedsAttention);
+    }
+
+    #[test]
+    fn the_controllers_own_stack_left_in_place_is_not_a_failure() {
+        let p = plan(&snapshot(
+            vec![keep()],
+            vec![swarm("alpha", &[("ctl", "gone")])],
+            false,
+        ))
+        .unwrap();
+        let mut sweep = Sweep::new(&p, Settings::default());
+        while let Some(action) = sweep.poll_action(Timestamp::ZERO) {
+            let outcome = match action.kind {
+                ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+                ActionKind::RemoveStack { .. } => Outcome::Failed(crate::sweep::Failure::OwnStack),
+                _ => Outcome::Done,
+            };
+            let _ = sweep.handle_outcome(action.id, outcome, Timestamp::ZERO);
+        }
+        let report = sweep.report();
+        assert_eq!(report.releases[0].outcome, ReleaseOutcome::LeftOwnStack);
+        assert_eq!(apply_status(&p, &report), Status::Success);
+    }
+}
