@@ -454,7 +454,7 @@ impl SwarmBackend for DockerSwarm {
             .client
             .call_plain(&what, self.client.docker().list_configs(Some(options)))
             .await?;
-        let mut first = None;
+        let mut records = Vec::with_capacity(configs.len());
         for c in configs {
             let labels = c
                 .spec
@@ -475,13 +475,24 @@ impl SwarmBackend for DockerSwarm {
                     message: "listed without a usable id".into(),
                 });
             };
-            let object = Listed { id, name };
-            if let Err(f) = self.remove(Kind::Config, &object).await {
+            let name = if name.is_empty() { id.clone() } else { name };
+            records.push((labels, Listed { id, name }));
+        }
+        // Oldest revision first, the newest last (see `removal_order`).
+        let ordered = labels::removal_order(records.iter().map(|(labels, object)| {
+            let name = object.name.as_str();
+            (ConfigLabels { name, labels }, object)
+        }))?;
+        for object in ordered {
+            // Stop at the first failure: going on would remove newer
+            // revisions while an older one stays, and that older stamp would
+            // judge the release next time.
+            if let Err(f) = self.remove(Kind::Config, object).await {
                 let what = format!("config {:?}", object.name);
-                first.get_or_insert(f.into_backend(&what));
+                return Err(f.into_backend(&what));
             }
         }
-        first.map_or(Ok(()), Err)
+        Ok(())
     }
 
     async fn node_count(&self) -> Result<usize, BackendError> {

@@ -13,6 +13,7 @@ use sweep_swarms::BackendError;
 
 use crate::endpoint::{Endpoint, Transport};
 use crate::labels::STACK_NAMESPACE;
+use crate::transport::{self, reply_limit_of, REPLY_LIMIT};
 
 /// How a daemon call failed, before the caller decides what a status means
 /// (404 is success for a removal, 409 is "in use" for a volume).
@@ -67,26 +68,35 @@ impl Client {
         endpoint: &Endpoint,
         timeout: Duration,
     ) -> Result<Self, BackendError> {
+        Client::connect_limited(endpoint, timeout, REPLY_LIMIT).await
+    }
+
+    /// [`Client::connect`] with every reply bounded by `limit` bytes
+    /// (see [`crate::transport`]).
+    pub(crate) async fn connect_limited(
+        endpoint: &Endpoint,
+        timeout: Duration,
+        limit: u64,
+    ) -> Result<Self, BackendError> {
         let url = endpoint.url();
+        let unreachable = |message: String| BackendError::Unreachable {
+            endpoint: url.to_owned(),
+            message,
+        };
+        if let Transport::Unix = endpoint.transport() {
+            // Said before any request, as bollard's own unix client did.
+            let path = url.strip_prefix("unix://").unwrap_or(url);
+            if !std::path::Path::new(path).exists() {
+                return Err(unreachable(chain(&DockerError::SocketNotFoundError(
+                    path.to_owned(),
+                ))));
+            }
+        }
         // bollard's own timeout is whole seconds; ours wraps every call, so
         // bollard's only needs to be a backstop.
         let backstop = timeout.as_secs().saturating_add(1);
-        let docker = match endpoint.transport() {
-            Transport::Unix => Docker::connect_with_unix(url, backstop, API_DEFAULT_VERSION),
-            Transport::Tcp => Docker::connect_with_http(url, backstop, API_DEFAULT_VERSION),
-            Transport::Tls(files) => Docker::connect_with_ssl(
-                url,
-                &files.key,
-                &files.cert,
-                &files.ca,
-                backstop,
-                API_DEFAULT_VERSION,
-            ),
-        }
-        .map_err(|e| BackendError::Unreachable {
-            endpoint: url.to_owned(),
-            message: chain(&e),
-        })?;
+        let docker = transport::connect(endpoint, backstop, API_DEFAULT_VERSION, limit)
+            .map_err(unreachable)?;
         let docker = match tokio::time::timeout(timeout, docker.negotiate_version()).await {
             Err(_) => {
                 return Err(BackendError::Timeout {
@@ -223,6 +233,14 @@ fn pin_version(uri: &str, prefix: &str) -> Option<String> {
 
 /// Translates one bollard error about `what`.
 fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> Failure {
+    // Checked first: the refusal arrives as an IO or hyper error, which
+    // would otherwise read as an unreachable daemon.
+    if let Some(limit) = reply_limit_of(&e) {
+        return Failure::Backend(BackendError::Invalid {
+            what: what.to_owned(),
+            message: format!("the reply from {endpoint} {limit}; nothing was decided from it"),
+        });
+    }
     let backend = match e {
         DockerError::DockerResponseServerError {
             status_code,
@@ -247,12 +265,7 @@ fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> F
         DockerError::IOError { .. }
         | DockerError::HyperResponseError { .. }
         | DockerError::HyperLegacyError { .. }
-        | DockerError::SocketNotFoundError(_)
-        | DockerError::CertPathError { .. }
-        | DockerError::CertParseError { .. }
-        | DockerError::CertMultipleKeys { .. }
-        | DockerError::NoNativeCertsError { .. }
-        | DockerError::LoadNativeCertsErrors { .. } => BackendError::Unreachable {
+        | DockerError::SocketNotFoundError(_) => BackendError::Unreachable {
             endpoint: endpoint.to_owned(),
             message: chain(&e),
         },
@@ -304,6 +317,122 @@ pub(crate) fn check_object_name(kind: &str, name: &str) -> Result<(), BackendErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+    const VERSION_REPLY: &str =
+        r#"{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}"#;
+
+    /// Serves one connection like a daemon that answers `/version` and
+    /// `/_ping` normally, a volume listing with `small` when given, and
+    /// everything else with an endless body.
+    async fn serve<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, small: Option<&str>) {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            match stream.read(&mut byte).await {
+                Ok(1) => head.push(byte[0]),
+                _ => return,
+            }
+        }
+        let head = String::from_utf8_lossy(&head).into_owned();
+        let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
+        let fixed = |body: &str| {
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+        };
+        let reply = if path.ends_with("/version") {
+            Some(fixed(VERSION_REPLY))
+        } else if path.ends_with("/_ping") {
+            Some(fixed("OK"))
+        } else if path.contains("/volumes") && small.is_some() {
+            small.map(fixed)
+        } else {
+            None
+        };
+        if let Some(reply) = reply {
+            let _ = stream.write_all(reply.as_bytes()).await;
+            return;
+        }
+        let start = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+        if stream.write_all(start.as_bytes()).await.is_err() {
+            return;
+        }
+        let chunk = format!("8000\r\n{}\r\n", "[".repeat(0x8000));
+        // Until the client hangs up.
+        while stream.write_all(chunk.as_bytes()).await.is_ok() {}
+    }
+
+    #[tokio::test]
+    async fn an_endless_reply_is_refused_at_the_limit_over_a_unix_socket() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("endless.sock");
+        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, None));
+            }
+        });
+        let endpoint = Endpoint::parse(&format!("unix://{}", socket.display()), None).unwrap();
+        let client = Client::connect_limited(&endpoint, Duration::from_secs(30), 256 * 1024)
+            .await
+            .expect("the version reply is small");
+        assert_eq!(client.api_version(), "1.41");
+        let e = client.stack_volumes("app").await.unwrap_err();
+        assert_eq!(
+            e,
+            BackendError::Invalid {
+                what: "volumes of stack \"app\"".into(),
+                message: format!(
+                    "the reply from {} exceeds 262144 bytes, the limit on one daemon reply; nothing was decided from it",
+                    endpoint.url()
+                ),
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn replies_within_the_limit_are_read_over_tcp() {
+        // Loopback only: tests never send traffic off the machine.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let small = r#"{"Volumes":[{"Name":"app_data","Driver":"local","Mountpoint":"/m","Labels":{"com.docker.stack.namespace":"app"},"Scope":"local","Options":{}}],"Warnings":[]}"#;
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, Some(small)));
+            }
+        });
+        let endpoint = Endpoint::parse(&format!("tcp://127.0.0.1:{port}"), None).unwrap();
+        let client = Client::connect_limited(&endpoint, Duration::from_secs(30), 64 * 1024)
+            .await
+            .unwrap();
+        assert_eq!(client.stack_volumes("app").await.unwrap(), vec!["app_data"]);
+        // The same daemon's endless configs listing is cut off.
+        let what = "configs";
+        let e = client
+            .call_plain(
+                what,
+                client
+                    .docker()
+                    .list_configs(None::<bollard::query_parameters::ListConfigsOptions>),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, BackendError::Invalid { message, .. } if message.contains("exceeds 65536 bytes")),
+            "{e:?}"
+        );
+        // A reply larger than the limit as a whole, even if small per read,
+        // is refused while connecting too.
+        let e = Client::connect_limited(&endpoint, Duration::from_secs(30), 16)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, BackendError::Invalid { what, message } if what == "the API version" && message.contains("exceeds 16 bytes")),
+            "{e:?}"
+        );
+    }
 
     #[test]
     fn object_names_that_could_leave_the_path_are_refused() {

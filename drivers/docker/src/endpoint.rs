@@ -8,6 +8,10 @@ use thiserror::Error;
 /// The socket `DOCKER_HOST` means when it is unset.
 pub const DEFAULT_DOCKER_HOST: &str = "unix:///var/run/docker.sock";
 
+/// The host the docker CLI uses when `DOCKER_TLS_VERIFY` is set and
+/// `DOCKER_HOST` is not.
+const DEFAULT_TLS_HOST: &str = "tcp://localhost:2376";
+
 /// Why an endpoint string was refused.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum EndpointError {
@@ -21,14 +25,20 @@ pub enum EndpointError {
     /// and so suggest a protection that is not there.
     #[error("tls is only for tcp:// endpoints, not {endpoint:?}")]
     TlsOnUnix { endpoint: String },
+    /// The URL carries a user name or password (`tcp://user:pw@host:port`).
+    /// The daemon API takes no credentials in the URL, and a password there
+    /// ends up in logs and error messages; `endpoint` is shown with it
+    /// masked.
+    #[error("refusing endpoint {endpoint:?}: credentials in an endpoint URL are not supported (use TLS client certificates)")]
+    Credentials { endpoint: String },
 }
 
 /// The files a TLS-protected `tcp://` endpoint is reached with.
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TlsFiles {
-    /// The CA that signed the daemon's certificate (the only one trusted
-    /// besides the system's roots).
+    /// The CA that signed the daemon's certificate: the only one trusted
+    /// (the system's roots are not), as with the docker CLI.
     pub ca: PathBuf,
     /// The client certificate.
     pub cert: PathBuf,
@@ -76,6 +86,11 @@ impl Endpoint {
     /// Checks `url` (`unix:///absolute/path` or `tcp://host:port`) and
     /// pairs it with `tls`, which only `tcp://` takes. A `tcp://` endpoint
     /// without TLS talks plain HTTP.
+    ///
+    /// Refused: control characters anywhere; a query or fragment (`?`,
+    /// `#`); credentials (`user:pw@`, masked in the error); a path after a
+    /// `tcp://` address; a host that is not a DNS name, an IPv4 address or
+    /// a bracketed IPv6 address; a port that is not 1 to 65535 in digits.
     pub fn parse(url: &str, tls: Option<TlsFiles>) -> Result<Self, EndpointError> {
         let malformed = |message: &str| EndpointError::Malformed {
             endpoint: url.to_owned(),
@@ -86,10 +101,22 @@ impl Endpoint {
                 "missing scheme (use unix:///path or tcp://host:port)",
             ));
         };
+        // Control characters (a pasted newline, an escape sequence) are never
+        // part of an address, and would garble the messages that name it.
+        if url.chars().any(char::is_control) {
+            return Err(malformed("contains control characters"));
+        }
         let transport = match scheme {
             "unix" => {
                 if !rest.starts_with('/') {
                     return Err(malformed("the socket path must be absolute"));
+                }
+                // `?` and `#` would be taken as a query or fragment by some
+                // readers of the URL and as part of the path by others.
+                if rest.contains(['?', '#']) {
+                    return Err(malformed(
+                        "a unix:// endpoint takes no query or fragment (`?`, `#`)",
+                    ));
                 }
                 if tls.is_some() {
                     return Err(EndpointError::TlsOnUnix {
@@ -100,16 +127,34 @@ impl Endpoint {
             }
             "tcp" => {
                 let authority = rest.strip_suffix('/').unwrap_or(rest);
+                if let Some((_, host)) = authority.rsplit_once('@') {
+                    return Err(EndpointError::Credentials {
+                        endpoint: format!("tcp://***@{host}"),
+                    });
+                }
+                if authority.contains(['?', '#']) {
+                    return Err(malformed(
+                        "a tcp:// endpoint takes no query or fragment (`?`, `#`)",
+                    ));
+                }
                 if authority.contains('/') {
                     return Err(malformed("a tcp:// endpoint takes no path"));
                 }
-                let Some((host, port)) = authority.rsplit_once(':') else {
+                let Some((host, port)) = authority
+                    .rsplit_once(':')
+                    .filter(|_| !authority.ends_with(']'))
+                else {
                     return Err(malformed("missing port (use tcp://host:port)"));
                 };
                 if host.is_empty() {
                     return Err(malformed("missing host"));
                 }
-                if port.parse::<u16>().map_or(true, |p| p == 0) {
+                check_host(host).map_err(|m| malformed(&m))?;
+                // `u16::from_str` takes a leading `+`; a port is digits only.
+                let port_ok = !port.is_empty()
+                    && port.bytes().all(|b| b.is_ascii_digit())
+                    && port.parse::<u16>().is_ok_and(|p| p != 0);
+                if !port_ok {
                     return Err(malformed("the port must be a number from 1 to 65535"));
                 }
                 match tls {
@@ -131,15 +176,20 @@ impl Endpoint {
     }
 
     /// The endpoint the process environment names, as the docker CLI reads
-    /// it: `DOCKER_HOST` (default [`DEFAULT_DOCKER_HOST`]), and for `tcp://`
-    /// with `DOCKER_TLS_VERIFY` set, the TLS files in `DOCKER_CERT_PATH`
-    /// (default `~/.docker`).
+    /// it for its "default" context: `DOCKER_HOST` (default
+    /// [`DEFAULT_DOCKER_HOST`]), and for `tcp://` with `DOCKER_TLS_VERIFY`
+    /// set, the TLS files in `DOCKER_CERT_PATH` (default: the docker config
+    /// directory, `DOCKER_CONFIG` or `~/.docker`).
+    ///
+    /// This ignores docker contexts; [`crate::context::resolve`] honours
+    /// them, as the docker CLI does.
     pub fn from_env() -> Result<Self, EndpointError> {
         let var = |name: &str| std::env::var(name).ok();
         Endpoint::from_env_values(
             var("DOCKER_HOST").as_deref(),
             var("DOCKER_TLS_VERIFY").as_deref(),
             var("DOCKER_CERT_PATH").as_deref(),
+            var("DOCKER_CONFIG").as_deref(),
             var("HOME").as_deref(),
         )
     }
@@ -148,21 +198,35 @@ impl Endpoint {
         host: Option<&str>,
         tls_verify: Option<&str>,
         cert_path: Option<&str>,
+        docker_config: Option<&str>,
         home: Option<&str>,
     ) -> Result<Self, EndpointError> {
-        let host = host
-            .filter(|h| !h.is_empty())
-            .unwrap_or(DEFAULT_DOCKER_HOST);
-        let tls = match tls_verify {
-            Some(v) if !v.is_empty() && host.starts_with("tcp://") => {
-                let dir = match cert_path.filter(|p| !p.is_empty()) {
-                    Some(p) => PathBuf::from(p),
-                    None => PathBuf::from(home.unwrap_or("/")).join(".docker"),
-                };
-                Some(TlsFiles::in_dir(&dir))
-            }
-            _ => None,
+        let cert_dir = match (
+            cert_path.filter(|p| !p.is_empty()),
+            docker_config.filter(|p| !p.is_empty()),
+        ) {
+            (Some(p), _) | (None, Some(p)) => PathBuf::from(p),
+            (None, None) => PathBuf::from(home.unwrap_or("/")).join(".docker"),
         };
+        Endpoint::from_default_values(host, tls_verify, &cert_dir)
+    }
+
+    /// The docker CLI's "default" context: `host` (`DOCKER_HOST`), with
+    /// the TLS files in `cert_dir` when `tls_verify` (`DOCKER_TLS_VERIFY`) is
+    /// set to anything non-empty. Like the docker CLI, TLS without a host
+    /// means `tcp://localhost:2376` rather than the local socket.
+    pub(crate) fn from_default_values(
+        host: Option<&str>,
+        tls_verify: Option<&str>,
+        cert_dir: &Path,
+    ) -> Result<Self, EndpointError> {
+        let verify = tls_verify.is_some_and(|v| !v.is_empty());
+        let host = match host.filter(|h| !h.is_empty()) {
+            Some(h) => h,
+            None if verify => DEFAULT_TLS_HOST,
+            None => DEFAULT_DOCKER_HOST,
+        };
+        let tls = (verify && host.starts_with("tcp://")).then(|| TlsFiles::in_dir(cert_dir));
         Endpoint::parse(host, tls)
     }
 
@@ -182,6 +246,39 @@ impl Endpoint {
     pub(crate) fn transport(&self) -> &Transport {
         &self.transport
     }
+}
+
+/// Checks the host of a `tcp://` endpoint: a DNS name, an IPv4 address, or
+/// an IPv6 address in brackets. Anything else (spaces, `%`, a bare IPv6
+/// address) is a typo or an injection, and some layer below would read it
+/// differently from the operator.
+fn check_host(host: &str) -> Result<(), String> {
+    if let Some(inner) = host.strip_prefix('[') {
+        return match inner.strip_suffix(']') {
+            Some(addr) if addr.parse::<std::net::Ipv6Addr>().is_ok() => Ok(()),
+            _ => Err(format!("{host:?} is not an IPv6 address in brackets")),
+        };
+    }
+    if host.contains(':') {
+        return Err(format!(
+            "{host:?} is not a host name (an IPv6 address goes in brackets: [::1])"
+        ));
+    }
+    // One trailing dot is the fully qualified spelling of the same name.
+    let name = host.strip_suffix('.').unwrap_or(host);
+    let label_ok = |label: &str| {
+        !label.is_empty()
+            && label.len() <= 63
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    if name.len() > 253 || !name.split('.').all(label_ok) {
+        return Err(format!("{host:?} is not a host name or IP address"));
+    }
+    Ok(())
 }
 
 impl std::fmt::Display for Endpoint {
@@ -244,22 +341,108 @@ mod tests {
 
     #[test]
     fn environment_like_the_docker_cli() {
-        let e = Endpoint::from_env_values(None, None, None, None).unwrap();
+        let e = Endpoint::from_env_values(None, None, None, None, None).unwrap();
         assert_eq!(e.url(), DEFAULT_DOCKER_HOST);
-        let e = Endpoint::from_env_values(Some(""), None, None, None).unwrap();
+        let e = Endpoint::from_env_values(Some(""), None, None, None, None).unwrap();
         assert_eq!(e.url(), DEFAULT_DOCKER_HOST);
-        let e = Endpoint::from_env_values(Some("tcp://h:2376"), Some("1"), None, Some("/home/u"))
-            .unwrap();
+        let e =
+            Endpoint::from_env_values(Some("tcp://h:2376"), Some("1"), None, None, Some("/home/u"))
+                .unwrap();
         assert_eq!(
             e.tls(),
             Some(&TlsFiles::in_dir(Path::new("/home/u/.docker")))
         );
-        let e = Endpoint::from_env_values(Some("tcp://h:2376"), Some("1"), Some("/certs"), None)
-            .unwrap();
+        let e = Endpoint::from_env_values(
+            Some("tcp://h:2376"),
+            Some("1"),
+            Some("/certs"),
+            Some("/cfg"),
+            None,
+        )
+        .unwrap();
         assert_eq!(e.tls().map(|t| t.ca.clone()), Some("/certs/ca.pem".into()));
-        let e = Endpoint::from_env_values(Some("tcp://h:2375"), Some(""), None, None).unwrap();
+        let e =
+            Endpoint::from_env_values(Some("tcp://h:2375"), Some(""), None, None, None).unwrap();
         assert_eq!(e.tls(), None);
-        let e = Endpoint::from_env_values(Some("unix:///s"), Some("1"), None, None).unwrap();
+        let e = Endpoint::from_env_values(Some("unix:///s"), Some("1"), None, None, None).unwrap();
         assert_eq!(e.tls(), None);
+    }
+
+    #[test]
+    fn tls_defaults_like_the_docker_cli() {
+        // DOCKER_CERT_PATH unset: the docker config directory holds the files.
+        let e = Endpoint::from_env_values(
+            Some("tcp://h:2376"),
+            Some("1"),
+            Some(""),
+            Some("/cfg"),
+            Some("/home/u"),
+        )
+        .unwrap();
+        assert_eq!(e.tls(), Some(&TlsFiles::in_dir(Path::new("/cfg"))));
+        // DOCKER_TLS_VERIFY without DOCKER_HOST: the CLI talks to
+        // tcp://localhost:2376 over TLS, not to the local socket.
+        let e = Endpoint::from_env_values(None, Some("1"), None, None, Some("/home/u")).unwrap();
+        assert_eq!(e.url(), "tcp://localhost:2376");
+        assert!(e.tls().is_some());
+    }
+
+    #[test]
+    fn endpoints_are_validated_when_parsed() {
+        let refused = [
+            "tcp://host with space:2376",
+            "tcp://h:2376?x",
+            "tcp://h:2376?x=1",
+            "tcp://h:2376#f",
+            "tcp://h%41:2376",
+            "tcp://h\u{0}:2376",
+            "tcp://h:2376\n",
+            "tcp://h\u{1b}[2J:2376",
+            "tcp://h;rm:2376",
+            "tcp://-h:2376",
+            "tcp://a..b:2376",
+            "tcp://::1:2376",
+            "tcp://[::1",
+            "tcp://[::1]",
+            "tcp://[::g]:2376",
+            "tcp://h:+2376",
+            "tcp://h:2376:1",
+            "tcp://h: 2376",
+            "unix:///s.sock?x=1",
+            "unix:///s.sock#f",
+            "unix:///s\nsock",
+        ];
+        for url in refused {
+            match Endpoint::parse(url, None) {
+                Err(EndpointError::Malformed { endpoint, .. }) => assert_eq!(endpoint, url),
+                other => panic!("{url:?}: {other:?}"),
+            }
+        }
+        let e = Endpoint::parse("tcp://user:pw@host:2376", None).unwrap_err();
+        assert_eq!(
+            e,
+            EndpointError::Credentials {
+                endpoint: "tcp://***@host:2376".into()
+            }
+        );
+        // The password never reaches the message.
+        assert!(!e.to_string().contains("pw"), "{e}");
+        let m = Endpoint::parse("tcp://host with space:2376", None)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            m,
+            "malformed endpoint \"tcp://host with space:2376\": \"host with space\" is not a host name or IP address"
+        );
+        for ok in [
+            "tcp://[::1]:2376",
+            "tcp://[fe80::1]:2376/",
+            "tcp://127.0.0.1:2375",
+            "tcp://docker-1.example.com.:2376",
+            "tcp://my_host:2376",
+            "unix:///run/a b/docker.sock",
+        ] {
+            assert!(Endpoint::parse(ok, None).is_ok(), "{ok:?}");
+        }
     }
 }

@@ -119,6 +119,32 @@ pub(crate) fn newest_records<'a>(
     Ok(releases)
 }
 
+/// The order in which one release's records are removed: oldest revision
+/// first (numerically: 10 after 9), the newest last; records of one
+/// revision by config name, so that the order does not depend on how the
+/// daemon happens to list them.
+///
+/// A sweep interrupted between two removals then leaves the newest record,
+/// and with it the same stamp, to judge the release next time. Removed the
+/// other way round, an older revision (say one stamped before a rename
+/// handed the release to another application) would decide instead.
+///
+/// A record whose revision cannot be read is refused, and nothing is
+/// ordered: it might be the newest, and removing the others first would
+/// leave it alone to judge the release. (Listing the releases refuses such
+/// a record as well, so the plan never saw it.)
+pub(crate) fn removal_order<'a, T>(
+    records: impl IntoIterator<Item = (ConfigLabels<'a>, T)>,
+) -> Result<Vec<T>, BackendError> {
+    let mut keyed = Vec::new();
+    for (c, item) in records {
+        let revision = parse_revision(c.name, c.labels.get(REVISION))?;
+        keyed.push((revision, c.name, item));
+    }
+    keyed.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    Ok(keyed.into_iter().map(|(_, _, item)| item).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +300,77 @@ mod tests {
         let mut reversed = configs.to_vec();
         reversed.reverse();
         assert_eq!(forward, run(&reversed).unwrap());
+    }
+
+    #[test]
+    fn records_are_removed_oldest_revision_first_and_the_newest_last() {
+        // Listed in an order that is neither by revision nor by name, and
+        // with revisions whose text order is not their numeric order.
+        let configs = [
+            (
+                "web.v10",
+                record("web", "10", Some("cd/default/store:release/web")),
+            ),
+            (
+                "web.v2",
+                record("web", "2", Some("cd/default/shop:release/web")),
+            ),
+            (
+                "web.v9",
+                record("web", "9", Some("cd/default/shop:release/web")),
+            ),
+            ("web.b1", record("web", "1", None)),
+            ("web.a1", record("web", "1", None)),
+        ];
+        let order = removal_order(
+            configs
+                .iter()
+                .map(|(name, labels)| (ConfigLabels { name, labels }, *name)),
+        )
+        .unwrap();
+        assert_eq!(order, ["web.a1", "web.b1", "web.v2", "web.v9", "web.v10"]);
+        // Whatever the listing order.
+        let mut reversed = configs.to_vec();
+        reversed.reverse();
+        let again = removal_order(
+            reversed
+                .iter()
+                .map(|(name, labels)| (ConfigLabels { name, labels }, *name)),
+        )
+        .unwrap();
+        assert_eq!(again, order);
+    }
+
+    #[test]
+    fn an_unreadable_revision_refuses_the_whole_removal() {
+        for bad in ["x", "", "+3", "3a", "-1", "99999999999999999999999"] {
+            let configs = [
+                ("web.v1", record("web", "1", Some("us"))),
+                ("web.bad", record("web", bad, Some("them"))),
+            ];
+            let err = removal_order(
+                configs
+                    .iter()
+                    .map(|(name, labels)| (ConfigLabels { name, labels }, *name)),
+            )
+            .unwrap_err();
+            match err {
+                BackendError::Invalid { what, .. } => {
+                    assert!(what.contains("\"web.bad\""), "{what}");
+                    assert!(what.contains(REVISION), "{what}");
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        let mut missing = record("web", "1", None);
+        missing.remove(REVISION);
+        assert!(removal_order([(
+            ConfigLabels {
+                name: "web.x",
+                labels: &missing
+            },
+            ()
+        )])
+        .is_err());
     }
 }

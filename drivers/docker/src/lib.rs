@@ -2,23 +2,32 @@
 //!
 //! - [`DockerSwarm`]: a swarm through one of its managers.
 //! - [`DockerNode`]: one node's own daemon, for its volumes.
-//! - [`LocalRegistry`]: the one swarm `DOCKER_HOST` points at.
+//! - [`LocalRegistry`]: the one swarm the docker context (or `DOCKER_HOST`)
+//!   points at ([`context`]).
 //! - [`FileRegistry`]: the swarms of a registry file ([`config`]), with
 //!   their nodes.
 //!
 //! Every connection negotiates the API version first, so daemons older than
 //! bollard's default API (Debian's docker.io 20.10 speaks 1.41) work, and
-//! every daemon call is bounded by a timeout. Endpoints are `unix://` sockets
-//! or `tcp://` addresses, optionally with TLS (rustls; no system library).
+//! every daemon call is bounded by a timeout, and every reply in bytes
+//! ([`REPLY_LIMIT`]) and in what it decodes into ([`OBJECT_BUDGET`]). Endpoints are `unix://` sockets or `tcp://` addresses,
+//! optionally with TLS (rustls; no system library). Files are read with a
+//! bound on their size ([`files`]).
 
 mod backend;
 mod client;
 pub mod config;
+pub mod context;
 mod endpoint;
+pub mod files;
 pub mod labels;
 mod registry;
+mod transport;
 
 pub use backend::{DockerNode, DockerSwarm, DEFAULT_TEARDOWN_WAIT, DEFAULT_TIMEOUT};
 pub use config::{ConfigError, RegistryConfig, SwarmConfig};
+pub use context::{ContextError, Resolved};
 pub use endpoint::{Endpoint, EndpointError, TlsFiles, DEFAULT_DOCKER_HOST};
+pub use files::{read_limited, ReadError};
 pub use registry::{FileRegistry, LocalRegistry};
+pub use transport::{OBJECT_BUDGET, REPLY_LIMIT};

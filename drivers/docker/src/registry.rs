@@ -61,6 +61,16 @@ impl LocalRegistry {
         Ok(LocalRegistry::new(Endpoint::from_env()?))
     }
 
+    /// The swarm the docker CLI would talk to: the context named by
+    /// `explicit` (a `--context` flag), else by `DOCKER_HOST`,
+    /// `DOCKER_CONTEXT` or the docker config's `currentContext`, resolved
+    /// as the docker CLI does (see [`crate::context`]).
+    pub fn from_context(explicit: Option<&str>) -> Result<Self, crate::context::ContextError> {
+        Ok(LocalRegistry::new(
+            crate::context::resolve(explicit)?.endpoint,
+        ))
+    }
+
     /// The controller runs as `stack` here; the backend refuses to remove it.
     pub fn with_self_stack(mut self, stack: impl Into<String>) -> Self {
         self.self_stack = Some(stack.into());
@@ -226,22 +236,50 @@ impl FileRegistry {
         Ok(node.clone())
     }
 
-    /// Which swarm node the daemon at `endpoint` is, if it answers at all.
-    async fn probe(&self, swarm: &str, endpoint: &Endpoint) -> Option<Node> {
-        let daemon = match self.node_daemon(swarm, endpoint).await {
-            Ok(d) => d,
-            Err(e) => {
-                tracing::debug!(swarm, endpoint = endpoint.url(), error = %e, "node not reached");
-                return None;
-            }
+    /// Which swarm node the daemon at `endpoint` is (`None`: it is in no
+    /// swarm), or why that could not be checked.
+    ///
+    /// The whole probe (connecting, negotiating the version, reading the
+    /// daemon's info) is bounded by one per-call timeout, not one per step:
+    /// so [`NodeReach::nodes`] has a known limit ([`Self::nodes_bound`]),
+    /// and a caller's own bound can be set past it instead of cutting off
+    /// the nodes that did answer.
+    async fn probe(&self, swarm: &str, endpoint: &Endpoint) -> Result<Option<Node>, String> {
+        let limit = self.config.timeout;
+        let check = async {
+            let daemon = self
+                .node_daemon(swarm, endpoint)
+                .await
+                .map_err(|e| match e {
+                    // The endpoint is in the warning already.
+                    RegistryError::Connect { message, .. } => message,
+                    other => other.to_string(),
+                })?;
+            daemon.swarm_node().await.map_err(|e| e.to_string())
         };
-        match daemon.swarm_node().await {
-            Ok(node) => node,
-            Err(e) => {
-                tracing::debug!(swarm, endpoint = endpoint.url(), error = %e, "node not reached");
-                None
+        match tokio::time::timeout(limit, check).await {
+            Ok(answer) => answer,
+            Err(_) => Err(format!("no answer within {limit:?}")),
+        }
+    }
+
+    /// The longest [`NodeReach::nodes`] takes: connecting to the manager
+    /// (when not connected yet), reading its node list, and the probes,
+    /// which run at once; each is bounded by the per-call timeout.
+    fn nodes_bound(&self) -> Duration {
+        self.config.timeout.saturating_mul(3)
+    }
+
+    /// The daemons [`NodeReach::nodes`] probes for `config`: the manager
+    /// and each configured node, each address once.
+    fn candidates(config: &SwarmConfig) -> Vec<&Endpoint> {
+        let mut candidates: Vec<&Endpoint> = Vec::with_capacity(config.nodes.len() + 1);
+        for endpoint in std::iter::once(&config.manager).chain(&config.nodes) {
+            if !candidates.iter().any(|c| c.url() == endpoint.url()) {
+                candidates.push(endpoint);
             }
         }
+        candidates
     }
 }
 
@@ -280,6 +318,11 @@ impl NodeReach for FileRegistry {
     /// of another swarm, or one that left this swarm, is not this swarm's
     /// node whatever the file says. The manager is probed too, since it is
     /// a node with volumes of its own.
+    ///
+    /// All daemons are probed at once, each within one per-call timeout as
+    /// a whole, and the answer holds every one that answered: a silent
+    /// daemon costs only itself, and is named (endpoint and reason) at
+    /// warn level, like every configured node left out.
     async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError> {
         let config = self.swarm_config(target)?;
         if config.nodes.is_empty() {
@@ -297,12 +340,7 @@ impl NodeReach for FileRegistry {
             .map(|n| (n.id, n.hostname))
             .collect();
 
-        let mut candidates: Vec<&Endpoint> = Vec::with_capacity(config.nodes.len() + 1);
-        for endpoint in std::iter::once(&config.manager).chain(&config.nodes) {
-            if !candidates.iter().any(|c| c.url() == endpoint.url()) {
-                candidates.push(endpoint);
-            }
-        }
+        let candidates = Self::candidates(config);
         let probes = candidates
             .iter()
             .map(|endpoint| self.probe(&config.name, endpoint));
@@ -312,14 +350,34 @@ impl NodeReach for FileRegistry {
         let mut seen = HashSet::new();
         let mut reached = HashMap::new();
         for (endpoint, answer) in candidates.into_iter().zip(answers) {
-            let Some(node) = answer else { continue };
-            let Some(listed_hostname) = members.get(&node.id) else {
-                tracing::debug!(
+            // A configured node left out is a node whose volumes a purge
+            // does not reach: say which endpoint and why at warn level, so
+            // that the loss is never silent. (The plan names the members
+            // not reached, but neither the address nor the reason.)
+            let not_reached = |reason: &str| {
+                tracing::warn!(
                     swarm = config.name,
                     endpoint = endpoint.url(),
-                    node = node.id,
-                    "daemon is not a node of this swarm"
+                    reason,
+                    "configured node not reached; its volumes are not covered"
                 );
+            };
+            let node = match answer {
+                Ok(Some(node)) => node,
+                Ok(None) => {
+                    not_reached("the daemon is in no swarm");
+                    continue;
+                }
+                Err(reason) => {
+                    not_reached(&reason);
+                    continue;
+                }
+            };
+            let Some(listed_hostname) = members.get(&node.id) else {
+                not_reached(&format!(
+                    "the daemon is node {:?}, which is not in the manager's node list",
+                    node.id
+                ));
                 continue;
             };
             // Two endpoints answering as one node (the manager listed again
@@ -340,6 +398,22 @@ impl NodeReach for FileRegistry {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(config.name.clone(), reached);
         Ok(Some(listed))
+    }
+
+    fn nodes_time_limit(&self) -> Option<Duration> {
+        Some(self.nodes_bound())
+    }
+
+    /// The probes run at once, one connection each; the node list read
+    /// before them is one more, never at the same time. A connected daemon
+    /// holds no connection between calls (each request has one of its own,
+    /// closed with its reply), so nothing else counts. None without
+    /// `[[swarm.node]]` entries.
+    fn nodes_connections(&self, target: &Target) -> usize {
+        match self.swarm_config(target) {
+            Ok(config) if !config.nodes.is_empty() => Self::candidates(config).len(),
+            _ => 0,
+        }
     }
 
     async fn node_backend(

@@ -940,3 +940,76 @@ endpoint = "{b2}"
     let none = unique("none");
     assert!(backend.stack_volumes(&none).await.unwrap().is_empty());
 }
+
+/// The daemon's own record of which configs were removed since `since`
+/// (a unix time in seconds), in the order it removed them.
+fn configs_removed_since(node: &str, since: u64, names: &BTreeSet<String>) -> Vec<String> {
+    let until = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() + 1)
+        .unwrap_or(0);
+    docker(
+        node,
+        &[
+            "events",
+            "--since",
+            &since.to_string(),
+            "--until",
+            &until.to_string(),
+            "--filter",
+            "type=config",
+            "--filter",
+            "event=remove",
+            "--format",
+            "{{.Actor.Attributes.name}}",
+        ],
+    )
+    .lines()
+    .map(str::to_owned)
+    .filter(|n| names.contains(n))
+    .collect()
+}
+
+#[tokio::test]
+async fn records_are_removed_oldest_revision_first_and_the_newest_last() {
+    // A sweep interrupted halfway must leave the newest stamp to judge the
+    // release next time, so the newest record goes last, whatever order
+    // the daemon lists them in.
+    let node = "beta-1";
+    let mut cleanup = Cleanup::new();
+    let app = unique("order");
+    let names: Vec<String> = ["10", "2", "1"]
+        .iter()
+        .map(|rev| format!("{app}.v{rev}"))
+        .collect();
+    for (name, (rev, owner)) in names
+        .iter()
+        .zip([("10", "store"), ("2", "shop"), ("1", "shop")])
+    {
+        create_record(node, &mut cleanup, name, &app, rev, Some(owner), &[]);
+    }
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+
+    let reg = registry();
+    let beta = reg.backend(&Target::new("beta")).await.unwrap();
+    beta.remove_release_records(&app).await.unwrap();
+
+    let wanted: BTreeSet<String> = names.iter().cloned().collect();
+    let mut removed = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while removed.len() < 3 && Instant::now() < deadline {
+        removed = configs_removed_since(node, since, &wanted);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        removed,
+        vec![
+            format!("{app}.v1"),
+            format!("{app}.v2"),
+            format!("{app}.v10")
+        ]
+    );
+}

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sweep_docker::{DockerSwarm, Endpoint, FileRegistry};
-use sweep_swarms::{BackendError, Registry, RegistryError, SwarmBackend, Target};
+use sweep_swarms::{BackendError, Node, Registry, RegistryError, SwarmBackend, Target};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 
@@ -139,4 +139,100 @@ async fn negotiated_version_is_used_and_every_call_times_out() {
         .unwrap_or_else(|| panic!("no configs request in {paths:?}"));
     // A 20.10 daemon refuses requests made with a newer API version.
     assert!(configs.starts_with("/v1.41/configs"), "{configs}");
+}
+
+/// What a scripted daemon answers to a request path (API version prefix
+/// and query removed): after how long, with which JSON; `None`: never.
+type Script = fn(&str) -> Option<(Duration, String)>;
+
+/// A daemon on `socket` answering as `script` says; holds unanswered
+/// requests open until the client gives up.
+fn spawn_scripted(socket: &Path, script: Script) {
+    let listener = UnixListener::bind(socket).expect("bind fake daemon socket");
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                while let Some(path) = read_request(&mut stream).await {
+                    let path = path.split('?').next().unwrap_or_default().to_owned();
+                    let path = match path.strip_prefix("/v") {
+                        Some(rest) => rest
+                            .find('/')
+                            .map_or(path.clone(), |i| rest[i..].to_owned()),
+                        None => path,
+                    };
+                    let Some((delay, body)) = script(&path) else {
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                        return;
+                    };
+                    tokio::time::sleep(delay).await;
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if stream.write_all(reply.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+}
+
+fn manager_script(path: &str) -> Option<(Duration, String)> {
+    let body = match path {
+        "/version" => VERSION_REPLY.to_owned(),
+        "/nodes" => r#"[{"ID":"mgr-id","Description":{"Hostname":"mgr"}},{"ID":"w1-id","Description":{"Hostname":"w1"}}]"#.to_owned(),
+        "/info" => r#"{"Name":"mgr","Swarm":{"NodeID":"mgr-id"}}"#.to_owned(),
+        _ => return None,
+    };
+    Some((Duration::ZERO, body))
+}
+
+/// Answers the version just inside the per-call timeout, then never again.
+fn slow_node_script(path: &str) -> Option<(Duration, String)> {
+    match path {
+        "/version" => Some((Duration::from_millis(1500), VERSION_REPLY.to_owned())),
+        _ => None,
+    }
+}
+
+/// A node daemon that answers the version slowly and its info never is
+/// probed within one per-call timeout as a whole (before: one for the
+/// version, then one more for the info), and the nodes that answered are
+/// returned without it; the registry says how long listing nodes can take,
+/// so that a caller can wait longer than that.
+#[tokio::test]
+async fn a_node_probe_is_bounded_as_a_whole_and_the_answers_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = dir.path().join("mgr.sock");
+    let slow = dir.path().join("slow.sock");
+    spawn_scripted(&manager, manager_script);
+    spawn_scripted(&slow, slow_node_script);
+    let file = dir.path().join("registry.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "timeout_secs = 2\n[[swarm]]\nname = \"alpha\"\nmanager = \"unix://{m}\"\n\
+             [[swarm.node]]\nendpoint = \"unix://{m}\"\n[[swarm.node]]\nendpoint = \"unix://{s}\"\n",
+            m = manager.display(),
+            s = slow.display()
+        ),
+    )
+    .unwrap();
+    let registry = FileRegistry::load(&file).unwrap();
+    let reach = registry.as_node_reach().unwrap();
+    let alpha = Target::new("alpha");
+    assert_eq!(reach.nodes_time_limit(), Some(Duration::from_secs(6)));
+    // The manager (listed once, though configured twice) and the slow node.
+    assert_eq!(reach.nodes_connections(&alpha), 2);
+
+    let started = Instant::now();
+    let nodes = reach.nodes(&alpha).await.unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(nodes, Some(vec![Node::new("mgr-id", "mgr")]));
+    // One per-call timeout (2 s) for the whole probe; one per step was 3.5 s.
+    assert!(elapsed < Duration::from_millis(3000), "{elapsed:?}");
 }

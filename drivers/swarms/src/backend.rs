@@ -107,6 +107,12 @@ pub trait SwarmBackend: Send + Sync {
 
     /// Removes every release record of `release` (all revisions), and
     /// nothing else; already gone is `Ok`.
+    ///
+    /// Must remove them oldest revision first and the newest last, and stop
+    /// at the first that fails: a removal interrupted half-way then leaves
+    /// the newest record, whose stamp judged the release, to judge it
+    /// again. The other way round an older stamp (one from before a rename
+    /// handover, say) would decide the next sweep.
     async fn remove_release_records(&self, release: &str) -> Result<(), BackendError>;
 
     /// How many nodes the manager's node list holds, down nodes included (a

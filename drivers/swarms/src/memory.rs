@@ -288,6 +288,10 @@ struct SwarmState {
     node_reach: bool,
     manager_unreachable: bool,
     faults: Vec<Fault>,
+    /// The next record removal stops after this many records, then fails.
+    record_interruption: Option<(usize, BackendError)>,
+    /// Every record removed, in the order removed.
+    removed_records: Vec<MemoryRecord>,
 }
 
 impl SwarmState {
@@ -323,7 +327,34 @@ impl SwarmState {
             node_reach: spec.node_reach,
             manager_unreachable: false,
             faults: Vec::new(),
+            record_interruption: None,
+            removed_records: Vec::new(),
         }
+    }
+
+    /// Removes `release`'s records oldest revision first and the newest
+    /// last, as every backend must, so that an interrupted removal leaves
+    /// the newest stamp to judge the release; stops (and fails) where an
+    /// interruption was set up.
+    fn remove_release_records(&mut self, release: &str) -> Result<(), BackendError> {
+        let interruption = self.record_interruption.take();
+        let mut order: Vec<usize> = (0..self.records.len())
+            .filter(|&i| self.records[i].release == release)
+            .collect();
+        // Stable: records of one revision go in the order they were added.
+        order.sort_by_key(|&i| self.records[i].revision);
+        let removed = interruption.as_ref().map_or(order.len(), |(n, _)| *n);
+        order.truncate(removed);
+        for &i in &order {
+            self.removed_records.push(self.records[i].clone());
+        }
+        let mut index = 0;
+        self.records.retain(|_| {
+            let keep = !order.contains(&index);
+            index += 1;
+            keep
+        });
+        interruption.map_or(Ok(()), |(_, error)| Err(error))
     }
 
     /// The node a call acts on: the named one, or the manager (first node).
@@ -632,6 +663,21 @@ impl MemoryRegistry {
         self.add_fault(swarm, Some(node), op, error, times, false)
     }
 
+    /// The next [`SwarmBackend::remove_release_records`] on `swarm` removes
+    /// only the `removed` oldest records of its release, then fails with
+    /// `error`: a sweep stopped, or a daemon lost, half-way through.
+    pub fn interrupt_record_removal(
+        &self,
+        swarm: &str,
+        removed: usize,
+        error: BackendError,
+    ) -> Result<(), RegistryError> {
+        self.with_swarm_state(swarm, |s| {
+            s.record_interruption = Some((removed, error));
+            Ok(())
+        })
+    }
+
     /// While `Some(message)`, [`Lister::swarms`] fails with
     /// [`RegistryError::Listing`].
     pub fn fail_listing(&self, message: Option<&str>) {
@@ -719,6 +765,16 @@ impl MemoryRegistry {
             .swarms
             .get(swarm)
             .map(|s| s.records.clone())
+            .unwrap_or_default()
+    }
+
+    /// The release records removed from `swarm` so far, in the order they
+    /// were removed.
+    pub fn removed_records(&self, swarm: &str) -> Vec<MemoryRecord> {
+        lock(&self.inner.state)
+            .swarms
+            .get(swarm)
+            .map(|s| s.removed_records.clone())
             .unwrap_or_default()
     }
 
@@ -855,10 +911,7 @@ impl SwarmBackend for MemoryBackend {
             None,
             MemoryOp::RemoveReleaseRecords,
             release,
-            |s| {
-                s.records.retain(|r| r.release != release);
-                Ok(())
-            },
+            |s| s.remove_release_records(release),
         )
     }
 
@@ -1180,6 +1233,53 @@ mod tests {
             vec![MemoryRecord::new("other", 1, None)]
         );
         assert!(reg.stack("alpha", "app").is_some());
+    }
+
+    #[tokio::test]
+    async fn records_are_removed_oldest_revision_first_and_the_newest_last() {
+        // alpha's `app` records were added as revisions 1, 10, 2.
+        let reg = registry();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        b.remove_release_records("app").await.unwrap();
+        let order: Vec<u64> = reg
+            .removed_records("alpha")
+            .iter()
+            .map(|r| r.revision)
+            .collect();
+        assert_eq!(order, [1, 2, 10]);
+    }
+
+    #[tokio::test]
+    async fn interrupted_record_removal_leaves_the_newest_stamp_to_decide() {
+        // A rename handed `web` from `shop` to `store` at revision 3; the
+        // newest record (listed first here) carries `store`'s stamp.
+        let reg = MemoryRegistry::new().with_swarm(
+            MemorySwarm::new("s", "c")
+                .record(MemoryRecord::new("web", 3, Some("store")))
+                .record(MemoryRecord::new("web", 1, Some("shop")))
+                .record(MemoryRecord::new("web", 2, Some("shop"))),
+        );
+        let b = reg.backend(&Target::new("s")).await.unwrap();
+        let lost = BackendError::Timeout {
+            endpoint: "memory://s/manager".into(),
+            after: std::time::Duration::from_secs(10),
+        };
+        reg.interrupt_record_removal("s", 1, lost.clone()).unwrap();
+        assert_eq!(b.remove_release_records("web").await, Err(lost));
+        assert_eq!(reg.records("s").len(), 2);
+        assert_eq!(
+            b.releases().await.unwrap(),
+            vec![ReleaseRecord::new("web", Some("store".into()))]
+        );
+        // The next attempt finishes, the newest last.
+        b.remove_release_records("web").await.unwrap();
+        assert!(reg.records("s").is_empty());
+        let order: Vec<u64> = reg
+            .removed_records("s")
+            .iter()
+            .map(|r| r.revision)
+            .collect();
+        assert_eq!(order, [1, 2, 3]);
     }
 
     #[tokio::test]

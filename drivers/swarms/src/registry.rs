@@ -1,6 +1,7 @@
 //! Registries: which swarms (and nodes) there are and how to reach them.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use thiserror::Error;
@@ -80,6 +81,26 @@ pub trait NodeReach: Send + Sync {
     /// left out, never listed and then failed on: callers compare this list
     /// with the manager's node list to know whether every node was covered.
     async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError>;
+
+    /// The longest [`NodeReach::nodes`] can take, when the registry bounds
+    /// each daemon it asks and answers with the nodes that did answer in
+    /// time; `None` (the default) when it does not bound itself.
+    ///
+    /// A caller's own bound on `nodes` must be longer than this: cut off
+    /// first, the whole answer is lost, and one silent node daemon would
+    /// cost its swarm every node that did answer.
+    fn nodes_time_limit(&self) -> Option<Duration> {
+        None
+    }
+
+    /// How many daemon connections [`NodeReach::nodes`] holds open at once
+    /// for `target`, at most (each one a file descriptor while it is open).
+    /// A caller that bounds its open connections counts this many for the
+    /// call. The default, 1, is one read of the manager's node list.
+    fn nodes_connections(&self, target: &Target) -> usize {
+        let _ = target;
+        1
+    }
 
     /// The backend of `node`'s own daemon. A node [`NodeReach::nodes`] did
     /// not list is [`RegistryError::UnknownNode`]. Must hand out the same

@@ -1,0 +1,513 @@
+//! How bytes reach a daemon: unix socket, plain TCP or TLS, with every reply
+//! bounded.
+//!
+//! bollard reads a reply whole before decoding it and sets no limit, so a
+//! hostile or broken endpoint streaming an endless body grows the process
+//! without bound (3.7 GB was seen). bollard 0.21 has no hook on the response
+//! body, and its custom transport must hand back hyper's own body type, so
+//! the bound sits under HTTP: each request gets a connection of its own
+//! ([`Transport::request`]), and that connection refuses to read more than
+//! [`REPLY_LIMIT`] bytes of plaintext.
+//!
+//! Bytes alone do not bound memory: bollard decodes a listing into structs
+//! of up to 2 KiB each, and `[{},{},...]` spends three bytes per struct (a
+//! 60 MB reply of configs took 5 GB). So the connection also counts `{`
+//! bytes, each a possible struct, and refuses a reply holding more than
+//! [`OBJECT_BUDGET`] divided by the size of the struct that reply decodes
+//! into (inside strings too: counting more is only stricter).
+//!
+//! Either refusal surfaces as an IO error carrying [`ReplyTooLarge`], which
+//! the client turns into a clear error naming the endpoint
+//! ([`reply_limit_of`]).
+//!
+//! TLS is rustls (ring provider, no system library), set up as the docker
+//! CLI sets it up: the endpoint's CA is the only trusted root, and the
+//! client presents its certificate.
+
+use std::error::Error as StdError;
+use std::io;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bollard::errors::Error as DockerError;
+use bollard::{BollardRequest, ClientVersion, Docker};
+use http::header::{HeaderValue, HOST};
+use hyper::body::Incoming;
+use hyper::Response;
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, RootCertStore};
+use thiserror::Error;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpStream, UnixStream};
+use tokio_rustls::TlsConnector;
+
+use crate::endpoint::{Endpoint, TlsFiles, Transport as Kind};
+use crate::files::{read_regular_limited, TLS_FILE_LIMIT};
+
+/// The most bytes read for one daemon reply (status line, headers and
+/// body): 64 MiB. A listing of every release record of a swarm with a
+/// hundred thousand releases is some 50 MB of JSON, and other listings are
+/// per release and far smaller; a reply beyond this is refused rather than
+/// read until memory runs out.
+pub const REPLY_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// What the structs decoded from one reply may take at most: 256 MiB.
+/// A reply may hold at most this many bytes' worth of structs, counting
+/// each `{` as one struct of the type the reply decodes into (a 2 KiB
+/// service for a service listing: some 120 000 objects, enough for
+/// thousands of services; a 256-byte config for the release records:
+/// a million objects, some 200 000 records).
+pub const OBJECT_BUDGET: u64 = 256 * 1024 * 1024;
+
+/// The largest struct any reply decodes into (a service, a task or the
+/// daemon's info: about 2 KiB), for replies not otherwise known.
+const LARGEST_MODEL: usize = {
+    use bollard::models::{Service, SystemInfo, Task};
+    let mut max = std::mem::size_of::<Service>();
+    if std::mem::size_of::<Task>() > max {
+        max = std::mem::size_of::<Task>();
+    }
+    if std::mem::size_of::<SystemInfo>() > max {
+        max = std::mem::size_of::<SystemInfo>();
+    }
+    max
+};
+
+/// How many `{` a reply to `path` may hold: [`OBJECT_BUDGET`] over the
+/// size of the struct the reply decodes into (each element, for a
+/// listing). Nested objects are fields or small collections of that struct,
+/// so each `{` costs at most that much.
+fn object_limit(path: &str) -> u64 {
+    use bollard::models::{Config, Network, Node, Secret, Volume};
+    use std::mem::size_of;
+    let path = path.split('?').next().unwrap_or("");
+    let mut segments = path.split('/').filter(|s| !s.is_empty());
+    let mut resource = segments.next().unwrap_or("");
+    // `/v1.41/configs`: past the version.
+    if resource.starts_with('v') && resource[1..].starts_with(|c: char| c.is_ascii_digit()) {
+        resource = segments.next().unwrap_or("");
+    }
+    let weight = match resource {
+        "configs" => size_of::<Config>(),
+        "secrets" => size_of::<Secret>(),
+        "networks" => size_of::<Network>(),
+        "volumes" => size_of::<Volume>(),
+        "nodes" => size_of::<Node>(),
+        _ => LARGEST_MODEL,
+    };
+    OBJECT_BUDGET / weight.max(1) as u64
+}
+
+/// The error a connection reports once a reply passes one of its limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+pub(crate) enum ReplyTooLarge {
+    /// More than this many bytes.
+    #[error("exceeds {0} bytes, the limit on one daemon reply")]
+    Bytes(u64),
+    /// More than this many JSON objects (`{`).
+    #[error("holds more than {0} JSON objects, the limit on this kind of daemon reply")]
+    Objects(u64),
+}
+
+/// The limit a failed call ran into, if it failed because a reply was too
+/// large.
+pub(crate) fn reply_limit_of(e: &DockerError) -> Option<ReplyTooLarge> {
+    fn in_io(e: &io::Error) -> Option<ReplyTooLarge> {
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<ReplyTooLarge>())
+            .copied()
+    }
+    // bollard's IO and hyper variants are `transparent`: their `source()`
+    // skips the wrapped error itself, so the IO error is looked at first.
+    if let DockerError::IOError { err } = e {
+        if let Some(limit) = in_io(err) {
+            return Some(limit);
+        }
+    }
+    let mut cause: Option<&(dyn StdError + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(t) = c.downcast_ref::<ReplyTooLarge>() {
+            return Some(*t);
+        }
+        if let Some(limit) = c.downcast_ref::<io::Error>().and_then(in_io) {
+            return Some(limit);
+        }
+        cause = c.source();
+    }
+    None
+}
+
+/// A stream that fails reads once more than `limits` came through.
+struct Limited<S> {
+    inner: S,
+    bytes: u64,
+    objects: u64,
+    limits: Limits,
+}
+
+/// The bounds on one reply.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    bytes: u64,
+    objects: u64,
+}
+
+impl<S> Limited<S> {
+    fn new(inner: S, limits: Limits) -> Self {
+        Limited {
+            inner,
+            bytes: 0,
+            objects: 0,
+            limits,
+        }
+    }
+
+    fn exceeded(&self) -> Option<ReplyTooLarge> {
+        if self.bytes > self.limits.bytes {
+            Some(ReplyTooLarge::Bytes(self.limits.bytes))
+        } else if self.objects > self.limits.objects {
+            Some(ReplyTooLarge::Objects(self.limits.objects))
+        } else {
+            None
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Limited<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if let Some(e) = self.exceeded() {
+            return Poll::Ready(Err(io::Error::other(e)));
+        }
+        let before = buf.filled().len();
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                let new = &buf.filled()[before..];
+                this.bytes = this.bytes.saturating_add(new.len() as u64);
+                let braces = new.iter().filter(|&&b| b == b'{').count() as u64;
+                this.objects = this.objects.saturating_add(braces);
+                if let Some(e) = this.exceeded() {
+                    // A failed read must not leave bytes in the buffer.
+                    buf.set_filled(before);
+                    return Poll::Ready(Err(io::Error::other(e)));
+                }
+                Poll::Ready(Ok(()))
+            }
+            other => other,
+        }
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Limited<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+/// Any of the streams a daemon is reached over.
+trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
+
+/// Where and how to connect.
+enum Dial {
+    Unix(PathBuf),
+    Tcp {
+        host: String,
+        port: u16,
+    },
+    Tls {
+        host: String,
+        port: u16,
+        name: ServerName<'static>,
+        connector: TlsConnector,
+    },
+}
+
+/// A bollard transport to one daemon.
+struct Transport {
+    dial: Dial,
+    /// The byte limit on one reply.
+    limit: u64,
+}
+
+impl Transport {
+    /// A new connection, bounded by `limits`. The bound is on the plaintext
+    /// (above TLS), where the `{` can be counted; rustls bounds the
+    /// handshake itself.
+    async fn connect(&self, limits: Limits) -> io::Result<Box<dyn Stream>> {
+        Ok(match &self.dial {
+            Dial::Unix(path) => Box::new(Limited::new(UnixStream::connect(path).await?, limits)),
+            Dial::Tcp { host, port } => {
+                let tcp = TcpStream::connect((host.as_str(), *port)).await?;
+                tcp.set_nodelay(true)?;
+                Box::new(Limited::new(tcp, limits))
+            }
+            Dial::Tls {
+                host,
+                port,
+                name,
+                connector,
+            } => {
+                let tcp = TcpStream::connect((host.as_str(), *port)).await?;
+                tcp.set_nodelay(true)?;
+                let tls = connector.connect(name.clone(), tcp).await?;
+                Box::new(Limited::new(tls, limits))
+            }
+        })
+    }
+
+    /// Sends `request` over a connection of its own, so that the limit on
+    /// the connection is the limit on this one reply. bollard's own clients
+    /// keep no idle connections either.
+    async fn request(
+        self: Arc<Self>,
+        request: BollardRequest,
+    ) -> Result<Response<Incoming>, DockerError> {
+        let (mut parts, body) = request.into_parts();
+        // bollard builds absolute URIs; on a connection of our own the
+        // request line takes the path, and the authority goes in `Host`.
+        let authority = parts.uri.authority().map(|a| a.as_str().to_owned());
+        let path = parts
+            .uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        parts.uri = path.parse()?;
+        if let Some(authority) = authority {
+            if !parts.headers.contains_key(HOST) {
+                if let Ok(value) = HeaderValue::from_str(&authority) {
+                    parts.headers.insert(HOST, value);
+                }
+            }
+        }
+        let limits = Limits {
+            bytes: self.limit,
+            objects: object_limit(&path),
+        };
+        let stream = self.connect(limits).await?;
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        // The connection is driven until the reply is read or dropped
+        // (hyper closes it when the caller gives up on the reply).
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::trace!(error = %e, "daemon connection ended");
+            }
+        });
+        Ok(sender
+            .send_request(BollardRequest::from_parts(parts, body))
+            .await?)
+    }
+}
+
+/// A bollard client for `endpoint` whose replies are bounded by `limit`
+/// bytes each; `timeout` is bollard's own (whole seconds). Fails with a
+/// message when the TLS files cannot be used.
+pub(crate) fn connect(
+    endpoint: &Endpoint,
+    timeout: u64,
+    version: &ClientVersion,
+    limit: u64,
+) -> Result<Docker, String> {
+    let url = endpoint.url();
+    let (dial, client_addr) = match endpoint.transport() {
+        Kind::Unix => {
+            let path = url.strip_prefix("unix://").unwrap_or(url);
+            // bollard's own unix URIs carry the path hex-encoded as host.
+            let hex: String = path.bytes().map(|b| format!("{b:02x}")).collect();
+            (Dial::Unix(PathBuf::from(path)), format!("unix://{hex}"))
+        }
+        Kind::Tcp => {
+            let (host, port, authority) = host_port(url)?;
+            (Dial::Tcp { host, port }, format!("http://{authority}"))
+        }
+        Kind::Tls(files) => {
+            let (host, port, authority) = host_port(url)?;
+            let name = ServerName::try_from(host.clone())
+                .map_err(|e| format!("{host:?} cannot be verified as a TLS server name: {e}"))?;
+            let connector = TlsConnector::from(Arc::new(tls_config(files)?));
+            (
+                Dial::Tls {
+                    host,
+                    port,
+                    name,
+                    connector,
+                },
+                format!("https://{authority}"),
+            )
+        }
+    };
+    let transport = Arc::new(Transport { dial, limit });
+    Docker::connect_with_custom_transport(
+        move |request: BollardRequest| transport.clone().request(request),
+        Some(client_addr),
+        timeout,
+        version,
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// Host (brackets removed), port and authority of a checked `tcp://` URL.
+fn host_port(url: &str) -> Result<(String, u16, String), String> {
+    let authority = url
+        .strip_prefix("tcp://")
+        .map(|rest| rest.strip_suffix('/').unwrap_or(rest))
+        .ok_or_else(|| format!("{url:?} is not a tcp:// endpoint"))?;
+    let (host, port) = authority
+        .rsplit_once(':')
+        .ok_or_else(|| format!("{url:?} has no port"))?;
+    let port = port
+        .parse::<u16>()
+        .map_err(|_| format!("{url:?} has no valid port"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    Ok((host.to_owned(), port, authority.to_owned()))
+}
+
+/// The TLS setup for `files`, as the docker CLI makes it: the CA file is
+/// the only trusted root (the system's roots are not: a daemon's
+/// certificate comes from the operator's CA), and the client certificate
+/// and key are presented to the daemon.
+fn tls_config(files: &TlsFiles) -> Result<ClientConfig, String> {
+    let read = |what: &str, path: &std::path::Path| {
+        read_regular_limited(path, TLS_FILE_LIMIT).map_err(|e| format!("TLS {what}: {e}"))
+    };
+    let ca = read("CA", &files.ca)?;
+    let ca_certs = CertificateDer::pem_slice_iter(&ca)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("TLS CA: {}: {e}", files.ca.display()))?;
+    let mut roots = RootCertStore::empty();
+    let (added, _) = roots.add_parsable_certificates(ca_certs);
+    if added == 0 {
+        return Err(format!(
+            "TLS CA: {}: no usable certificate",
+            files.ca.display()
+        ));
+    }
+    let cert = read("certificate", &files.cert)?;
+    let chain = CertificateDer::pem_slice_iter(&cert)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("TLS certificate: {}: {e}", files.cert.display()))?;
+    if chain.is_empty() {
+        return Err(format!(
+            "TLS certificate: {}: no certificate",
+            files.cert.display()
+        ));
+    }
+    let key = read("key", &files.key)?;
+    let key = PrivateKeyDer::from_pem_slice(&key)
+        .map_err(|e| format!("TLS key: {}: {e}", files.key.display()))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_root_certificates(roots)
+        .with_client_auth_cert(chain, key)
+        .map_err(|e| {
+            format!(
+                "TLS: the certificate {} and key {} cannot be used: {e}",
+                files.cert.display(),
+                files.key.display()
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    async fn read_endless(block: &'static [u8], limits: Limits) -> io::Error {
+        let (mut a, b) = tokio::io::duplex(1024);
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            while a.write_all(block).await.is_ok() {}
+        });
+        let mut limited = Limited::new(b, limits);
+        let mut sink = Vec::new();
+        let e = limited.read_to_end(&mut sink).await.unwrap_err();
+        assert!(sink.len() as u64 <= limits.bytes, "{}", sink.len());
+        e
+    }
+
+    #[tokio::test]
+    async fn a_limited_stream_fails_past_its_limits() {
+        let limits = Limits {
+            bytes: 1000,
+            objects: 100,
+        };
+        let e = read_endless(b"xxxxxxxxxx", limits).await;
+        let wrapped = DockerError::IOError { err: e };
+        assert_eq!(reply_limit_of(&wrapped), Some(ReplyTooLarge::Bytes(1000)));
+        let e = read_endless(b"{},", limits).await;
+        assert_eq!(
+            reply_limit_of(&DockerError::IOError { err: e }),
+            Some(ReplyTooLarge::Objects(100))
+        );
+        assert_eq!(
+            reply_limit_of(&DockerError::IOError {
+                err: io::Error::other("x")
+            }),
+            None
+        );
+    }
+
+    #[test]
+    fn object_limits_follow_what_the_reply_decodes_into() {
+        let configs = object_limit("/v1.41/configs?filters=x");
+        assert_eq!(
+            configs,
+            OBJECT_BUDGET / std::mem::size_of::<bollard::models::Config>() as u64
+        );
+        assert!(configs >= 1_000_000, "{configs}");
+        let services = object_limit("/v1.41/services?filters=x");
+        assert_eq!(services, OBJECT_BUDGET / LARGEST_MODEL as u64);
+        assert!(services >= 100_000, "{services}");
+        assert_eq!(object_limit("/configs"), configs);
+        assert_eq!(object_limit("/version"), services);
+        assert_eq!(object_limit(""), services);
+    }
+
+    #[test]
+    fn tcp_urls_split_into_host_and_port() {
+        assert_eq!(
+            host_port("tcp://[::1]:2376/").unwrap(),
+            ("::1".into(), 2376, "[::1]:2376".into())
+        );
+        assert_eq!(
+            host_port("tcp://h.example:2375").unwrap(),
+            ("h.example".into(), 2375, "h.example:2375".into())
+        );
+    }
+}

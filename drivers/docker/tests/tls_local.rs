@@ -1,0 +1,287 @@
+//! The TLS transport against a fake daemon on 127.0.0.1 that demands a
+//! client certificate (no Docker engine needed; certificates are made with
+//! `openssl`, as the test bed makes its own). Loopback only.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use sweep_docker::{DockerSwarm, Endpoint, TlsFiles, REPLY_LIMIT};
+use sweep_swarms::{BackendError, SwarmBackend};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+const VERSION_REPLY: &str =
+    r#"{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}"#;
+
+const OPENSSL_CNF: &str = "[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = unused
+[ca]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign
+subjectKeyIdentifier = hash
+[server]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = serverAuth
+subjectAltName = IP:127.0.0.1
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+[client]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+";
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl is needed for this test (apt-get install openssl)");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// ca.pem, cert.pem/key.pem (client), server-cert.pem/server-key.pem and
+/// other-ca.pem (a CA that signed nothing) in `dir`.
+fn make_certs(dir: &Path) {
+    std::fs::write(dir.join("openssl.cnf"), OPENSSL_CNF).unwrap();
+    for k in ["ca-key", "server-key", "key", "other-ca-key"] {
+        openssl(
+            dir,
+            &[
+                "genpkey",
+                "-algorithm",
+                "EC",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-out",
+                &format!("{k}.pem"),
+            ],
+        );
+    }
+    for (key, subject, out) in [
+        ("ca-key.pem", "/CN=test CA", "ca.pem"),
+        ("other-ca-key.pem", "/CN=unrelated CA", "other-ca.pem"),
+    ] {
+        openssl(
+            dir,
+            &[
+                "req",
+                "-x509",
+                "-new",
+                "-config",
+                "openssl.cnf",
+                "-extensions",
+                "ca",
+                "-key",
+                key,
+                "-days",
+                "30",
+                "-subj",
+                subject,
+                "-out",
+                out,
+            ],
+        );
+    }
+    for (name, prefix) in [("server", "server-"), ("client", "")] {
+        let key = format!("{prefix}key.pem");
+        let csr = format!("{name}.csr");
+        let cert = format!("{prefix}cert.pem");
+        openssl(
+            dir,
+            &[
+                "req",
+                "-new",
+                "-config",
+                "openssl.cnf",
+                "-key",
+                &key,
+                "-subj",
+                "/CN=test",
+                "-out",
+                &csr,
+            ],
+        );
+        openssl(
+            dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca-key.pem",
+                "-set_serial",
+                "0x1234",
+                "-days",
+                "30",
+                "-extfile",
+                "openssl.cnf",
+                "-extensions",
+                name,
+                "-out",
+                &cert,
+            ],
+        );
+    }
+}
+
+fn certs(path: &Path) -> Vec<CertificateDer<'static>> {
+    CertificateDer::pem_file_iter(path)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// A TLS acceptor that presents the server certificate and demands a
+/// client certificate signed by `ca.pem`.
+fn acceptor(dir: &Path) -> TlsAcceptor {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add_parsable_certificates(certs(&dir.join("ca.pem")));
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .build()
+    .unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(
+            certs(&dir.join("server-cert.pem")),
+            PrivateKeyDer::from_pem_file(dir.join("server-key.pem")).unwrap(),
+        )
+        .unwrap();
+    TlsAcceptor::from(Arc::new(config))
+}
+
+/// Answers `/version`, and anything else with an endless body (stopping at
+/// four times the limit, so that a client without one survives).
+async fn serve<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte).await {
+            Ok(1) => head.push(byte[0]),
+            _ => return,
+        }
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    if head
+        .split_whitespace()
+        .nth(1)
+        .is_some_and(|p| p.ends_with("/version"))
+    {
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{VERSION_REPLY}",
+            VERSION_REPLY.len()
+        );
+        let _ = stream.write_all(reply.as_bytes()).await;
+        let _ = stream.flush().await;
+        return;
+    }
+    let start =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+    if stream.write_all(start.as_bytes()).await.is_err() {
+        return;
+    }
+    let chunk = format!("10000\r\n{}\r\n", " ".repeat(0x10000));
+    let mut sent = 0u64;
+    while sent < 4 * REPLY_LIMIT && stream.write_all(chunk.as_bytes()).await.is_ok() {
+        sent += 0x10000;
+    }
+}
+
+async fn spawn_tls_daemon(dir: &Path) -> String {
+    let acceptor = acceptor(dir);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                if let Ok(tls) = acceptor.accept(tcp).await {
+                    serve(tls).await;
+                }
+            });
+        }
+    });
+    format!("tcp://127.0.0.1:{port}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_a_client_certificate_connects_and_replies_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    make_certs(dir.path());
+    let url = spawn_tls_daemon(dir.path()).await;
+    let endpoint = Endpoint::parse(&url, Some(TlsFiles::in_dir(dir.path()))).unwrap();
+    let swarm = DockerSwarm::connect(&endpoint, Duration::from_secs(60))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(swarm.api_version(), "1.41");
+    let e = swarm.releases().await.unwrap_err();
+    assert_eq!(
+        e,
+        BackendError::Invalid {
+            what: "release records".into(),
+            message: format!(
+                "the reply from {url} exceeds {REPLY_LIMIT} bytes, the limit on one daemon reply; nothing was decided from it"
+            ),
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_trusts_only_the_given_ca() {
+    let dir = tempfile::tempdir().unwrap();
+    make_certs(dir.path());
+    let url = spawn_tls_daemon(dir.path()).await;
+    let files = TlsFiles::new(
+        dir.path().join("other-ca.pem"),
+        dir.path().join("cert.pem"),
+        dir.path().join("key.pem"),
+    );
+    let endpoint = Endpoint::parse(&url, Some(files)).unwrap();
+    let timeout = Duration::from_secs(20);
+    let started = Instant::now();
+    match DockerSwarm::connect(&endpoint, timeout).await {
+        Err(BackendError::Unreachable { endpoint, message }) => {
+            assert_eq!(endpoint, url);
+            assert!(message.to_lowercase().contains("certificate"), "{message}");
+        }
+        other => panic!("expected Unreachable, got {:?}", other.err()),
+    }
+    assert!(started.elapsed() < timeout, "took {:?}", started.elapsed());
+    // A client key that is not there is said when connecting.
+    let files = TlsFiles::new(
+        dir.path().join("ca.pem"),
+        dir.path().join("cert.pem"),
+        dir.path().join("missing-key.pem"),
+    );
+    let endpoint = Endpoint::parse(&url, Some(files)).unwrap();
+    match DockerSwarm::connect(&endpoint, timeout).await {
+        Err(BackendError::Unreachable { message, .. }) => {
+            assert!(message.contains("missing-key.pem"), "{message}");
+        }
+        other => panic!("expected Unreachable, got {:?}", other.err()),
+    }
+}
