@@ -1,29 +1,70 @@
 //! Gathering: every swarm the registry resolves, read into a snapshot.
 //!
-//! All swarms are read concurrently, and all nodes of a swarm; every read
-//! has a timeout. A swarm that cannot be read becomes a snapshot entry with
+//! Swarms are read concurrently, and all nodes of a swarm; every read has a
+//! timeout. A swarm that cannot be read becomes a snapshot entry with
 //! `error` set, so the planner holds it: one dead manager must never fail
 //! the whole sweep, nor look like a swarm with no releases.
+//!
+//! Two bounds keep one slow or silent daemon costing only itself:
+//! - the connections open at once stay within a budget
+//!   ([`GatherSettings::max_connections`]), so that hundreds of swarms read
+//!   at once never run the process out of file descriptors, where every
+//!   further connection (to a healthy daemon too) would fail;
+//! - node listing is bounded past the registry's own bound on it
+//!   ([`NodeReach::nodes_time_limit`]), so the nodes that answered are never
+//!   cut off together with the one that did not.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
 use sweep_core::{AppSet, NodeEntry, Policy, ReleaseEntry, Snapshot, SwarmSnapshot};
-use sweep_swarms::{Registry, SwarmBackend, Target};
+use sweep_swarms::{NodeReach, Registry, SwarmBackend, Target};
+use tokio::sync::Semaphore;
 use tokio::time::timeout;
 
-/// How long gathering waits for each read.
+use crate::limits::{connection_budget, open_file_limit};
+
+/// The manager reads of one swarm that run at once (release records,
+/// cluster id, node count, node list), one connection each. Connecting
+/// before them is one connection, never at the same time.
+const MANAGER_READS: usize = 4;
+
+/// How much longer than the registry's own bound on node listing gathering
+/// waits for it: the registry's bound is what it needs, this is scheduling
+/// slack, so that the registry's inner bounds always fire first.
+const NESTING_MARGIN: Duration = Duration::from_secs(1);
+
+/// How gathering bounds its reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GatherSettings {
-    /// The limit for each call to a manager or a node (default 15 s).
+    /// The limit for each call to a manager or a node (default 15 s). Node
+    /// listing gets longer when the registry bounds it itself (see
+    /// [`NodeReach::nodes_time_limit`]).
     pub timeout: Duration,
+    /// How many daemon connections may be open at once, over all swarms (at
+    /// least 1). Each is a file descriptor; the default is what the
+    /// process's open-file limit leaves when the settings are made (see
+    /// [`connection_budget`]), so call
+    /// [`raise_open_file_limit`](crate::raise_open_file_limit) first.
+    pub max_connections: usize,
 }
 
 impl GatherSettings {
+    /// Calls limited to `timeout`; connections bounded by the open-file
+    /// limit in force now.
     pub fn new(timeout: Duration) -> Self {
-        GatherSettings { timeout }
+        GatherSettings {
+            timeout,
+            max_connections: connection_budget(open_file_limit()),
+        }
+    }
+
+    /// At most `max_connections` daemon connections open at once (at least 1).
+    pub fn with_max_connections(mut self, max_connections: usize) -> Self {
+        self.max_connections = max_connections.max(1);
+        self
     }
 }
 
@@ -58,7 +99,14 @@ pub async fn gather(
         None => Ok(vec![Target::local()]),
     };
     let swarms = match targets {
-        Ok(targets) => join_all(targets.iter().map(|t| read_swarm(registry, t, settings))).await,
+        Ok(targets) => {
+            let budget = settings.max_connections.clamp(1, Semaphore::MAX_PERMITS);
+            let connections = Semaphore::new(budget);
+            let reads = targets
+                .iter()
+                .map(|t| read_swarm_within(registry, t, settings, &connections, budget));
+            join_all(reads).await
+        }
         Err(message) => {
             // Without the list, no swarm is known to exist: an app set that
             // is loaded but whose swarms are all unknown plans nothing. Say
@@ -71,6 +119,42 @@ pub async fn gather(
         }
     };
     Snapshot::new(policy, app_set, swarms)
+}
+
+/// [`read_swarm`] once the connections it opens at most fit in the budget.
+///
+/// The permits are taken before any timeout starts, so waiting for room is
+/// never mistaken for a daemon that does not answer; and they are held for
+/// the whole read, since its connections are open at once. Connections a
+/// registry keeps open between reads would not be counted; the docker
+/// registry keeps none (each request has a connection of its own, closed
+/// with its reply), so a finished read holds no descriptor.
+async fn read_swarm_within(
+    registry: &dyn Registry,
+    target: &Target,
+    settings: GatherSettings,
+    connections: &Semaphore,
+    budget: usize,
+) -> SwarmSnapshot {
+    let nodes = registry
+        .as_node_reach()
+        .map_or(0, |reach| reach.nodes_connections(target));
+    let wanted = MANAGER_READS.saturating_add(nodes);
+    if wanted > budget {
+        // More than the whole budget: read alone, which is the least this
+        // swarm needs; the budget's reserve is what is left for it.
+        tracing::warn!(
+            swarm = %target,
+            connections = wanted,
+            budget,
+            "reading this swarm takes more connections than the budget; it is read alone"
+        );
+    }
+    let permits = u32::try_from(wanted.min(budget)).unwrap_or(u32::MAX);
+    // The semaphore is never closed; were it, reading unbounded beats not
+    // reading.
+    let _permits = connections.acquire_many(permits).await.ok();
+    read_swarm(registry, target, settings).await
 }
 
 async fn read_swarm(
@@ -158,12 +242,17 @@ async fn read_swarm(
 /// The nodes the registry reaches: `None` without node reach for this
 /// swarm. A failed listing reaches none (`Some([])`), which holds a purge
 /// rather than pretending the manager alone covers the swarm.
+///
+/// A registry that bounds its node listing itself answers with the nodes
+/// that did answer; cut off by a shorter bound here, all of them would be
+/// lost for one silent node. So this bound is set past the registry's.
 async fn read_nodes(
     registry: &dyn Registry,
     target: &Target,
     limit: Duration,
 ) -> Option<Vec<NodeEntry>> {
     let reach = registry.as_node_reach()?;
+    let limit = node_listing_limit(reach, limit);
     match timeout(limit, reach.nodes(target)).await {
         Ok(Ok(None)) => None,
         Ok(Ok(Some(nodes))) => {
@@ -176,12 +265,21 @@ async fn read_nodes(
             Some(nodes)
         }
         Ok(Err(e)) => {
-            tracing::warn!(swarm = %target, error = %e, "cannot list reachable nodes");
+            tracing::warn!(swarm = %target, error = %e, "cannot list reachable nodes; none counts as reached");
             Some(Vec::new())
         }
         Err(_) => {
-            tracing::warn!(swarm = %target, "listing reachable nodes timed out");
+            tracing::warn!(swarm = %target, after = ?limit, "listing reachable nodes timed out; none counts as reached");
             Some(Vec::new())
         }
+    }
+}
+
+/// The bound on node listing: `limit`, or longer than the registry's own
+/// bound on it by [`NESTING_MARGIN`].
+fn node_listing_limit(reach: &dyn NodeReach, limit: Duration) -> Duration {
+    match reach.nodes_time_limit() {
+        Some(inner) => limit.max(inner.saturating_add(NESTING_MARGIN)),
+        None => limit,
     }
 }

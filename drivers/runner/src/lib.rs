@@ -11,7 +11,12 @@
 mod classify;
 mod execute;
 mod gather;
+mod limits;
 
 pub use classify::{classify_backend, classify_registry};
 pub use execute::{execute, execute_until, ExecuteSettings};
 pub use gather::{gather, GatherSettings};
+pub use limits::{
+    connection_budget, open_file_limit, raise_open_file_limit, FILES_PER_CONNECTION,
+    MAX_CONNECTIONS, RESERVED_FILES,
+};

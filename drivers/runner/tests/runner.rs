@@ -534,3 +534,55 @@ async fn an_interrupted_sweep_starts_nothing_more_and_keeps_unfinished_records()
         .count();
     assert_eq!(attempts, 2);
 }
+
+/// `web` was handed from `shop` to `store` by a rename (revision 3 carries
+/// `store`'s stamp, revisions 1 and 2 `shop`'s), and `store` has left. A
+/// sweep that loses its manager after removing one record leaves the
+/// oldest gone and the newest in place: the next sweep judges `web` by the
+/// same stamp (`store`'s), and finishes the job, the newest record last.
+/// Removed newest first, `shop`'s older stamp would have decided instead.
+#[tokio::test(start_paused = true)]
+async fn records_interrupted_halfway_leave_the_newest_stamp_to_decide() {
+    let registry = MemoryRegistry::new().with_swarm(
+        three_node("alpha", "A", &[])
+            .record(MemoryRecord::new("web", 3, stamp("store", "web")))
+            .record(MemoryRecord::new("web", 1, stamp("shop", "web")))
+            .record(MemoryRecord::new("web", 2, stamp("shop", "web")))
+            .stack("web", MemoryStack::new().service("web_svc")),
+    );
+    let apps = || app_set(&[("shop", "alpha", &[])]);
+    let (snapshot, plan) = gather_plan(&registry, false, apps()).await;
+    let owner_before = snapshot.swarms[0].releases[0].owner.clone();
+    assert_eq!(owner_before.as_deref(), stamp("store", "web"));
+    assert_eq!(plan.deletions.len(), 1);
+    assert_eq!(plan.deletions[0].application, "store");
+
+    registry
+        .interrupt_record_removal(
+            "alpha",
+            1,
+            BackendError::Unreachable {
+                endpoint: "memory://alpha/manager".into(),
+                message: "connection reset".into(),
+            },
+        )
+        .unwrap();
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Failed);
+    assert_eq!(registry.records("alpha").len(), 2);
+
+    // The next sweep sees the same newest stamp, and so the same verdict.
+    let (snapshot, plan) = gather_plan(&registry, false, apps()).await;
+    assert_eq!(snapshot.swarms[0].releases[0].owner, owner_before);
+    assert_eq!(plan.deletions.len(), 1);
+    assert_eq!(plan.deletions[0].application, "store");
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+    assert!(registry.records("alpha").is_empty());
+    let order: Vec<u64> = registry
+        .removed_records("alpha")
+        .iter()
+        .map(|r| r.revision)
+        .collect();
+    assert_eq!(order, [1, 2, 3]);
+}
