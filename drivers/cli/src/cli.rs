@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "swarm-sweep",
     version,
     about = "Decides what a GitOps controller for Docker Swarm may delete after applications leave its app set, and deletes it in a safe order.",
-    after_help = "Exit status: 0 everything planned went (or nothing was to go); 1 something failed, is pending, was left uncovered or could not be read; 2 bad input (nothing was deleted)."
+    after_help = "Exit status, for every command:\n  0  done: every swarm was read and nothing needs a person (apply: everything planned went, or nothing was to go)\n  1  done, but something needs a person: a swarm could not be read, a hold other than waiting for an application, a volume purge that cannot reach every node, a failed or pending deletion, or output that could not be written\n  2  bad input (flags, files): nothing was read from a swarm and nothing was deleted"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -30,7 +30,7 @@ pub enum Command {
     /// a volume purge cannot reach. Reads only.
     Plan {
         /// Plan from a snapshot file instead of gathering one.
-        #[arg(long, value_name = "FILE", conflicts_with_all = ["config", "app_set", "self_stack", "controller", "prune_volumes", "max_deletions"])]
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["config", "app_set", "self_stack", "context", "controller", "prune_volumes", "max_deletions"])]
         snapshot: Option<PathBuf>,
         #[command(flatten)]
         source: OptionalSource,
@@ -67,8 +67,13 @@ pub struct Source {
     /// at (with --config, set `self_stack` per swarm in the file instead).
     #[arg(long, value_name = "STACK", conflicts_with = "config")]
     pub self_stack: Option<String>,
-    /// Limit for each read of a manager or node, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 15)]
+    /// The docker CLI context to reach the swarm through, instead of
+    /// `DOCKER_HOST`, `DOCKER_CONTEXT` or the docker config's current
+    /// context (without --config).
+    #[arg(long, value_name = "NAME", conflicts_with = "config")]
+    pub context: Option<String>,
+    /// Limit for each read of a manager or node, in seconds (1 to 3600).
+    #[arg(long, value_name = "SECS", default_value_t = 15, value_parser = timeout_secs())]
     pub timeout: u64,
 }
 
@@ -81,8 +86,18 @@ pub struct OptionalSource {
     pub app_set: Option<PathBuf>,
     #[arg(long, value_name = "STACK", conflicts_with = "config")]
     pub self_stack: Option<String>,
-    #[arg(long, value_name = "SECS", default_value_t = 15)]
+    #[arg(long, value_name = "NAME", conflicts_with = "config")]
+    pub context: Option<String>,
+    #[arg(long, value_name = "SECS", default_value_t = 15, value_parser = timeout_secs())]
     pub timeout: u64,
+}
+
+/// The bounds of a per-call timeout, the same as the registry file's
+/// `timeout_secs`: 0 would fail every call, and more than an hour is more
+/// likely a unit mistake than a wish. Out of range is refused, never
+/// silently changed.
+fn timeout_secs() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=sweep_docker::config::MAX_TIMEOUT_SECS)
 }
 
 impl OptionalSource {
@@ -92,6 +107,7 @@ impl OptionalSource {
             config: self.config,
             app_set: self.app_set?,
             self_stack: self.self_stack,
+            context: self.context,
             timeout: self.timeout,
         })
     }

@@ -1,42 +1,56 @@
 //! The subcommands, and the exit status each ends with.
 //!
-//! Exit 0: everything planned went, or nothing was to go. Exit 1: something
-//! failed, is pending, was left on nodes no one reached, or a swarm could
-//! not be read. Exit 2: bad input (flags, files); nothing was deleted.
+//! Every command follows one table, decided in the core
+//! (`sweep_core::verdict`): 0 done and nothing needs a person; 1 done, but
+//! something needs a person (a swarm could not be read, a hold other than
+//! waiting for an application, a purge that cannot reach every node, a
+//! failed or pending deletion, output that could not be written); 2 bad
+//! input (flags, files), nothing read from a swarm and nothing deleted.
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use sweep_core::sweep::{report_text, ReleaseOutcome, Settings, SweepReport};
-use sweep_core::{plan, render, AppSet, HoldReason, Policy, Snapshot, SweepPlan};
+use sweep_core::escape::Escaped;
+use sweep_core::sweep::{report_text, Settings, SweepReport};
+use sweep_core::verdict::{apply_status, plan_status, snapshot_status, Status, BAD_INPUT};
+use sweep_core::{plan, render, AppSet, Policy, Snapshot, SweepPlan};
 use sweep_runner::{execute_until, gather, ExecuteSettings, GatherSettings};
 
 use crate::cli::{Cli, Command, Format, PolicyArgs, RunArgs, Source};
 use crate::input::{self, InputError};
+use crate::output::{self, emit, OutputError};
 
-const EXIT_INCOMPLETE: u8 = 1;
-const EXIT_BAD_INPUT: u8 = 2;
+/// Output that could not be written needs a person, like anything else
+/// left undone.
+const EXIT_INCOMPLETE: u8 = Status::NeedsAttention.code();
 
 pub fn run(cli: Cli) -> ExitCode {
     init_logging();
+    // Every daemon connection is a file descriptor: under the common soft
+    // limit of 1024, a registry of a few hundred swarms would lose nodes to
+    // "Too many open files". Gathering sizes itself from what is in force.
+    if let Err(e) = sweep_runner::raise_open_file_limit() {
+        tracing::warn!(error = %e, "cannot raise the open-file limit; gathering stays within the current one");
+    }
     match dispatch(cli) {
-        Ok(code) => code,
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("swarm-sweep: {e}");
-            ExitCode::from(EXIT_BAD_INPUT)
+            output::warn_line(&e.to_string());
+            ExitCode::from(BAD_INPUT)
         }
     }
 }
 
 fn init_logging() {
-    // warn by default: one line per deletion, and every failure.
+    // warn by default: one line per deletion, and every failure. Names in
+    // log fields come from outside, so the writer escapes every event; no
+    // colour, since its escape sequences would be escaped too.
     let filter = tracing_subscriber::EnvFilter::try_from_env("SWARM_SWEEP_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_writer(output::EscapingStderr)
         .with_target(false)
         .try_init();
 }
@@ -71,19 +85,16 @@ struct Gathered {
     registry: Box<dyn sweep_swarms::Registry>,
 }
 
-/// Reads the app set, opens the registry and gathers the snapshot.
+/// Reads the app set, opens the registry and gathers the snapshot. Every
+/// input is checked before any swarm is read.
 fn gather_snapshot(
     rt: &tokio::runtime::Runtime,
     source: &Source,
     policy: Policy,
 ) -> Result<Gathered, InputError> {
     let app_set: AppSet = input::read_app_set(&source.app_set)?;
-    let limit = Duration::from_secs(source.timeout.max(1));
-    let registry = input::registry(
-        source.config.as_deref(),
-        source.self_stack.as_deref(),
-        limit,
-    )?;
+    let limit = Duration::from_secs(source.timeout);
+    let registry = input::registry(source, limit)?;
     let snapshot = rt.block_on(gather(
         registry.as_ref(),
         policy,
@@ -93,14 +104,29 @@ fn gather_snapshot(
     Ok(Gathered { snapshot, registry })
 }
 
-fn dispatch(cli: Cli) -> Result<ExitCode, InputError> {
+/// The status a command ends with once its document was written (or not).
+fn written(status: u8, result: Result<(), OutputError>) -> u8 {
+    match result {
+        // The reader stopped early (`| head`): what it read was its choice.
+        Ok(()) | Err(OutputError::Closed) => status,
+        Err(e) => {
+            output::warn_line(&e.to_string());
+            status.max(EXIT_INCOMPLETE)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<u8, InputError> {
     match cli.command {
         Command::Snapshot { source, policy: p } => {
             let policy = policy(&p)?;
             let rt = runtime()?;
             let g = gather_snapshot(&rt, &source, policy)?;
-            println!("{}", g.snapshot.to_json_pretty());
-            Ok(ExitCode::SUCCESS)
+            let status = snapshot_status(&g.snapshot).code();
+            Ok(written(
+                status,
+                emit(&format!("{}\n", g.snapshot.to_json_pretty())),
+            ))
         }
         Command::Plan {
             snapshot,
@@ -119,11 +145,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode, InputError> {
                 // clap requires --app-set without --snapshot.
                 (None, None) => return Err(InputError::Flag("--app-set is required".into())),
             };
-            match format {
-                Format::Json => println!("{}", plan.to_json_pretty()),
-                Format::Text => print!("{}", render::plan_text(&plan)),
-            }
-            Ok(ExitCode::SUCCESS)
+            let text = match format {
+                Format::Json => format!("{}\n", plan.to_json_pretty()),
+                Format::Text => render::plan_text(&plan),
+            };
+            Ok(written(plan_status(&plan).code(), emit(&text)))
         }
         Command::Apply {
             source,
@@ -137,7 +163,14 @@ fn dispatch(cli: Cli) -> Result<ExitCode, InputError> {
             let g = gather_snapshot(&rt, &source, policy)?;
             let plan = planned(&g.snapshot, "gathered snapshot")?;
             if format == Format::Text {
-                print!("{}", render::plan_text(&plan));
+                // An operator who cannot be shown the plan is not shown a
+                // sweep either: nothing has been deleted yet, so stop here.
+                if let Err(e) = emit(&render::plan_text(&plan)) {
+                    output::warn_line(&format!(
+                        "{e}; the plan was not shown, so nothing was deleted"
+                    ));
+                    return Ok(EXIT_INCOMPLETE);
+                }
             }
             let report = rt.block_on(execute_until(
                 g.registry.as_ref(),
@@ -145,34 +178,73 @@ fn dispatch(cli: Cli) -> Result<ExitCode, InputError> {
                 settings,
                 interrupted(),
             ));
-            match format {
-                Format::Json => println!(
-                    "{}",
+            let status = apply_status(&plan, &report).code();
+            let text = match format {
+                Format::Json => format!(
+                    "{}\n",
                     serde_json::to_string_pretty(
                         &serde_json::json!({"plan": plan, "report": report})
                     )
                     .unwrap_or_default()
                 ),
-                Format::Text => {
-                    print!("\n{}", report_text(&report));
-                    for hold in plan.holds.iter().filter(|h| needs_attention(h.reason)) {
-                        let scope = hold
-                            .swarm
-                            .as_ref()
-                            .map_or("the whole sweep".to_owned(), |s| format!("swarm {s}"));
-                        println!(
-                            "not swept: {scope} is held ({})",
-                            serde_json::to_value(hold.reason)
-                                .ok()
-                                .and_then(|v| v.as_str().map(str::to_owned))
-                                .unwrap_or_default()
-                        );
+                Format::Text => format!("\n{}{}", report_text(&report), not_swept(&plan)),
+            };
+            match emit(&text) {
+                Ok(()) => Ok(status),
+                Err(e) => {
+                    // Deletions happened: what went must not be lost with
+                    // stdout, so a short report goes to stderr.
+                    if !matches!(e, OutputError::Closed) {
+                        output::warn_line(&e.to_string());
                     }
+                    eprint!("{}", short_report(&report));
+                    Ok(match e {
+                        OutputError::Closed => status,
+                        OutputError::Write(_) => status.max(EXIT_INCOMPLETE),
+                    })
                 }
             }
-            Ok(ExitCode::from(exit_status(&plan, &report)))
         }
     }
+}
+
+/// One line per swarm (or the whole sweep) that a hold kept from being
+/// swept, for holds that need a person.
+fn not_swept(plan: &SweepPlan) -> String {
+    let mut out = String::new();
+    for hold in plan.holds.iter().filter(|h| h.reason.needs_attention()) {
+        let scope = hold
+            .swarm
+            .as_ref()
+            .map_or("the whole sweep".to_owned(), |s| {
+                format!("swarm {}", Escaped(s))
+            });
+        out.push_str(&format!(
+            "not swept: {scope} is held ({})\n",
+            hold.reason.as_str()
+        ));
+    }
+    out
+}
+
+/// What became of each planned release, in one line each, for stderr when
+/// the full report could not be written to stdout.
+fn short_report(report: &SweepReport) -> String {
+    let mut out = String::from("swarm-sweep: report:\n");
+    for r in &report.releases {
+        out.push_str(&format!(
+            "  {}/{}: {}\n",
+            Escaped(&r.swarm),
+            Escaped(&r.release),
+            r.outcome.as_str()
+        ));
+    }
+    let t = &report.totals;
+    out.push_str(&format!(
+        "  {} planned: {} deleted, {} failed, {} left as own stack, {} pending coverage; {} volumes removed\n",
+        t.planned, t.deleted, t.failed, t.left_own_stack, t.pending_coverage, t.volumes_deleted
+    ));
+    out
 }
 
 fn execute_settings(run: &RunArgs) -> Result<ExecuteSettings, InputError> {
@@ -193,32 +265,6 @@ fn execute_settings(run: &RunArgs) -> Result<ExecuteSettings, InputError> {
         run.concurrency as usize,
         ExecuteSettings::default().action_timeout,
     ))
-}
-
-/// 0 when everything planned went; 1 when something needs a person.
-///
-/// Holds that wait for an application to finish (unreconciled, draining)
-/// are the normal course of a deploy and do not fail the run; a release
-/// left as the controller's own stack is reported, not failed.
-fn exit_status(plan: &SweepPlan, report: &SweepReport) -> u8 {
-    let hold_needs_attention = plan.holds.iter().any(|h| needs_attention(h.reason));
-    let release_incomplete = report.releases.iter().any(|r| {
-        !matches!(
-            r.outcome,
-            ReleaseOutcome::Deleted | ReleaseOutcome::LeftOwnStack
-        )
-    });
-    if hold_needs_attention || release_incomplete || !report.uncovered.is_empty() {
-        EXIT_INCOMPLETE
-    } else {
-        0
-    }
-}
-
-/// Holds that wait for an application are the normal course of a deploy;
-/// every other hold means part of the sweep could not be done.
-fn needs_attention(reason: HoldReason) -> bool {
-    !matches!(reason, HoldReason::Unreconciled | HoldReason::Draining)
 }
 
 /// Completes on the first SIGINT or SIGTERM: the sweep then finishes the

@@ -6,16 +6,18 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sweep_core::{AppSet, Snapshot, SnapshotError};
+use sweep_docker::files::{read_limited, ReadError, APP_SET_LIMIT, SNAPSHOT_LIMIT};
 use sweep_docker::{ConfigError, FileRegistry, LocalRegistry};
 use sweep_swarms::Registry;
 
+use crate::cli::Source;
+
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
-    #[error("{}: cannot read: {source}", file.display())]
-    Read {
-        file: PathBuf,
-        source: std::io::Error,
-    },
+    /// A file that could not be read, is too large or never ends, or is
+    /// not text; the error names it.
+    #[error("{0}")]
+    Read(#[from] ReadError),
     #[error("{}: {source}", file.display())]
     Snapshot {
         file: PathBuf,
@@ -29,7 +31,9 @@ pub enum InputError {
     },
     #[error("{0}")]
     Config(#[from] ConfigError),
-    #[error("DOCKER_HOST: {0}")]
+    /// The docker endpoint or context could not be resolved; the message
+    /// names the variable, context or file it came from.
+    #[error("{0}")]
     Environment(String),
     /// A flag with a value that cannot be used; the message names the flag.
     #[error("{0}")]
@@ -40,65 +44,48 @@ pub enum InputError {
     Controller(String),
 }
 
-fn read(file: &Path) -> Result<String, InputError> {
-    std::fs::read_to_string(file).map_err(|source| InputError::Read {
-        file: file.to_owned(),
-        source,
-    })
-}
-
 pub fn read_snapshot(file: &Path) -> Result<Snapshot, InputError> {
-    Snapshot::from_json(&read(file)?).map_err(|source| InputError::Snapshot {
-        file: file.to_owned(),
-        source,
+    Snapshot::from_json(&read_limited(file, SNAPSHOT_LIMIT)?).map_err(|source| {
+        InputError::Snapshot {
+            file: file.to_owned(),
+            source,
+        }
     })
 }
 
 /// Reads an app set from YAML or JSON (YAML's flow syntax reads JSON).
 pub fn read_app_set(file: &Path) -> Result<AppSet, InputError> {
-    let text = read(file)?;
-    let de = serde_yaml::Deserializer::from_str(&text);
-    let app_set: AppSet = serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = match e.path().to_string().as_str() {
-            "." => "(root)".to_owned(),
-            p => p.trim_start_matches('.').to_owned(),
-        };
-        // serde_yaml puts the enclosing path in front of its own message;
-        // the full path is already in front of it.
-        let inner = e.inner().to_string();
-        let message = match inner.split_once(": ") {
-            Some((prefix, rest)) if path.starts_with(prefix) => rest.to_owned(),
-            _ => inner,
-        };
-        InputError::AppSet {
-            file: file.to_owned(),
-            path,
-            message,
-        }
-    })?;
-    // The same checks as for a snapshot's app set: duplicate or empty
-    // application names make stamps ambiguous.
-    Snapshot::new(Default::default(), app_set.clone(), Vec::new())
-        .validate()
-        .map_err(|source| InputError::Snapshot {
-            file: file.to_owned(),
-            source,
-        })?;
-    Ok(app_set)
+    let text = read_limited(file, APP_SET_LIMIT)?;
+    // Parsed under budgets (alias expansion, nesting) and checked like a
+    // snapshot's app set: duplicate or empty application names make stamps
+    // ambiguous.
+    AppSet::from_document(&text).map_err(|e| InputError::AppSet {
+        file: file.to_owned(),
+        path: e.place(),
+        message: e.message(),
+    })
 }
 
-/// The registry: the config file's swarms, or the local swarm.
-pub fn registry(
-    config: Option<&Path>,
-    self_stack: Option<&str>,
-    timeout: Duration,
-) -> Result<Box<dyn Registry>, InputError> {
-    match config {
+/// The registry: the config file's swarms, or the one local swarm that
+/// `--context`, `DOCKER_HOST`, `DOCKER_CONTEXT` or the docker config's
+/// current context names, resolved as the docker CLI resolves them.
+pub fn registry(source: &Source, timeout: Duration) -> Result<Box<dyn Registry>, InputError> {
+    match &source.config {
         Some(file) => Ok(Box::new(FileRegistry::load(file)?)),
         None => {
-            let mut local =
-                LocalRegistry::from_env().map_err(|e| InputError::Environment(e.to_string()))?;
-            if let Some(stack) = self_stack {
+            let resolved = sweep_docker::context::resolve(source.context.as_deref())
+                .map_err(|e| InputError::Environment(e.to_string()))?;
+            if let Some(host) = &resolved.ignored_docker_host {
+                // As the docker CLI does: the named context wins. Said
+                // aloud, since the operator may think DOCKER_HOST is in force.
+                tracing::warn!(
+                    context = %resolved.name,
+                    docker_host = %host,
+                    "--context wins over DOCKER_HOST"
+                );
+            }
+            let mut local = LocalRegistry::new(resolved.endpoint);
+            if let Some(stack) = &source.self_stack {
                 local = local.with_self_stack(stack);
             }
             Ok(Box::new(local.with_timeout(timeout)))

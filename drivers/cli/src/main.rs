@@ -3,6 +3,7 @@
 mod cli;
 mod commands;
 mod input;
+mod output;
 
 use std::process::ExitCode;
 
