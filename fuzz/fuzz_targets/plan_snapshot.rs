@@ -1,10 +1,15 @@
 //! Arbitrary bytes as a snapshot: parsing and planning never panic, and a
-//! snapshot that parses plans the same with every list reversed. The plan
-//! is then swept with every action succeeding, which must finish.
+//! snapshot that parses plans the same with every list reversed and reads
+//! back from its own JSON. An application whose destination the snapshot
+//! does not list never loses a release, and the plan's text carries no
+//! control character but its own line breaks. The plan is then swept with
+//! every action succeeding, which must finish.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use sweep_core::escape::is_unsafe;
+use sweep_core::plan::swarms;
 use sweep_core::sweep::{ActionKind, Outcome, Settings, Sweep};
 use sweep_core::{plan, Snapshot};
 
@@ -16,6 +21,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let first = plan(&snapshot);
+    assert_eq!(
+        Snapshot::from_json(&snapshot.to_json_pretty()).as_ref(),
+        Ok(&snapshot),
+        "a snapshot does not read back from its own JSON"
+    );
 
     let mut reversed = snapshot.clone();
     reversed.app_set.applications.reverse();
@@ -42,6 +52,21 @@ fuzz_target!(|data: &[u8]| {
     };
     assert_eq!(plan.to_json_pretty(), plan_json(&second));
 
+    let groups = swarms::group(&snapshot);
+    for app in &snapshot.app_set.applications {
+        if groups.get(&app.swarm).is_none() {
+            assert!(
+                !plan.deletions.iter().any(|d| d.application == app.name),
+                "an application with an unknown destination lost a release"
+            );
+        }
+    }
+    let text = sweep_core::render::plan_text(&plan);
+    assert!(
+        !text.chars().any(|c| c != '\n' && is_unsafe(c)),
+        "the plan's text carries a control character"
+    );
+
     // Sweeping it with every action succeeding finishes, deletes every
     // planned release and hands out nothing for anything else.
     let mut sweep = Sweep::new(&plan, Settings::default());
@@ -67,7 +92,11 @@ fuzz_target!(|data: &[u8]| {
     let report = sweep.report();
     assert!(!report.failed());
     let _ = report.to_json_pretty();
-    let _ = sweep_core::report_text(&report);
+    let text = sweep_core::report_text(&report);
+    assert!(
+        !text.chars().any(|c| c != '\n' && is_unsafe(c)),
+        "the report's text carries a control character"
+    );
 });
 
 fn plan_json(plan: &Result<sweep_core::SweepPlan, sweep_core::SnapshotError>) -> String {
