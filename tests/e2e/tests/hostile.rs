@@ -7,8 +7,8 @@ use std::process::Command;
 
 use serde_json::json;
 use sweep_e2e::{
-    app, assert_intact, create_record, docker, docker_ok, endpoint, list, one, wait_deployed,
-    Cleanup, Scenario, Stack, SwarmEntry, ALPHA, BETA, QUICK,
+    app, assert_gone, assert_intact, binary, create_record, docker, docker_ok, endpoint, list, one,
+    wait_deployed, Cleanup, Scenario, Stack, SwarmEntry, ALPHA, BETA, QUICK,
 };
 
 #[test]
@@ -211,4 +211,47 @@ fn docker_contexts_choose_the_swarm_as_the_docker_cli_does() {
         ),
         alpha
     );
+}
+
+#[test]
+fn apply_whose_stdout_fails_after_deleting_puts_a_short_report_on_stderr() {
+    let s = Scenario::new();
+    let gone = s.release("gone");
+    let mut cleanup = Cleanup::new(&BETA);
+    cleanup.add(&gone);
+    let stack = Stack::new(&gone).on("beta-1");
+    create_record(&BETA, &gone, 1, Some(&s.stamp("shop", &gone)));
+    s.deploy(&BETA, &stack);
+    wait_deployed(&BETA, &stack, &["beta-1"]);
+
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&BETA)]);
+    let apps = s.app_set("apps.json", json!([app("live", "beta", &[])]));
+    // A full disk: the report cannot go to stdout once the release is gone.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let out = Command::new(binary())
+        .arg("apply")
+        .arg("--config")
+        .arg(&config)
+        .arg("--app-set")
+        .arg(&apps)
+        .args(["--controller", &s.controller])
+        .env_remove("DOCKER_HOST")
+        .env_remove("DOCKER_CONTEXT")
+        .env_remove("SWARM_SWEEP_LOG")
+        .stdin(std::process::Stdio::null())
+        .stdout(full)
+        .output()
+        .expect("swarm-sweep runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("beta/{gone}: deleted")),
+        "the short report names what went: {stderr}"
+    );
+    assert!(stderr.contains("1 planned: 1 deleted"), "{stderr}");
+    assert_gone(&BETA, &gone);
 }
