@@ -2,10 +2,12 @@
 //! [`DockerNode`] (one node's own daemon).
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use bollard::models::{NodeState, TaskState};
+use bollard::errors::Error as DockerError;
+use bollard::models::{Config, Network, NodeState, Secret, Service, TaskState};
 use bollard::query_parameters::{
     ListConfigsOptionsBuilder, ListNetworksOptionsBuilder, ListNodesOptions,
     ListSecretsOptionsBuilder, ListServicesOptionsBuilder, ListTasksOptionsBuilder,
@@ -63,6 +65,40 @@ type RawListed = (
     Option<HashMap<String, String>>,
 );
 
+/// What bollard lists for one stack object kind, reduced to what removal
+/// needs. One listing ([`DockerSwarm::list`]) serves all four kinds, so the
+/// checks on what the daemon listed cannot drift apart between them.
+trait Listable {
+    fn into_raw(self) -> RawListed;
+}
+
+impl Listable for Service {
+    fn into_raw(self) -> RawListed {
+        let (name, labels) = self.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
+        (self.id, name, labels)
+    }
+}
+
+impl Listable for Network {
+    fn into_raw(self) -> RawListed {
+        (self.id, self.name, self.labels)
+    }
+}
+
+impl Listable for Secret {
+    fn into_raw(self) -> RawListed {
+        let (name, labels) = self.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
+        (self.id, name, labels)
+    }
+}
+
+impl Listable for Config {
+    fn into_raw(self) -> RawListed {
+        let (name, labels) = self.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
+        (self.id, name, labels)
+    }
+}
+
 /// One listed object: its id (what is removed) and name (what is reported).
 struct Listed {
     id: String,
@@ -92,16 +128,12 @@ impl Listed {
                 message: format!("listed with an id that is not one: {id:?}"),
             });
         }
-        let labels = labels.cloned().unwrap_or_default();
         // The daemon filtered by label already; a second look keeps a filter
-        // quirk from ever removing another stack's object.
-        if labels.get(STACK_NAMESPACE).map(String::as_str) != Some(release) {
-            return Ok(None);
-        }
-        // A release record never belongs to the stack, whatever else it
-        // carries: removing it would forget who owns the release.
-        if matches!(kind, Kind::Config) && labels.get(TYPE).map(String::as_str) == Some(RECORD_TYPE)
-        {
+        // quirk from ever removing another stack's object. Whatever passes
+        // is the stack's, a config carrying the record labels too: by the
+        // one definition (`labels::is_release_record`) a config with a stack
+        // namespace is no record, and nothing else would ever remove it.
+        if !labels.is_some_and(|l| labels::in_stack(l, release)) {
             return Ok(None);
         }
         let name = if name.is_empty() { id.clone() } else { name };
@@ -204,70 +236,58 @@ impl DockerSwarm {
             .collect())
     }
 
+    /// The objects of `kind` in `release`'s stack, each checked
+    /// ([`Listed::checked`]).
     async fn list(&self, kind: Kind, release: &str) -> Result<Vec<Listed>, BackendError> {
         let what = format!("{}s of stack {release:?}", kind.noun());
         let filters = label_filter(&[(STACK_NAMESPACE, release)]);
         let docker = self.client.docker();
-        let raw: Vec<RawListed> = match kind {
+        // Only the typed call differs between the kinds.
+        match kind {
             Kind::Service => {
                 let o = ListServicesOptionsBuilder::default()
                     .filters(&filters)
                     .build();
-                self.client
-                    .call_plain(&what, docker.list_services(Some(o)))
-                    .await?
-                    .into_iter()
-                    .map(|s| {
-                        let (name, labels) =
-                            s.spec.map(|sp| (sp.name, sp.labels)).unwrap_or_default();
-                        (s.id, name, labels)
-                    })
-                    .collect()
+                self.checked(kind, release, &what, docker.list_services(Some(o)))
+                    .await
             }
             Kind::Network => {
                 let o = ListNetworksOptionsBuilder::default()
                     .filters(&filters)
                     .build();
-                self.client
-                    .call_plain(&what, docker.list_networks(Some(o)))
-                    .await?
-                    .into_iter()
-                    .map(|n| (n.id, n.name, n.labels))
-                    .collect()
+                self.checked(kind, release, &what, docker.list_networks(Some(o)))
+                    .await
             }
             Kind::Secret => {
                 let o = ListSecretsOptionsBuilder::default()
                     .filters(&filters)
                     .build();
-                self.client
-                    .call_plain(&what, docker.list_secrets(Some(o)))
-                    .await?
-                    .into_iter()
-                    .map(|s| {
-                        let (name, labels) =
-                            s.spec.map(|sp| (sp.name, sp.labels)).unwrap_or_default();
-                        (s.id, name, labels)
-                    })
-                    .collect()
+                self.checked(kind, release, &what, docker.list_secrets(Some(o)))
+                    .await
             }
             Kind::Config => {
                 let o = ListConfigsOptionsBuilder::default()
                     .filters(&filters)
                     .build();
-                self.client
-                    .call_plain(&what, docker.list_configs(Some(o)))
-                    .await?
-                    .into_iter()
-                    .map(|c| {
-                        let (name, labels) =
-                            c.spec.map(|sp| (sp.name, sp.labels)).unwrap_or_default();
-                        (c.id, name, labels)
-                    })
-                    .collect()
+                self.checked(kind, release, &what, docker.list_configs(Some(o)))
+                    .await
             }
-        };
+        }
+    }
+
+    /// Runs one listing call and checks every object it lists
+    /// ([`Listed::checked`]), keeping those of `release`'s stack.
+    async fn checked<T: Listable>(
+        &self,
+        kind: Kind,
+        release: &str,
+        what: &str,
+        call: impl Future<Output = Result<Vec<T>, DockerError>>,
+    ) -> Result<Vec<Listed>, BackendError> {
+        let raw = self.client.call_plain(what, call).await?;
         let mut listed = Vec::with_capacity(raw.len());
-        for (id, name, labels) in raw {
+        for object in raw {
+            let (id, name, labels) = object.into_raw();
             if let Some(l) = Listed::checked(kind, id, name, labels.as_ref(), release)? {
                 listed.push(l);
             }
@@ -454,36 +474,47 @@ impl SwarmBackend for DockerSwarm {
             .client
             .call_plain(&what, self.client.docker().list_configs(Some(options)))
             .await?;
-        let mut records = Vec::with_capacity(configs.len());
-        for c in configs {
-            let labels = c
+        let empty = HashMap::new();
+        // Which configs are records of this release, and in what order they
+        // go, is labels.rs's to say (one definition: a stack's config
+        // carrying the record labels is the stack's, not a record).
+        let ordered = labels::removal_order(
+            release,
+            configs.iter().map(|c| {
+                let spec = c.spec.as_ref();
+                let name = spec
+                    .and_then(|s| s.name.as_deref())
+                    .filter(|n| !n.is_empty())
+                    .or(c.id.as_deref())
+                    .unwrap_or_default();
+                let labels = spec.and_then(|s| s.labels.as_ref()).unwrap_or(&empty);
+                (ConfigLabels { name, labels }, c)
+            }),
+        )?;
+        // Every id is checked before the first removal: one that cannot be
+        // used would otherwise stop the removal halfway, its record (maybe
+        // the newest) left behind the ones already removed.
+        let mut objects = Vec::with_capacity(ordered.len());
+        for c in ordered {
+            let name = c
                 .spec
                 .as_ref()
-                .and_then(|s| s.labels.clone())
+                .and_then(|s| s.name.clone())
                 .unwrap_or_default();
-            // Only records of exactly this release, never a stack's config
-            // that happens to carry the record labels.
-            if !labels::is_release_record(&labels)
-                || labels.get(RELEASE).map(String::as_str) != Some(release)
-            {
-                continue;
-            }
-            let name = c.spec.and_then(|s| s.name).unwrap_or_default();
-            let Some(id) = c.id.filter(|id| check_object_name("config", id).is_ok()) else {
+            let Some(id) =
+                c.id.clone()
+                    .filter(|id| check_object_name("config", id).is_ok())
+            else {
                 return Err(BackendError::Invalid {
                     what: format!("config {name:?}"),
                     message: "listed without a usable id".into(),
                 });
             };
             let name = if name.is_empty() { id.clone() } else { name };
-            records.push((labels, Listed { id, name }));
+            objects.push(Listed { id, name });
         }
         // Oldest revision first, the newest last (see `removal_order`).
-        let ordered = labels::removal_order(records.iter().map(|(labels, object)| {
-            let name = object.name.as_str();
-            (ConfigLabels { name, labels }, object)
-        }))?;
-        for object in ordered {
+        for object in &objects {
             // Stop at the first failure: going on would remove newer
             // revisions while an older one stays, and that older stamp would
             // judge the release next time.
@@ -634,26 +665,33 @@ mod tests {
     }
 
     #[test]
-    fn release_records_are_never_stack_configs() {
-        let record_in_stack = labels(&[(STACK_NAMESPACE, "app"), (TYPE, RECORD_TYPE)]);
+    fn a_stack_config_with_the_record_labels_goes_with_the_stack() {
+        // Not a record (it carries a namespace), so the stack's: left out,
+        // it would outlive both the stack and the records, and nothing
+        // would find it again.
+        let record_in_stack = labels(&[
+            (STACK_NAMESPACE, "app"),
+            (TYPE, RECORD_TYPE),
+            (RELEASE, "app"),
+        ]);
+        let listed = Listed::checked(
+            Kind::Config,
+            Some("c1".into()),
+            Some("app.v1".into()),
+            Some(&record_in_stack),
+            "app",
+        )
+        .unwrap();
+        assert_eq!(listed.map(|l| l.name), Some("app.v1".into()));
+        // Another stack's, whatever release it names: not this stack's.
         assert!(Listed::checked(
             Kind::Config,
             Some("c1".into()),
             Some("app.v1".into()),
             Some(&record_in_stack),
-            "app"
+            "app2"
         )
         .unwrap()
         .is_none());
-        // The same labels on a secret are just a stack secret.
-        assert!(Listed::checked(
-            Kind::Secret,
-            Some("s1".into()),
-            None,
-            Some(&record_in_stack),
-            "app"
-        )
-        .unwrap()
-        .is_some());
     }
 }

@@ -1,11 +1,16 @@
 //! The labels release records and stack objects carry, and how release
-//! records are read from them.
+//! records are read from them: the one place that says what a record is
+//! (`is_release_record`), what belongs to a stack (`in_stack`), and how
+//! a record's revision is read and ordered (`Record`, `oldest_first`).
 //!
 //! A release record is a swarm config labelled `com.swarmcli.type=release`
-//! and *not* carrying a stack namespace (a stack's own config with the same
-//! label is a stack object, not a record). Records are grouped by
-//! `com.swarmcli.release`; each revision is one config, and the owner stamp
-//! that counts is the one on the highest `com.swarmcli.revision`.
+//! and *not* carrying a stack namespace. Whatever carries a stack's
+//! namespace is part of that stack and goes with it, the record labels
+//! notwithstanding: were it neither a record nor a stack object, nothing
+//! would ever remove it, and once the release's records were gone nothing
+//! would even find it. Records are grouped by `com.swarmcli.release`; each
+//! revision is one config, and the owner stamp that counts is the one on
+//! the highest `com.swarmcli.revision`.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -26,10 +31,24 @@ pub const OWNER: &str = "com.swarmcli.owner";
 /// The label holding a record's status.
 pub const STATUS: &str = "com.swarmcli.status";
 
-/// Whether a config with `labels` is a release record.
+/// Whether a config with `labels` is a release record: the record type
+/// label and no stack namespace. The only definition; stack removal and
+/// record removal both go by it (through [`in_stack`] for the former), so
+/// that every config is exactly one of a stack's object, a record, or
+/// neither's business.
 pub(crate) fn is_release_record(labels: &HashMap<String, String>) -> bool {
     labels.get(TYPE).map(String::as_str) == Some(RECORD_TYPE)
         && !labels.contains_key(STACK_NAMESPACE)
+}
+
+/// Whether an object with `labels` belongs to `release`'s stack: it carries
+/// exactly that namespace. Exactly: the daemon's label filter already
+/// selected it, but a filter quirk must never hand over another stack's
+/// object. Such an object is never a release record ([`is_release_record`]
+/// requires no namespace), so removing the stack never removes a record —
+/// records go last, separately, or a stamp would be lost with the stack.
+pub(crate) fn in_stack(labels: &HashMap<String, String>, release: &str) -> bool {
+    labels.get(STACK_NAMESPACE).map(String::as_str) == Some(release)
 }
 
 /// One config as listed: its name (for messages) and labels.
@@ -38,10 +57,43 @@ pub(crate) struct ConfigLabels<'a> {
     pub(crate) labels: &'a HashMap<String, String>,
 }
 
-struct Revision<'a> {
+/// One release record, read from its config's labels.
+struct Record<'a> {
+    release: &'a str,
     revision: u64,
     owner: Option<&'a str>,
     config: &'a str,
+}
+
+impl<'a> Record<'a> {
+    /// The record `c` is, `None` when it is not a release record at all.
+    ///
+    /// A record whose release or revision cannot be read is an error rather
+    /// than skipped: it might be the newest one, and skipping it would let
+    /// an older stamp — possibly ours — stand for the release.
+    fn read(c: &ConfigLabels<'a>) -> Result<Option<Record<'a>>, BackendError> {
+        if !is_release_record(c.labels) {
+            return Ok(None);
+        }
+        let release = match c.labels.get(RELEASE) {
+            Some(r) if !r.is_empty() => r.as_str(),
+            _ => return Err(invalid(c.name, RELEASE, "missing or empty".into())),
+        };
+        Ok(Some(Record {
+            release,
+            revision: parse_revision(c.name, c.labels.get(REVISION))?,
+            owner: c.labels.get(OWNER).map(String::as_str),
+            config: c.name,
+        }))
+    }
+}
+
+/// Sorts one release's records into the one order both the newest-record
+/// rule and removal go by: oldest revision first (numerically: 10 after 9),
+/// the newest last; records of one revision by config name, so that
+/// neither answer depends on how the daemon happens to list them.
+fn oldest_first<T>(records: &mut [(Record<'_>, T)]) {
+    records.sort_by(|(a, _), (b, _)| (a.revision, a.config).cmp(&(b.revision, b.config)));
 }
 
 fn invalid(config: &str, label: &str, message: String) -> BackendError {
@@ -73,39 +125,33 @@ fn parse_revision(config: &str, value: Option<&String>) -> Result<u64, BackendEr
 /// revision, sorted by name. Configs that are not release records are
 /// ignored.
 ///
-/// Every doubt is an error rather than a skipped record: a record whose
-/// revision or release cannot be read might be the newest one, and skipping
-/// it would let an older stamp — possibly ours — stand for the release.
-/// Likewise two records of the same highest revision with different owners.
+/// Every doubt is an error rather than a skipped record (see
+/// `Record::read`). Likewise two records of the same highest revision with
+/// different owners: neither may stand for the release.
 pub(crate) fn newest_records<'a>(
     configs: impl IntoIterator<Item = ConfigLabels<'a>>,
 ) -> Result<Vec<ReleaseRecord>, BackendError> {
-    let mut by_release: BTreeMap<&'a str, Vec<Revision<'a>>> = BTreeMap::new();
+    let mut by_release: BTreeMap<&'a str, Vec<(Record<'a>, ())>> = BTreeMap::new();
     for c in configs {
-        if !is_release_record(c.labels) {
-            continue;
+        if let Some(record) = Record::read(&c)? {
+            by_release
+                .entry(record.release)
+                .or_default()
+                .push((record, ()));
         }
-        let release = match c.labels.get(RELEASE) {
-            Some(r) if !r.is_empty() => r.as_str(),
-            _ => return Err(invalid(c.name, RELEASE, "missing or empty".into())),
-        };
-        let revision = parse_revision(c.name, c.labels.get(REVISION))?;
-        by_release.entry(release).or_default().push(Revision {
-            revision,
-            owner: c.labels.get(OWNER).map(String::as_str),
-            config: c.name,
-        });
     }
     let mut releases = Vec::with_capacity(by_release.len());
-    for (release, revisions) in by_release {
-        let Some(top) = revisions.iter().map(|r| r.revision).max() else {
+    for (release, mut records) in by_release {
+        oldest_first(&mut records);
+        let Some((last, ())) = records.last() else {
             continue;
         };
-        let mut newest = revisions.iter().filter(|r| r.revision == top);
-        let Some(first) = newest.next() else {
+        let top = last.revision;
+        let newest = &records[records.partition_point(|(r, ())| r.revision < top)..];
+        let Some(((first, ()), rest)) = newest.split_first() else {
             continue;
         };
-        if let Some(other) = newest.find(|r| r.owner != first.owner) {
+        if let Some((other, ())) = rest.iter().find(|(r, ())| r.owner != first.owner) {
             return Err(BackendError::Invalid {
                 what: format!("release records of {release:?}"),
                 message: format!(
@@ -119,10 +165,10 @@ pub(crate) fn newest_records<'a>(
     Ok(releases)
 }
 
-/// The order in which one release's records are removed: oldest revision
-/// first (numerically: 10 after 9), the newest last; records of one
-/// revision by config name, so that the order does not depend on how the
-/// daemon happens to list them.
+/// The records of `release` among `configs`, in the order they are removed:
+/// `oldest_first`, the newest last. Configs that are not records of exactly
+/// this release are left out (a stack's config carrying the record labels
+/// goes with its stack, not here).
 ///
 /// A sweep interrupted between two removals then leaves the newest record,
 /// and with it the same stamp, to judge the release next time. Removed the
@@ -134,15 +180,22 @@ pub(crate) fn newest_records<'a>(
 /// leave it alone to judge the release. (Listing the releases refuses such
 /// a record as well, so the plan never saw it.)
 pub(crate) fn removal_order<'a, T>(
-    records: impl IntoIterator<Item = (ConfigLabels<'a>, T)>,
+    release: &str,
+    configs: impl IntoIterator<Item = (ConfigLabels<'a>, T)>,
 ) -> Result<Vec<T>, BackendError> {
-    let mut keyed = Vec::new();
-    for (c, item) in records {
-        let revision = parse_revision(c.name, c.labels.get(REVISION))?;
-        keyed.push((revision, c.name, item));
+    let mut records = Vec::new();
+    for (c, item) in configs {
+        // Another release's record is not read at all: its doubts are its
+        // own, and must not stop this release's removal.
+        if c.labels.get(RELEASE).map(String::as_str) != Some(release) {
+            continue;
+        }
+        if let Some(record) = Record::read(&c)? {
+            records.push((record, item));
+        }
     }
-    keyed.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
-    Ok(keyed.into_iter().map(|(_, _, item)| item).collect())
+    oldest_first(&mut records);
+    Ok(records.into_iter().map(|(_, item)| item).collect())
 }
 
 #[cfg(test)]
@@ -323,6 +376,7 @@ mod tests {
             ("web.a1", record("web", "1", None)),
         ];
         let order = removal_order(
+            "web",
             configs
                 .iter()
                 .map(|(name, labels)| (ConfigLabels { name, labels }, *name)),
@@ -333,6 +387,7 @@ mod tests {
         let mut reversed = configs.to_vec();
         reversed.reverse();
         let again = removal_order(
+            "web",
             reversed
                 .iter()
                 .map(|(name, labels)| (ConfigLabels { name, labels }, *name)),
@@ -349,6 +404,7 @@ mod tests {
                 ("web.bad", record("web", bad, Some("them"))),
             ];
             let err = removal_order(
+                "web",
                 configs
                     .iter()
                     .map(|(name, labels)| (ConfigLabels { name, labels }, *name)),
@@ -364,13 +420,55 @@ mod tests {
         }
         let mut missing = record("web", "1", None);
         missing.remove(REVISION);
-        assert!(removal_order([(
-            ConfigLabels {
-                name: "web.x",
-                labels: &missing
-            },
-            ()
-        )])
+        assert!(removal_order(
+            "web",
+            [(
+                ConfigLabels {
+                    name: "web.x",
+                    labels: &missing
+                },
+                ()
+            )]
+        )
         .is_err());
+    }
+
+    #[test]
+    fn a_config_is_a_record_or_a_stack_object_never_both() {
+        let mut in_app = record("app", "1", Some("us"));
+        in_app.insert(STACK_NAMESPACE.into(), "app".into());
+        assert!(in_stack(&in_app, "app"));
+        assert!(!is_release_record(&in_app));
+        let plain = record("app", "1", Some("us"));
+        assert!(is_release_record(&plain));
+        assert!(!in_stack(&plain, "app"));
+        // Exactly the namespace: not a prefix, not another stack's.
+        assert!(!in_stack(&in_app, "ap"));
+        assert!(!in_stack(&in_app, "app2"));
+        assert!(!in_stack(&in_app, ""));
+    }
+
+    #[test]
+    fn removal_takes_only_records_of_exactly_this_release() {
+        let mut stack_config = record("web", "99", Some("them"));
+        stack_config.insert(STACK_NAMESPACE.into(), "web".into());
+        // Another release's record is not even read: its bad revision does
+        // not stop this one's removal.
+        let other = record("web2", "x", None);
+        let configs = [
+            ("web.v2", record("web", "2", Some("us"))),
+            ("web_conf", stack_config),
+            ("web2.bad", other),
+            ("web.v1", record("web", "1", Some("us"))),
+            ("plain", labels(&[(RELEASE, "web")])),
+        ];
+        let order = removal_order(
+            "web",
+            configs
+                .iter()
+                .map(|(name, labels)| (ConfigLabels { name, labels }, *name)),
+        )
+        .unwrap();
+        assert_eq!(order, ["web.v1", "web.v2"]);
     }
 }

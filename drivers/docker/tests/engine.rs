@@ -325,7 +325,9 @@ async fn releases_carry_the_stamp_of_the_highest_revision() {
         None,
         &[],
     );
-    // A stack's config carrying the record labels is not a record.
+    // A stack's config carrying the record labels is not a record: it
+    // neither stands for the release nor goes with the records, but with
+    // its stack.
     create_record(
         node,
         &mut cleanup,
@@ -369,6 +371,30 @@ async fn releases_carry_the_stamp_of_the_highest_revision() {
     let releases = beta.releases().await.unwrap();
     assert!(!releases.iter().any(|r| r.name == app), "{releases:?}");
     assert!(releases.iter().any(|r| r.name == bare), "{releases:?}");
+
+    // It is the stack's, so removing the stack takes it: once the records
+    // are gone nothing else would ever find it.
+    beta.remove_stack(&app).await.unwrap();
+    let left = lines(docker(
+        node,
+        &[
+            "config",
+            "ls",
+            "--filter",
+            &format!("label={RELEASE}={app}"),
+            "--format",
+            "{{.Name}}",
+        ],
+    ));
+    assert!(left.is_empty(), "{left:?}");
+    assert!(
+        beta.releases()
+            .await
+            .unwrap()
+            .iter()
+            .any(|r| r.name == bare),
+        "another release's record stays"
+    );
 }
 
 /// Deploys a stack `release` on `node`'s swarm: one service on an overlay
@@ -465,8 +491,9 @@ async fn remove_stack_removes_the_stack_and_nothing_else() {
         Some("us"),
         &[],
     );
-    // Labelled as the stack's and as a record: a record is never a stack
-    // object, so it survives.
+    // Labelled as the stack's and as a record: what carries the stack's
+    // namespace is the stack's (and no record), so it goes with the stack;
+    // the record without a namespace stays for the records step.
     let odd = format!("{app}_record");
     create_record(
         node,
@@ -508,7 +535,9 @@ async fn remove_stack_removes_the_stack_and_nothing_else() {
         std::thread::sleep(Duration::from_millis(500));
     }
     assert!(stack_objects(node, "secret", &app).is_empty());
-    assert_eq!(stack_objects(node, "config", &app), BTreeSet::from([odd]));
+    assert!(stack_objects(node, "config", &app).is_empty());
+    let gone = docker_raw(node, &["config", "inspect", &odd], None);
+    assert!(!gone.status.success(), "{odd} survived the stack");
     let records = lines(docker(
         node,
         &[
@@ -531,6 +560,140 @@ async fn remove_stack_removes_the_stack_and_nothing_else() {
 
     // Gone already is success.
     alpha.remove_stack(&app).await.unwrap();
+}
+
+/// Names of `kind` objects on `node` carrying label `key=value`.
+fn labelled(node: &str, kind: &str, key: &str, value: &str) -> BTreeSet<String> {
+    lines(docker(
+        node,
+        &[
+            kind,
+            "ls",
+            "--filter",
+            &format!("label={key}={value}"),
+            "--format",
+            "{{.Name}}",
+        ],
+    ))
+}
+
+#[tokio::test]
+async fn nothing_labelled_with_a_deleted_release_s_namespace_survives() {
+    // The whole removal of one release, in the sweep's order (stack, its
+    // volumes on every node, records last), leaves nothing carrying its
+    // namespace: a config carrying the record labels as well as the
+    // namespace is the stack's and goes with it, not with the records,
+    // where nothing would find it once the records are gone.
+    let node = "gamma-1";
+    let nodes = ["gamma-1", "gamma-2"];
+    let dir = tempfile::tempdir().unwrap();
+    let mut cleanup = Cleanup::new();
+    let app = unique("gone");
+    let other = unique("near");
+    let ns = format!("{STACK_NAMESPACE}={app}");
+    for rev in ["1", "2"] {
+        let name = format!("{app}.v{rev}");
+        create_record(node, &mut cleanup, &name, &app, rev, Some("shop"), &[]);
+    }
+    let in_stack = format!("{app}_record");
+    create_record(
+        node,
+        &mut cleanup,
+        &in_stack,
+        &app,
+        "99",
+        Some("thief"),
+        &[(STACK_NAMESPACE, &app)],
+    );
+    // The record labels of `app` on another stack's config: that stack's,
+    // so it stays.
+    let neighbour = format!("{other}_conf");
+    create_record(
+        node,
+        &mut cleanup,
+        &neighbour,
+        &app,
+        "100",
+        Some("thief"),
+        &[(STACK_NAMESPACE, &other)],
+    );
+    let extra = format!("{app}_extra");
+    cleanup.add(node, &["secret", "rm", &extra]);
+    docker_in(
+        node,
+        &["secret", "create", "--label", &ns, &extra, "-"],
+        Some("extra"),
+    );
+    for n in nodes {
+        let volume = format!("{app}_data");
+        docker(n, &["volume", "create", "--label", &ns, &volume]);
+        cleanup.add(n, &["volume", "rm", &volume]);
+    }
+    deploy_stack(node, &mut cleanup, dir.path(), &app);
+    wait_running(node, &format!("{app}_web"));
+
+    let reg = registry();
+    let target = Target::new("gamma");
+    let gamma = reg.backend(&target).await.unwrap();
+    assert!(
+        gamma
+            .releases()
+            .await
+            .unwrap()
+            .contains(&ReleaseRecord::new(app.clone(), Some("shop".into()))),
+        "the config in the stack does not stand for the release"
+    );
+
+    gamma.remove_stack(&app).await.unwrap();
+    // Records never go with the stack: they are removed last, separately.
+    assert_eq!(
+        labelled(node, "config", RELEASE, &app),
+        BTreeSet::from([format!("{app}.v1"), format!("{app}.v2"), neighbour.clone()])
+    );
+    let reach = reg.as_node_reach().expect("a file registry reaches nodes");
+    let members = reach
+        .nodes(&target)
+        .await
+        .unwrap()
+        .expect("the bed configures node endpoints");
+    assert_eq!(members.len(), nodes.len(), "{members:?}");
+    for member in &members {
+        let on_node = reach.node_backend(&target, member).await.unwrap();
+        for volume in on_node.stack_volumes(&app).await.unwrap() {
+            on_node.remove_volume(&volume).await.unwrap();
+        }
+    }
+    gamma.remove_release_records(&app).await.unwrap();
+
+    for kind in ["service", "secret", "config"] {
+        let left = labelled(node, kind, STACK_NAMESPACE, &app);
+        assert!(left.is_empty(), "{kind}s of {app} left: {left:?}");
+    }
+    // The manager drops the network once the last task lets go of it.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let left = labelled(node, "network", STACK_NAMESPACE, &app);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "networks of {app} left: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    for n in nodes {
+        let left = labelled(n, "volume", STACK_NAMESPACE, &app);
+        assert!(left.is_empty(), "volumes of {app} left on {n}: {left:?}");
+        let running = docker(n, &["ps", "-q", "--filter", &format!("label={ns}")]);
+        assert!(running.is_empty(), "{n} still runs {running}");
+    }
+    assert_eq!(
+        labelled(node, "config", RELEASE, &app),
+        BTreeSet::from([neighbour])
+    );
+    let releases = gamma.releases().await.unwrap();
+    assert!(!releases.iter().any(|r| r.name == app), "{releases:?}");
 }
 
 #[tokio::test]

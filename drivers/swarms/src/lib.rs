@@ -11,15 +11,13 @@
 //! - [`Registry`]: finds the backend for a [`Target`]; optionally a
 //!   [`Lister`] of all its swarms and a [`NodeReach`] to the nodes of each.
 //!
-//! With the `memory` feature, the `memory` module holds an in-memory registry with
-//! fault injection for tests of code built on the seam.
+//! Test doubles (an in-memory registry, fault injection over any registry)
+//! live in the `sweep-testkit` crate, so that this crate holds the contract
+//! alone.
 
 mod backend;
 mod registry;
 mod target;
-
-#[cfg(feature = "memory")]
-pub mod memory;
 
 pub use backend::{BackendError, NodeBackend, ReleaseRecord, SwarmBackend};
 pub use registry::{Lister, NodeReach, Registry, RegistryError};

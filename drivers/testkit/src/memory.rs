@@ -1,4 +1,4 @@
-//! An in-memory [`Registry`] of swarms, with fault injection, for tests.
+//! An in-memory [`Registry`] of swarms, for tests.
 //!
 //! Build each swarm with [`MemorySwarm`], add it to a [`MemoryRegistry`], hand
 //! the registry to the code under test, and inspect afterwards what remains
@@ -12,7 +12,16 @@
 //! - a volume labelled with a release is in use while that release's stack
 //!   still has services, as a real volume is while tasks mount it;
 //! - removing what is already gone succeeds;
-//! - unreachable nodes still count in the manager's node list.
+//! - unreachable nodes still count in the manager's node list, which
+//!   [`SwarmBackend::members`] reads with hostnames, as the docker backend
+//!   does.
+//!
+//! The knobs here model the world (a manager or node down, a node that
+//! vanishes after listing, a volume a container holds, a record removal cut
+//! off between two records). Faults that any registry can suffer (a call
+//! that fails, times out or is slow) are injected by wrapping the registry
+//! in [`Faulty`](crate::Faulty) instead, so that the same schedules apply
+//! to the real backend too.
 //!
 //! Everything is behind one [`std::sync::Mutex`]; clones of a registry share
 //! state, so a test can keep one clone for inspection.
@@ -22,10 +31,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 
-use crate::{
+use sweep_swarms::{
     BackendError, Lister, Node, NodeBackend, NodeReach, Registry, RegistryError, ReleaseRecord,
     SwarmBackend, Target,
 };
+
+use crate::Call;
 
 /// One release record (one revision) on a memory swarm.
 #[non_exhaustive]
@@ -216,27 +227,6 @@ impl MemorySwarm {
     }
 }
 
-/// A backend operation, to inject faults into and to read the event log by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MemoryOp {
-    /// [`SwarmBackend::releases`].
-    Releases,
-    /// [`SwarmBackend::remove_stack`].
-    RemoveStack,
-    /// `stack_volumes` of either backend.
-    StackVolumes,
-    /// `remove_volume` of either backend.
-    RemoveVolume,
-    /// [`SwarmBackend::remove_release_records`].
-    RemoveReleaseRecords,
-    /// [`SwarmBackend::node_count`].
-    NodeCount,
-    /// [`SwarmBackend::node_ids`].
-    NodeIds,
-    /// [`SwarmBackend::cluster_id`].
-    ClusterId,
-}
-
 /// One backend call, as logged.
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -247,20 +237,11 @@ pub struct MemoryEvent {
     /// [`NodeBackend`].
     pub node: Option<String>,
     /// Which call.
-    pub op: MemoryOp,
+    pub op: Call,
     /// The call's argument (release or volume name), empty when it has none.
     pub subject: String,
     /// What the call returned, without its value.
     pub result: Result<(), BackendError>,
-}
-
-#[derive(Debug)]
-struct Fault {
-    node: Option<String>,
-    op: MemoryOp,
-    error: BackendError,
-    remaining: u32,
-    after_effect: bool,
 }
 
 #[derive(Debug)]
@@ -287,7 +268,6 @@ struct SwarmState {
     stacks: BTreeMap<String, MemoryStack>,
     node_reach: bool,
     manager_unreachable: bool,
-    faults: Vec<Fault>,
     /// The next record removal stops after this many records, then fails.
     record_interruption: Option<(usize, BackendError)>,
     /// Every record removed, in the order removed.
@@ -326,7 +306,6 @@ impl SwarmState {
             stacks: spec.stacks,
             node_reach: spec.node_reach,
             manager_unreachable: false,
-            faults: Vec::new(),
             record_interruption: None,
             removed_records: Vec::new(),
         }
@@ -363,17 +342,6 @@ impl SwarmState {
             Some(id) => self.nodes.iter_mut().find(|n| n.id == id),
             None => self.nodes.first_mut(),
         }
-    }
-
-    fn take_fault(&mut self, node: Option<&str>, op: MemoryOp) -> Option<(BackendError, bool)> {
-        let fault = self
-            .faults
-            .iter_mut()
-            .find(|f| f.op == op && f.node.as_deref() == node && f.remaining > 0)?;
-        fault.remaining -= 1;
-        let taken = (fault.error.clone(), fault.after_effect);
-        self.faults.retain(|f| f.remaining > 0);
-        Some(taken)
     }
 
     fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError> {
@@ -449,7 +417,6 @@ impl SwarmState {
 #[derive(Debug, Default)]
 struct State {
     swarms: BTreeMap<String, SwarmState>,
-    listing_failure: Option<String>,
     no_lister: bool,
     events: Vec<MemoryEvent>,
 }
@@ -599,70 +566,6 @@ impl MemoryRegistry {
         })
     }
 
-    fn add_fault(
-        &self,
-        swarm: &str,
-        node: Option<&str>,
-        op: MemoryOp,
-        error: BackendError,
-        times: u32,
-        after_effect: bool,
-    ) -> Result<(), RegistryError> {
-        self.with_swarm_state(swarm, |s| {
-            if let Some(id) = node {
-                if !s.nodes.iter().any(|n| n.id == id) {
-                    return Err(unknown_node(swarm, id));
-                }
-            }
-            s.faults.push(Fault {
-                node: node.map(str::to_owned),
-                op,
-                error,
-                remaining: times,
-                after_effect,
-            });
-            Ok(())
-        })
-    }
-
-    /// The next `times` calls of `op` on the swarm's manager backend fail
-    /// with `error` and have no effect.
-    pub fn fail(
-        &self,
-        swarm: &str,
-        op: MemoryOp,
-        error: BackendError,
-        times: u32,
-    ) -> Result<(), RegistryError> {
-        self.add_fault(swarm, None, op, error, times, false)
-    }
-
-    /// The next `times` calls of `op` on the swarm's manager backend take
-    /// effect and then fail with `error`, as a call whose answer was lost
-    /// (a `remove_stack` that times out after the stack is gone).
-    pub fn fail_after_effect(
-        &self,
-        swarm: &str,
-        op: MemoryOp,
-        error: BackendError,
-        times: u32,
-    ) -> Result<(), RegistryError> {
-        self.add_fault(swarm, None, op, error, times, true)
-    }
-
-    /// The next `times` calls of `op` on `node`'s own backend fail with
-    /// `error` and have no effect.
-    pub fn fail_on_node(
-        &self,
-        swarm: &str,
-        node: &str,
-        op: MemoryOp,
-        error: BackendError,
-        times: u32,
-    ) -> Result<(), RegistryError> {
-        self.add_fault(swarm, Some(node), op, error, times, false)
-    }
-
     /// The next [`SwarmBackend::remove_release_records`] on `swarm` removes
     /// only the `removed` oldest records of its release, then fails with
     /// `error`: a sweep stopped, or a daemon lost, half-way through.
@@ -676,12 +579,6 @@ impl MemoryRegistry {
             s.record_interruption = Some((removed, error));
             Ok(())
         })
-    }
-
-    /// While `Some(message)`, [`Lister::swarms`] fails with
-    /// [`RegistryError::Listing`].
-    pub fn fail_listing(&self, message: Option<&str>) {
-        lock(&self.inner.state).listing_failure = message.map(str::to_owned);
     }
 
     /// Whether [`Registry::as_lister`] offers a lister (it does by default).
@@ -807,12 +704,12 @@ impl MemoryRegistry {
     }
 
     /// Runs one backend call against `swarm` (and `node`, `None` for the
-    /// manager): reachability, then injected faults, then `f`, then the log.
+    /// manager): reachability, then `f`, then the log.
     fn call<T>(
         &self,
         swarm: &str,
         node: Option<&str>,
-        op: MemoryOp,
+        op: Call,
         subject: &str,
         f: impl FnOnce(&mut SwarmState) -> Result<T, BackendError>,
     ) -> Result<T, BackendError> {
@@ -822,7 +719,7 @@ impl MemoryRegistry {
                 endpoint: endpoint(swarm, node),
                 message: "the swarm no longer exists".into(),
             }),
-            Some(s) => run(s, swarm, node, op, f),
+            Some(s) => run(s, swarm, node, f),
         };
         state.events.push(MemoryEvent {
             swarm: swarm.to_owned(),
@@ -839,7 +736,6 @@ fn run<T>(
     s: &mut SwarmState,
     swarm: &str,
     node: Option<&str>,
-    op: MemoryOp,
     f: impl FnOnce(&mut SwarmState) -> Result<T, BackendError>,
 ) -> Result<T, BackendError> {
     let reachable = match node {
@@ -852,15 +748,7 @@ fn run<T>(
             message: "connection refused".into(),
         });
     }
-    match s.take_fault(node, op) {
-        Some((error, false)) => Err(error),
-        Some((error, true)) => {
-            // The effect happens even though the caller only hears the error.
-            let _effect = f(s);
-            Err(error)
-        }
-        None => f(s),
-    }
+    f(s)
 }
 
 /// The manager backend of one memory swarm.
@@ -874,13 +762,13 @@ struct MemoryBackend {
 impl SwarmBackend for MemoryBackend {
     async fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError> {
         self.registry
-            .call(&self.swarm, None, MemoryOp::Releases, "", |s| s.releases())
+            .call(&self.swarm, None, Call::Releases, "", |s| s.releases())
     }
 
     async fn remove_stack(&self, release: &str) -> Result<(), BackendError> {
         let own = self.self_stack.as_deref() == Some(release);
         self.registry
-            .call(&self.swarm, None, MemoryOp::RemoveStack, release, |s| {
+            .call(&self.swarm, None, Call::RemoveStack, release, |s| {
                 if own {
                     return Err(BackendError::OwnStack {
                         release: release.to_owned(),
@@ -893,14 +781,14 @@ impl SwarmBackend for MemoryBackend {
 
     async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError> {
         self.registry
-            .call(&self.swarm, None, MemoryOp::StackVolumes, release, |s| {
+            .call(&self.swarm, None, Call::StackVolumes, release, |s| {
                 Ok(s.stack_volumes(None, release))
             })
     }
 
     async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
         self.registry
-            .call(&self.swarm, None, MemoryOp::RemoveVolume, name, |s| {
+            .call(&self.swarm, None, Call::RemoveVolume, name, |s| {
                 s.remove_volume(None, name)
             })
     }
@@ -909,7 +797,7 @@ impl SwarmBackend for MemoryBackend {
         self.registry.call(
             &self.swarm,
             None,
-            MemoryOp::RemoveReleaseRecords,
+            Call::RemoveReleaseRecords,
             release,
             |s| s.remove_release_records(release),
         )
@@ -917,21 +805,31 @@ impl SwarmBackend for MemoryBackend {
 
     async fn node_count(&self) -> Result<usize, BackendError> {
         self.registry
-            .call(&self.swarm, None, MemoryOp::NodeCount, "", |s| {
+            .call(&self.swarm, None, Call::NodeCount, "", |s| {
                 Ok(s.nodes.len())
             })
     }
 
     async fn node_ids(&self) -> Result<Vec<String>, BackendError> {
         self.registry
-            .call(&self.swarm, None, MemoryOp::NodeIds, "", |s| {
+            .call(&self.swarm, None, Call::NodeIds, "", |s| {
                 Ok(s.nodes.iter().map(|n| n.id.clone()).collect())
+            })
+    }
+
+    async fn members(&self) -> Result<Vec<Node>, BackendError> {
+        self.registry
+            .call(&self.swarm, None, Call::Members, "", |s| {
+                Ok(s.nodes
+                    .iter()
+                    .map(|n| Node::new(n.id.clone(), n.hostname.clone()))
+                    .collect())
             })
     }
 
     async fn cluster_id(&self) -> Result<String, BackendError> {
         self.registry
-            .call(&self.swarm, None, MemoryOp::ClusterId, "", |s| {
+            .call(&self.swarm, None, Call::ClusterId, "", |s| {
                 Ok(s.cluster_id.clone())
             })
     }
@@ -953,7 +851,7 @@ impl NodeBackend for MemoryNodeBackend {
     async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError> {
         let node = Some(self.node.as_str());
         self.registry
-            .call(&self.swarm, node, MemoryOp::StackVolumes, release, |s| {
+            .call(&self.swarm, node, Call::StackVolumes, release, |s| {
                 Ok(s.stack_volumes(node, release))
             })
     }
@@ -961,7 +859,7 @@ impl NodeBackend for MemoryNodeBackend {
     async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
         let node = Some(self.node.as_str());
         self.registry
-            .call(&self.swarm, node, MemoryOp::RemoveVolume, name, |s| {
+            .call(&self.swarm, node, Call::RemoveVolume, name, |s| {
                 s.remove_volume(node, name)
             })
     }
@@ -1015,11 +913,6 @@ impl Registry for MemoryRegistry {
 impl Lister for MemoryRegistry {
     async fn swarms(&self) -> Result<Vec<Target>, RegistryError> {
         let state = lock(&self.inner.state);
-        if let Some(message) = &state.listing_failure {
-            return Err(RegistryError::Listing {
-                message: message.clone(),
-            });
-        }
         Ok(state.swarms.keys().map(Target::new).collect())
     }
 }
@@ -1368,62 +1261,34 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn injected_faults_with_and_without_effect() {
+    async fn members_carry_hostnames_like_the_docker_backend() {
         let reg = registry();
         let b = reg.backend(&Target::new("alpha")).await.unwrap();
-        let timeout = BackendError::Timeout {
-            endpoint: "memory://alpha/manager".into(),
-            after: std::time::Duration::from_secs(10),
-        };
-        reg.fail("alpha", MemoryOp::RemoveStack, timeout.clone(), 1)
-            .unwrap();
-        assert_eq!(b.remove_stack("app").await, Err(timeout.clone()));
-        assert!(reg.stack("alpha", "app").is_some());
-        reg.fail_after_effect("alpha", MemoryOp::RemoveStack, timeout.clone(), 1)
-            .unwrap();
-        assert_eq!(b.remove_stack("app").await, Err(timeout));
-        assert!(reg.stack("alpha", "app").is_none());
-        b.remove_stack("app").await.unwrap();
-        let ops: Vec<_> = reg
-            .events()
-            .into_iter()
-            .map(|e| (e.op, e.subject, e.result.is_ok()))
-            .collect();
+        // Unreachable nodes are members too: they may still hold volumes.
         assert_eq!(
-            ops,
+            b.members().await.unwrap(),
             vec![
-                (MemoryOp::RemoveStack, "app".to_owned(), false),
-                (MemoryOp::RemoveStack, "app".to_owned(), false),
-                (MemoryOp::RemoveStack, "app".to_owned(), true),
+                Node::new("a1", "alpha-1"),
+                Node::new("a2", "alpha-2"),
+                Node::new("a3", "alpha-3"),
             ]
         );
-        let other = BackendError::Other {
-            message: "boom".into(),
-        };
-        reg.fail_on_node("alpha", "a2", MemoryOp::StackVolumes, other.clone(), 1)
-            .unwrap();
-        let nb = reg
-            .node_backend(&Target::new("alpha"), &Node::new("a2", ""))
-            .await
-            .unwrap();
-        assert_eq!(nb.stack_volumes("app").await, Err(other));
-        assert!(nb.stack_volumes("app").await.is_ok());
-        assert!(b.stack_volumes("app").await.is_ok());
+        reg.set_manager_unreachable("alpha", true).unwrap();
+        assert!(matches!(
+            b.members().await,
+            Err(BackendError::Unreachable { .. })
+        ));
+        assert_eq!(reg.events().last().map(|e| e.op), Some(Call::Members));
     }
 
     #[tokio::test]
-    async fn lister_and_listing_failure() {
+    async fn lister_can_be_withdrawn() {
         let reg = registry();
         let lister = reg.as_lister().unwrap();
         assert_eq!(
             lister.swarms().await.unwrap(),
             vec![Target::local(), Target::new("alpha")]
         );
-        reg.fail_listing(Some("down"));
-        assert!(matches!(
-            reg.swarms().await,
-            Err(RegistryError::Listing { .. })
-        ));
         reg.set_lister(false);
         assert!(reg.as_lister().is_none());
     }
