@@ -7,7 +7,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use support::{registry_file, spawn, Connections, Daemon};
+use support::{registry_file, spawn, three_node_swarms, Connections, Daemon};
 use sweep_core::{plan, AppSet, Application, NodeEntry, Policy, Snapshot, SwarmSnapshot};
 use sweep_docker::FileRegistry;
 use sweep_runner::{gather, GatherSettings};
@@ -100,33 +100,7 @@ async fn connections_open_at_once_stay_within_the_gather_budget() {
 
     let dir = tempfile::tempdir().unwrap();
     let connections = Arc::new(Connections::default());
-    let mut swarms = Vec::new();
-    for i in 0..SWARMS {
-        let ids: Vec<(String, String)> = (0..3)
-            .map(|n| (format!("s{i}-n{n}"), format!("s{i}-host{n}")))
-            .collect();
-        let members: Vec<(&str, &str)> = ids
-            .iter()
-            .map(|(id, host)| (id.as_str(), host.as_str()))
-            .collect();
-        let slow = Duration::from_millis(100);
-        let manager = spawn(
-            dir.path(),
-            &format!("s{i}-n0"),
-            Daemon::manager(&ids[0].0, &ids[0].1, &format!("cluster-{i}"), &members).delayed(slow),
-            connections.clone(),
-        );
-        let mut nodes = vec![manager.clone()];
-        for (id, host) in &ids[1..] {
-            nodes.push(spawn(
-                dir.path(),
-                id,
-                Daemon::node(id, host).delayed(slow),
-                connections.clone(),
-            ));
-        }
-        swarms.push((format!("s{i}"), manager, nodes));
-    }
+    let swarms = three_node_swarms(dir.path(), SWARMS, Duration::from_millis(100), &connections);
     let registry = FileRegistry::load(registry_file(dir.path(), 10, &swarms)).unwrap();
 
     let snapshot = gather(

@@ -8,7 +8,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use support::{registry_file, spawn, Connections, Daemon};
+use support::{registry_file, three_node_swarms, Connections};
 use sweep_core::{AppSet, Application, Policy};
 use sweep_docker::FileRegistry;
 use sweep_runner::{gather, open_file_limit, raise_open_file_limit, GatherSettings};
@@ -44,33 +44,7 @@ async fn a_low_open_file_limit_loses_no_node_once_connections_are_bounded() {
 
     let dir = tempfile::tempdir().unwrap();
     let connections = Arc::new(Connections::default());
-    let mut swarms = Vec::new();
-    for i in 0..SWARMS {
-        let ids: Vec<(String, String)> = (0..3)
-            .map(|n| (format!("s{i}-n{n}"), format!("s{i}-host{n}")))
-            .collect();
-        let members: Vec<(&str, &str)> = ids
-            .iter()
-            .map(|(id, host)| (id.as_str(), host.as_str()))
-            .collect();
-        let slow = Duration::from_millis(50);
-        let manager = spawn(
-            dir.path(),
-            &format!("s{i}-n0"),
-            Daemon::manager(&ids[0].0, &ids[0].1, &format!("cluster-{i}"), &members).delayed(slow),
-            connections.clone(),
-        );
-        let mut nodes = vec![manager.clone()];
-        for (id, host) in &ids[1..] {
-            nodes.push(spawn(
-                dir.path(),
-                id,
-                Daemon::node(id, host).delayed(slow),
-                connections.clone(),
-            ));
-        }
-        swarms.push((format!("s{i}"), manager, nodes));
-    }
+    let swarms = three_node_swarms(dir.path(), SWARMS, Duration::from_millis(50), &connections);
     let registry = FileRegistry::load(registry_file(dir.path(), 10, &swarms)).unwrap();
 
     // What is open now (the daemons' listening sockets included), both

@@ -8,10 +8,10 @@ use std::time::Duration;
 use sweep_core::sweep::{ReleaseOutcome, Settings};
 use sweep_core::{plan, AppSet, Application, Coverage, HoldReason, Policy, Snapshot, SweepPlan};
 use sweep_runner::{execute, gather, ExecuteSettings, GatherSettings};
-use sweep_swarms::memory::{
-    MemoryNode, MemoryOp, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm,
+use sweep_swarms::{BackendError, Registry};
+use sweep_testkit::{
+    Call, Effect, Fault, Faulty, MemoryNode, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm,
 };
-use sweep_swarms::BackendError;
 
 fn stamp(app: &str, release: &str) -> Option<&'static str> {
     Some(Box::leak(
@@ -66,11 +66,7 @@ fn fast() -> ExecuteSettings {
     )
 }
 
-async fn gather_plan(
-    registry: &MemoryRegistry,
-    purge: bool,
-    apps: AppSet,
-) -> (Snapshot, SweepPlan) {
+async fn gather_plan(registry: &dyn Registry, purge: bool, apps: AppSet) -> (Snapshot, SweepPlan) {
     let snapshot = gather(
         registry,
         Policy::new("default", purge, None),
@@ -136,11 +132,11 @@ async fn departed_release_goes_from_every_node_and_records_last() {
     let events = registry.events();
     let records_at = events
         .iter()
-        .position(|e| e.op == MemoryOp::RemoveReleaseRecords && e.subject == "old")
+        .position(|e| e.op == Call::RemoveReleaseRecords && e.subject == "old")
         .expect("records removed");
     assert!(events[records_at + 1..]
         .iter()
-        .all(|e| !matches!(e.op, MemoryOp::RemoveStack | MemoryOp::RemoveVolume)));
+        .all(|e| !matches!(e.op, Call::RemoveStack | Call::RemoveVolume)));
 }
 
 #[tokio::test(start_paused = true)]
@@ -306,29 +302,33 @@ async fn volume_in_use_past_its_deadline_fails_the_release() {
 
 #[tokio::test(start_paused = true)]
 async fn stack_removal_that_errors_after_working_is_finished_by_the_next_sweep() {
-    let registry =
-        MemoryRegistry::new().with_swarm(release(three_node("alpha", "A", &[]), "old", "gone"));
-    registry
-        .fail_after_effect(
+    let registry = Faulty::new(MemoryRegistry::new().with_swarm(release(
+        three_node("alpha", "A", &[]),
+        "old",
+        "gone",
+    )));
+    registry.inject(
+        Fault::new(
             "alpha",
-            MemoryOp::RemoveStack,
-            BackendError::Other {
+            Call::RemoveStack,
+            Effect::FailAfterEffect(BackendError::Other {
                 message: "network old_net: error while removing".into(),
-            },
-            1,
+            }),
         )
-        .unwrap();
+        .times(1),
+    );
+    let world = registry.inner();
     let (_, plan) = gather_plan(&registry, false, app_set(&[("shop", "alpha", &[])])).await;
     let report = execute(&registry, &plan, fast()).await;
-    assert!(registry.stacks("alpha").is_empty());
+    assert!(world.stacks("alpha").is_empty());
     // Its records were never removed and the re-listing still shows it, so
     // the error stands: failed, with its records, for the next sweep.
     assert_eq!(report.releases[0].outcome, ReleaseOutcome::Failed);
-    assert_eq!(registry.records("alpha").len(), 1);
+    assert_eq!(world.records("alpha").len(), 1);
     let (_, plan) = gather_plan(&registry, false, app_set(&[("shop", "alpha", &[])])).await;
     let report = execute(&registry, &plan, fast()).await;
     assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
-    assert!(registry.records("alpha").is_empty());
+    assert!(world.records("alpha").is_empty());
 }
 
 #[tokio::test(start_paused = true)]
@@ -345,14 +345,23 @@ async fn own_stack_is_never_removed() {
 
 #[tokio::test(start_paused = true)]
 async fn failed_swarm_listing_touches_nothing() {
-    let registry =
-        MemoryRegistry::new().with_swarm(release(three_node("alpha", "A", &[]), "old", "gone"));
-    registry.fail_listing(Some("registry offline"));
+    let registry = Faulty::new(MemoryRegistry::new().with_swarm(release(
+        three_node("alpha", "A", &[]),
+        "old",
+        "gone",
+    )));
+    registry.inject(Fault::new(
+        "",
+        Call::Swarms,
+        Effect::Fail(BackendError::Other {
+            message: "registry offline".into(),
+        }),
+    ));
     let (snapshot, plan) = gather_plan(&registry, false, app_set(&[("shop", "alpha", &[])])).await;
     assert!(snapshot.swarms.iter().all(|s| s.error.is_some()));
     assert!(plan.deletions.is_empty());
     execute(&registry, &plan, fast()).await;
-    assert_eq!(registry.stacks("alpha"), ["old"]);
+    assert_eq!(registry.inner().stacks("alpha"), ["old"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -428,7 +437,8 @@ async fn the_node_not_reached_is_named_in_plan_and_report() {
         .set_node_reachable("gamma", "gamma-n2", false)
         .unwrap();
     let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "gamma", &[])])).await;
-    let unreached = Some(vec!["gamma-n2".to_owned()]);
+    // By hostname: the manager's node list (`members`) carries it.
+    let unreached = Some(vec!["gamma-w2".to_owned()]);
     assert_eq!(plan.uncovered[0].unreached, unreached);
     let report = execute(&registry, &plan, fast()).await;
     assert_eq!(report.uncovered[0].unreached, unreached);
@@ -527,7 +537,7 @@ async fn an_interrupted_sweep_starts_nothing_more_and_keeps_unfinished_records()
         .events()
         .iter()
         .filter(|e| {
-            e.op == MemoryOp::RemoveVolume
+            e.op == Call::RemoveVolume
                 && e.subject == "a_data"
                 && e.node.as_deref() == Some("alpha-n1")
         })
@@ -585,4 +595,92 @@ async fn records_interrupted_halfway_leave_the_newest_stamp_to_decide() {
         .map(|r| r.revision)
         .collect();
     assert_eq!(order, [1, 2, 3]);
+}
+
+/// The same node fault as the real-engine test `faulty_engine.rs`, here on
+/// the model: a node the registry cannot connect to is not reached, the
+/// swarm stays readable, the purge is held on coverage and named by the
+/// node's hostname; once the node answers again, the next sweep finishes.
+#[tokio::test(start_paused = true)]
+async fn a_node_faulty_wraps_is_not_reached_and_the_next_sweep_finishes() {
+    let registry = Faulty::new(MemoryRegistry::new().with_swarm(release(
+        three_node("gamma", "G", &["old"]),
+        "old",
+        "gone",
+    )));
+    registry.inject(
+        Fault::new(
+            "gamma",
+            Call::Connect,
+            Effect::Fail(BackendError::Unreachable {
+                endpoint: "tcp://gamma-w1:2376".into(),
+                message: "connection refused".into(),
+            }),
+        )
+        .on_node("gamma-n1"),
+    );
+    let apps = || app_set(&[("shop", "gamma", &[])]);
+    let (snapshot, plan) = gather_plan(&registry, true, apps()).await;
+    let gamma = &snapshot.swarms[0];
+    assert_eq!(gamma.error, None, "the swarm stays readable");
+    let reached: Vec<&str> = gamma
+        .nodes
+        .iter()
+        .flatten()
+        .map(|n| n.id.as_str())
+        .collect();
+    assert_eq!(reached, ["gamma-n0", "gamma-n2"]);
+    assert_eq!(gamma.node_count, Some(3));
+    assert_eq!(plan.deletions[0].volumes, Coverage::Partial);
+    assert_eq!(
+        plan.uncovered[0].unreached,
+        Some(vec!["gamma-w1".to_owned()])
+    );
+
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::PendingCoverage);
+    let world = registry.inner();
+    assert_eq!(world.records("gamma").len(), 1, "the records stay");
+    assert_eq!(
+        volumes_left(world, "gamma", &node_ids("gamma")),
+        ["gamma-n1:old_data"]
+    );
+    assert!(registry
+        .injected()
+        .iter()
+        .all(|i| i.call == Call::Connect && i.node.as_deref() == Some("gamma-n1")));
+
+    registry.clear();
+    let (_, plan) = gather_plan(&registry, true, apps()).await;
+    assert_eq!(plan.deletions[0].volumes, Coverage::Complete);
+    let report = execute(&registry, &plan, fast()).await;
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+    assert!(world.records("gamma").is_empty());
+    assert!(volumes_left(world, "gamma", &node_ids("gamma")).is_empty());
+}
+
+/// A node listing that never answers costs its swarm the node reach (none
+/// counts as reached), never the swarm itself nor another swarm.
+#[tokio::test(start_paused = true)]
+async fn a_node_listing_that_hangs_reaches_no_node_of_that_swarm_only() {
+    let registry = Faulty::new(
+        MemoryRegistry::new()
+            .with_swarm(release(three_node("alpha", "A", &["old"]), "old", "gone"))
+            .with_swarm(release(three_node("beta", "B", &["old"]), "old", "gone")),
+    );
+    registry.inject(Fault::new("alpha", Call::Nodes, Effect::Hang));
+    let apps = app_set(&[("shop", "alpha", &[]), ("shop-beta", "beta", &[])]);
+    let (snapshot, plan) = gather_plan(&registry, true, apps).await;
+    let alpha = &snapshot.swarms[0];
+    assert_eq!(alpha.error, None);
+    assert_eq!(alpha.nodes, Some(Vec::new()));
+    assert_eq!(snapshot.swarms[1].nodes.as_ref().map(Vec::len), Some(3));
+    // Purging with no node reached is held outright on alpha; beta goes.
+    assert!(plan
+        .holds
+        .iter()
+        .any(|h| h.scope == "alpha" && h.reason == HoldReason::NoReachableNode));
+    assert_eq!(plan.deletions.len(), 1);
+    assert_eq!(plan.deletions[0].swarm.as_str(), "beta");
+    assert_eq!(plan.deletions[0].volumes, Coverage::Complete);
 }

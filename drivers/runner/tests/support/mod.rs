@@ -215,6 +215,44 @@ pub fn spawn(dir: &Path, name: &str, daemon: Daemon, connections: Arc<Connection
     format!("unix://{}", socket.display())
 }
 
+/// `count` swarms `s<i>` of three fake daemons each (the manager `s<i>-n0`
+/// and nodes `s<i>-n1`, `s<i>-n2`), every answer `delay` late, in the
+/// shape [`registry_file`] takes.
+pub fn three_node_swarms(
+    dir: &Path,
+    count: usize,
+    delay: Duration,
+    connections: &Arc<Connections>,
+) -> Vec<(String, String, Vec<String>)> {
+    let mut swarms = Vec::new();
+    for i in 0..count {
+        let ids: Vec<(String, String)> = (0..3)
+            .map(|n| (format!("s{i}-n{n}"), format!("s{i}-host{n}")))
+            .collect();
+        let members: Vec<(&str, &str)> = ids
+            .iter()
+            .map(|(id, host)| (id.as_str(), host.as_str()))
+            .collect();
+        let manager = spawn(
+            dir,
+            &format!("s{i}-n0"),
+            Daemon::manager(&ids[0].0, &ids[0].1, &format!("cluster-{i}"), &members).delayed(delay),
+            connections.clone(),
+        );
+        let mut nodes = vec![manager.clone()];
+        for (id, host) in &ids[1..] {
+            nodes.push(spawn(
+                dir,
+                id,
+                Daemon::node(id, host).delayed(delay),
+                connections.clone(),
+            ));
+        }
+        swarms.push((format!("s{i}"), manager, nodes));
+    }
+    swarms
+}
+
 /// A registry file for `swarms`: (name, manager endpoint, node endpoints).
 pub fn registry_file(
     dir: &Path,
