@@ -51,6 +51,12 @@ fn sweep_all(plan: &sweep_core::SweepPlan) -> u64 {
                     Outcome::Volumes(vec![format!("{}_data", target.release.release)])
                 }
                 ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+                // Still stamped as planned.
+                ActionKind::ReadStamps { target, names, .. } => {
+                    let release = &target.release.release;
+                    let stamp = format!("cd/default/{}:release/{release}", target.application);
+                    Outcome::same_stamps(names, release, Some(&stamp))
+                }
                 _ => Outcome::Done,
             };
             let _ = sweep.handle_outcome(a.id, outcome, Timestamp::ZERO);

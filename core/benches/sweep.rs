@@ -48,6 +48,12 @@ fn drive(plan: &SweepPlan) -> u64 {
                     format!("{}_logs", target.release.release),
                 ]),
                 ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+                // Still stamped as planned.
+                ActionKind::ReadStamps { target, names, .. } => {
+                    let release = &target.release.release;
+                    let stamp = format!("cd/default/{}:release/{release}", target.application);
+                    Outcome::same_stamps(names, release, Some(&stamp))
+                }
                 _ => Outcome::Done,
             };
             let _ = sweep.handle_outcome(action.id, outcome, now);

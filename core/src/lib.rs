@@ -32,7 +32,7 @@ pub use snapshot::{
     SwarmSnapshot,
 };
 pub use sweep::{
-    report_text, Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, Sweep,
-    SweepError, SweepReport, Timestamp,
+    report_text, Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, StampChange,
+    StampRead, Sweep, SweepError, SweepReport, Timestamp,
 };
 pub use verdict::{apply_status, plan_status, snapshot_status, Status};

@@ -131,6 +131,18 @@ mod tests {
         Application::reconciled("keep", "alpha", &[])
     }
 
+    /// A re-read that finds the release still stamped as planned.
+    fn unchanged(
+        plan: &SweepPlan,
+        target: &crate::sweep::Target,
+        names: &[crate::SwarmName],
+    ) -> Outcome {
+        let stamp = crate::ControllerId::new(plan.controller.clone())
+            .unwrap()
+            .stamp(&target.application, &target.release.release);
+        Outcome::same_stamps(names, &target.release.release, Some(&stamp))
+    }
+
     /// Carries `plan` out with every action succeeding, or every stack
     /// removal failing.
     fn apply(plan: &SweepPlan, fail: bool) -> SweepReport {
@@ -139,6 +151,7 @@ mod tests {
             let outcome = match action.kind {
                 ActionKind::ListVolumes { .. } => Outcome::Volumes(Vec::new()),
                 ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+                ActionKind::ReadStamps { target, names, .. } => unchanged(plan, &target, &names),
                 ActionKind::RemoveStack { .. } if fail => {
                     Outcome::Failed(crate::sweep::Failure::Other("the daemon said no".into()))
                 }
@@ -290,6 +303,7 @@ mod tests {
         while let Some(action) = sweep.poll_action(Timestamp::ZERO) {
             let outcome = match action.kind {
                 ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+                ActionKind::ReadStamps { target, names, .. } => unchanged(&p, &target, &names),
                 ActionKind::RemoveStack { .. } => Outcome::Failed(crate::sweep::Failure::OwnStack),
                 _ => Outcome::Done,
             };

@@ -5,7 +5,7 @@ mod harness;
 
 use std::time::Duration;
 
-use harness::{ListingBy, Reach, Run, World};
+use harness::{ListingBy, NewStamp, Reach, Run, World, CONTROLLER};
 use proptest::prelude::*;
 use sweep_core::sweep::{ReleaseOutcome, Settings, Sweep, Timestamp};
 use sweep_core::{Coverage, ReleaseRef, SwarmName};
@@ -223,6 +223,37 @@ fn build(g: &WorldGen) -> World {
     w
 }
 
+/// A change to a release's records, by kind: another application, another
+/// controller, malformed, unstamped, removed, redeployed.
+fn new_stamp(kind: u8, release: &str) -> NewStamp {
+    match kind % 6 {
+        0 => NewStamp::Stamp(format!("cd/{CONTROLLER}/other:release/{release}")),
+        1 => NewStamp::Stamp(format!("cd/cd2/gone:release/{release}")),
+        2 => NewStamp::Stamp(format!("cd/{CONTROLLER}/gone:release/elsewhere")),
+        3 => NewStamp::Stamp(String::new()),
+        4 => NewStamp::Remove,
+        _ => NewStamp::Redeploy("other".into()),
+    }
+}
+
+/// Restamps: (swarm index, release index, before which re-read, kind).
+fn restamps_gen() -> impl Strategy<Value = Vec<(usize, usize, u32, u8)>> {
+    prop::collection::vec((0usize..4, 0usize..4, 0u32..4, any::<u8>()), 0..5)
+}
+
+/// Schedules the restamps on `w`'s releases (the indices wrap), each
+/// just before one of a release's re-reads; a re-read that never comes
+/// leaves the release unchanged.
+fn schedule(w: &mut World, g: &WorldGen, restamps: &[(usize, usize, u32, u8)]) {
+    for &(si, ri, nth, kind) in restamps {
+        let si = si % g.swarms.len();
+        let ri = ri % g.swarms[si].releases.len();
+        let (swarm, release) = (format!("s{si}"), format!("r{ri}"));
+        let to = new_stamp(kind, &release);
+        w.restamp(&swarm, &release, nth, to);
+    }
+}
+
 fn settings() -> Settings {
     Settings::default()
 }
@@ -284,6 +315,52 @@ proptest! {
                         "{} on {} reported deleted but still held", v, id
                     );
                 }
+            }
+        }
+    }
+
+    /// Under random restamp schedules (another application or controller,
+    /// a malformed or missing stamp, records removed, a redeploy, each just
+    /// before one of a release's re-reads) and faults: nothing is removed
+    /// from a release after its stamp stopped being ours for the planned
+    /// application (the world flags any such removal as a violation), its
+    /// records stay unless the change removed them, and the report says
+    /// why it was left alone.
+    #[test]
+    fn nothing_is_removed_after_the_stamp_stopped_being_ours(
+        g in world_gen(true),
+        restamps in restamps_gen(),
+        seed in any::<u64>(),
+        limit in 1usize..7,
+        latency in 0u64..50,
+    ) {
+        let mut world = build(&g);
+        schedule(&mut world, &g, &restamps);
+        let mut run = Run::new(world, settings(), seed, limit)
+            .with_latency(Duration::from_millis(latency))
+            .with_max_steps(50_000);
+        let report = run.drive();
+        prop_assert!(report.is_ok(), "{:?}", report);
+        let report = report.unwrap_or_else(|_| unreachable!());
+        prop_assert!(run.world.violations.is_empty(), "{:#?}", run.world.violations);
+        for r in &report.releases {
+            let rr = ReleaseRef::new(r.swarm.clone(), r.release.clone());
+            let stamped = r.errors.iter().any(|e| e.stamp.is_some());
+            if !run.world.changed.contains(&rr) {
+                prop_assert!(!stamped, "{:?} was not changed: {:?}", rr, r.errors);
+                continue;
+            }
+            let (s, name) = (r.swarm.as_str(), r.release.as_str());
+            if run.world.has_records(s, name) {
+                prop_assert_eq!(r.outcome, ReleaseOutcome::Failed);
+                prop_assert!(stamped, "{:?} left alone untyped: {:?}", rr, r.errors);
+            } else {
+                // Removed by the change: left alone, or, on the retry of a
+                // records step whose error was for work that worked, done.
+                prop_assert!(
+                    stamped || r.outcome == ReleaseOutcome::Deleted,
+                    "{:?}: {:?}", rr, r
+                );
             }
         }
     }

@@ -5,10 +5,10 @@ mod harness;
 
 use std::time::Duration;
 
-use harness::{sweep, Event, ListingBy, Reach, Run, World};
+use harness::{sweep, Event, ListingBy, NewStamp, Reach, Run, World, CONTROLLER};
 use sweep_core::sweep::{
-    Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, Step, Sweep, SweepError,
-    Timestamp, Where,
+    Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, StampChange, Step, Sweep,
+    SweepError, SweepReport, Timestamp, Where,
 };
 use sweep_core::{Coverage, ReleaseRef, SwarmName, SweepPlan};
 
@@ -34,6 +34,17 @@ fn alpha3(w: &mut World) {
 fn is_release(kind: &ActionKind, swarm: &str, release: &str) -> bool {
     kind.target()
         .is_some_and(|t| t.release == rr(swarm, release))
+}
+
+/// The answer to a re-read that finds the release as planned, under every
+/// name asked.
+fn unchanged(kind: &ActionKind) -> Outcome {
+    let ActionKind::ReadStamps { target, names, .. } = kind else {
+        panic!("not a re-read: {kind:?}");
+    };
+    let release = &target.release.release;
+    let stamp = format!("cd/{CONTROLLER}/{}:release/{release}", target.application);
+    Outcome::same_stamps(names, release, Some(&stamp))
 }
 
 fn secs(s: u64) -> Timestamp {
@@ -85,8 +96,21 @@ fn rule1_stack_first_then_volumes_on_every_node_then_records_last() {
             let last_vol = last(ev, |e| answered(e, Step::RemoveVolume));
             let last_list = last(ev, |e| answered(e, Step::ListVolumes));
             assert!(last_vol < Some(records) && last_list < Some(records));
+            // Each destructive phase starts with a re-read of the records.
+            let before: Vec<Step> = run
+                .handed()
+                .iter()
+                .filter_map(|k| match k {
+                    ActionKind::ReadStamps { before, .. } => Some(*before),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                before,
+                [Step::RemoveStack, Step::ListVolumes, Step::DeleteRecords]
+            );
             assert!(matches!(
-                run.handed().first(),
+                run.handed().get(1),
                 Some(ActionKind::RemoveStack { .. })
             ));
             assert!(matches!(
@@ -198,6 +222,7 @@ fn rule2_each_volume_has_its_own_deadline() {
     let mut take = |sweep: &mut Sweep, t: u64| -> Option<String> {
         let action = sweep.poll_action(secs(t))?;
         let outcome = match &action.kind {
+            read @ ActionKind::ReadStamps { .. } => unchanged(read),
             ActionKind::RemoveStack { .. } => Outcome::Done,
             ActionKind::ListVolumes { .. } => {
                 Outcome::Volumes(vec!["web_a".into(), "web_b".into()])
@@ -220,8 +245,10 @@ fn rule2_each_volume_has_its_own_deadline() {
         assert_eq!(sweep.handle_outcome(action.id, outcome, secs(t)), Ok(()));
         Some(name)
     };
-    assert_eq!(take(&mut sweep, 0).as_deref(), Some(""));
-    assert_eq!(take(&mut sweep, 0).as_deref(), Some(""));
+    // Re-read, stack, re-read, listing.
+    for _ in 0..4 {
+        assert_eq!(take(&mut sweep, 0).as_deref(), Some(""));
+    }
     // One action per poll until 24 s: always a, which sorts first.
     for t in (0..=24).step_by(2) {
         assert_eq!(take(&mut sweep, t).as_deref(), Some("web_a"));
@@ -268,10 +295,16 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
             panic!("web never got to its volume");
         };
         if !web(&action) {
-            busy.push(action);
+            if action.kind.step() == Step::ReadStamps {
+                let outcome = unchanged(&action.kind);
+                assert_eq!(sweep.handle_outcome(action.id, outcome, secs(0)), Ok(()));
+            } else {
+                busy.push(action);
+            }
             continue;
         }
         let (outcome, last) = match &action.kind {
+            read @ ActionKind::ReadStamps { .. } => (unchanged(read), false),
             ActionKind::RemoveStack { .. } => (Outcome::Done, false),
             ActionKind::ListVolumes { .. } => (Outcome::Volumes(vec!["web_data".into()]), false),
             ActionKind::RemoveVolume { .. } => (Outcome::in_use(), true),
@@ -287,17 +320,17 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
     assert_eq!(sweep.poll_action(secs(1)), None);
     assert_eq!(sweep.poll_timeout(), Some(secs(2)));
 
-    // At 3 s api's stack is answered; api sorts first, so its listing comes
-    // before web's retry.
+    // At 3 s api's stack is answered; api sorts first, so its re-read
+    // before its purge comes before web's retry.
     let stack = busy.remove(0);
     assert_eq!(
         sweep.handle_outcome(stack.id, Outcome::Done, secs(3)),
         Ok(())
     );
     let Some(listing) = sweep.poll_action(secs(3)) else {
-        panic!("api's listing was not handed out");
+        panic!("api's re-read was not handed out");
     };
-    assert!(!web(&listing) && listing.kind.step() == Step::ListVolumes);
+    assert!(!web(&listing) && listing.kind.step() == Step::ReadStamps);
     // A clock stepped back to 1 s: the retry is not due there ...
     assert_eq!(sweep.poll_action(secs(1)), None);
     assert_eq!(sweep.poll_timeout(), Some(secs(2)));
@@ -318,6 +351,7 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
     while let Some(action) = pending.pop() {
         let outcome = match &action.kind {
             ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["api_data".into()]),
+            read @ ActionKind::ReadStamps { .. } => unchanged(read),
             _ => Outcome::Done,
         };
         assert_eq!(sweep.handle_outcome(action.id, outcome, secs(3)), Ok(()));
@@ -526,7 +560,8 @@ fn rule5_own_stack_is_left_with_a_remedy_and_nothing_further_is_done() {
         assert!(r
             .remedy
             .is_some_and(|m| m.contains("remove it by hand or move the controller")));
-        assert_eq!(run.world.count(|k| is_release(k, "alpha", "ctl")), 1);
+        // Its re-read, then the refused stack removal.
+        assert_eq!(run.world.count(|k| is_release(k, "alpha", "ctl")), 2);
         assert_eq!(run.world.count(|k| k.step() == Step::ListReleases), 0);
         assert!(run.world.has_stack("alpha", "ctl") && run.world.has_records("alpha", "ctl"));
         assert_eq!(run.world.volumes("alpha", "ctl")["n1"], ["ctl_state"]);
@@ -882,9 +917,32 @@ fn unknown_and_repeated_ids_are_typed_errors_that_change_nothing() {
         sweep.handle_outcome(ActionId(0), Outcome::Done, t),
         Err(SweepError::UnknownAction(ActionId(0)))
     );
+    let Some(read) = sweep.poll_action(t) else {
+        panic!("no action");
+    };
+    // A re-read answered `Done` carries no stamps: refused, not taken
+    // as "still ours".
+    assert_eq!(
+        sweep.handle_outcome(read.id, Outcome::Done, t),
+        Err(SweepError::OutcomeMismatch {
+            id: read.id,
+            action: Step::ReadStamps,
+            outcome: "done"
+        })
+    );
+    let outcome = unchanged(&read.kind);
+    assert_eq!(sweep.handle_outcome(read.id, outcome, t), Ok(()));
     let Some(stack) = sweep.poll_action(t) else {
         panic!("no action");
     };
+    assert_eq!(
+        sweep.handle_outcome(stack.id, Outcome::Stamps(vec![]), t),
+        Err(SweepError::OutcomeMismatch {
+            id: stack.id,
+            action: Step::RemoveStack,
+            outcome: "stamps"
+        })
+    );
     assert_eq!(
         sweep.handle_outcome(stack.id, Outcome::Volumes(vec![]), t),
         Err(SweepError::OutcomeMismatch {
@@ -903,6 +961,18 @@ fn unknown_and_repeated_ids_are_typed_errors_that_change_nothing() {
         sweep.handle_outcome(ActionId(99), Outcome::Done, t),
         Err(SweepError::UnknownAction(ActionId(99)))
     );
+    let Some(read) = sweep.poll_action(t) else {
+        panic!("no re-read before the records");
+    };
+    assert!(matches!(
+        read.kind,
+        ActionKind::ReadStamps {
+            before: Step::DeleteRecords,
+            ..
+        }
+    ));
+    let outcome = unchanged(&read.kind);
+    assert_eq!(sweep.handle_outcome(read.id, outcome, t), Ok(()));
     let Some(records) = sweep.poll_action(t) else {
         panic!("no records action");
     };
@@ -971,4 +1041,251 @@ fn a_run_that_never_converges_is_caught_as_livelock() {
         run.drive(),
         Err(harness::DriveError::Livelock { .. })
     ));
+}
+
+// ----- rule 10: the stamp re-check -----------------------------------------
+//
+// The plan was made from a snapshot. Before each destructive phase (stack,
+// purge, records) the sweep re-reads the release's records under every name
+// of its cluster and judges them by the planner's own rule: a release no
+// longer this controller's for the planned application is left alone, with
+// a typed reason, and nothing more of it is removed.
+
+/// `web` of the departed `shop` on `alpha`, with volumes on two nodes.
+fn restamp_world() -> World {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[("n1", "data"), ("n2", "logs")]);
+    w
+}
+
+/// Runs `w` with `to` scheduled before `web`'s re-read `nth` (0: before the
+/// stack, 1: before the purge, 2: before the records) and checks that
+/// `web` is left alone with `change`.
+fn left_alone(to: NewStamp, nth: u32, change: StampChange) -> (SweepReport, Run) {
+    let mut w = restamp_world();
+    w.restamp("alpha", "web", nth, to.clone());
+    let mut run = Run::new(w, Settings::default(), u64::from(nth), 3);
+    // `finish` also fails on any removal after the change.
+    let report = run.finish();
+    let r = &report.releases[0];
+    assert_eq!(
+        r.outcome,
+        ReleaseOutcome::Failed,
+        "{to:?} before read {nth}"
+    );
+    let errors: Vec<_> = r.errors.iter().filter(|e| e.stamp.is_some()).collect();
+    assert_eq!(errors.len(), 1, "{:?}", r.errors);
+    assert_eq!(errors[0].action, Step::ReadStamps);
+    assert_eq!(errors[0].stamp, Some(change), "{to:?}: {:?}", errors[0]);
+    assert!(r
+        .remedy
+        .as_deref()
+        .is_some_and(|m| m.contains("changed since the plan")));
+    assert_eq!(report.stamp_changes().count(), 1);
+    // Records are never deleted by the sweep after the change.
+    if to != NewStamp::Remove {
+        assert!(run.world.has_records("alpha", "web"));
+    }
+    assert_eq!(run.world.count(|k| k.step() == Step::DeleteRecords), 0);
+    // Before the stack: nothing at all was removed.
+    if nth == 0 {
+        assert!(run.world.has_stack("alpha", "web"));
+        assert_eq!(run.world.volumes("alpha", "web").len(), 2);
+        assert_eq!(run.world.count(|k| k.step() == Step::RemoveStack), 0);
+    }
+    // Before the purge: the volumes stay.
+    if nth == 1 {
+        assert_eq!(run.world.volumes("alpha", "web").len(), 2);
+        assert_eq!(run.world.count(|k| k.step() == Step::ListVolumes), 0);
+    }
+    (report, run)
+}
+
+#[test]
+fn rule10_restamped_to_another_application_is_left_alone() {
+    for nth in 0..3 {
+        let to = NewStamp::Stamp(format!("cd/{CONTROLLER}/blog:release/web"));
+        let (report, run) = left_alone(to, nth, StampChange::OtherApplication);
+        let e = &report.releases[0].errors[0];
+        assert!(e.message.contains("no longer by application"), "{e:?}");
+        assert_eq!(
+            run.world.stamp("alpha", "web").as_deref(),
+            Some("cd/cd1/blog:release/web")
+        );
+    }
+}
+
+#[test]
+fn rule10_redeployed_since_the_plan_is_left_alone_with_its_new_stack() {
+    for nth in 0..3 {
+        let (_, run) = left_alone(
+            NewStamp::Redeploy("blog".into()),
+            nth,
+            StampChange::OtherApplication,
+        );
+        // The redeployed stack stands, whatever phase it came back in.
+        assert!(run.world.has_stack("alpha", "web"));
+    }
+}
+
+#[test]
+fn rule10_restamped_to_another_controller_is_left_alone() {
+    for nth in 0..3 {
+        let to = NewStamp::Stamp("cd/cd2/shop:release/web".into());
+        left_alone(to, nth, StampChange::OtherController);
+        let to = NewStamp::Stamp("helm/shop".into());
+        left_alone(to, nth, StampChange::OtherController);
+    }
+}
+
+#[test]
+fn rule10_malformed_stamp_is_left_alone() {
+    for nth in 0..3 {
+        // Our prefix, but copied from another release.
+        let to = NewStamp::Stamp(format!("cd/{CONTROLLER}/shop:release/api"));
+        left_alone(to, nth, StampChange::Malformed);
+    }
+}
+
+#[test]
+fn rule10_stamp_removed_is_left_alone() {
+    for nth in 0..3 {
+        left_alone(NewStamp::Stamp(String::new()), nth, StampChange::Unmanaged);
+    }
+}
+
+#[test]
+fn rule10_records_gone_since_the_plan_is_left_alone() {
+    for nth in 0..3 {
+        let (report, run) = left_alone(NewStamp::Remove, nth, StampChange::RecordsGone);
+        assert!(!run.world.has_records("alpha", "web"));
+        assert!(!report.all_done());
+    }
+}
+
+#[test]
+fn rule10_unreadable_records_are_left_alone() {
+    let mut w = restamp_world();
+    w.faults.read_fails.insert(rr("alpha", "web"));
+    let (report, run) = sweep(w, 0, 3);
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    assert_eq!(r.errors[0].stamp, Some(StampChange::Unreadable));
+    assert!(r.errors[0].message.contains("connection reset"));
+    assert!(run.world.has_stack("alpha", "web") && run.world.has_records("alpha", "web"));
+    assert_eq!(run.world.count(|k| k.step() == Step::RemoveStack), 0);
+}
+
+#[test]
+fn rule10_unchanged_release_proceeds_and_is_read_before_each_phase() {
+    for seed in 0..SEEDS {
+        let (report, run) = sweep(restamp_world(), seed, 4);
+        assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+        assert!(report.releases[0].errors.is_empty());
+        assert_eq!(report.stamp_changes().count(), 0);
+        assert_eq!(run.world.count(|k| k.step() == Step::ReadStamps), 3);
+        assert!(!run.world.has_records("alpha", "web"));
+        // No `stamp` field in JSON where nothing changed.
+        assert!(!report.to_json_pretty().contains("\"stamp\""));
+    }
+}
+
+#[test]
+fn rule10_the_typed_reason_is_in_json_and_text() {
+    let to = NewStamp::Stamp("cd/cd2/shop:release/web".into());
+    let (report, _) = left_alone(to, 0, StampChange::OtherController);
+    let json = report.to_json_pretty();
+    assert!(json.contains("\"action\": \"read_stamps\""), "{json}");
+    assert!(json.contains("\"stamp\": \"other_controller\""), "{json}");
+    let back: SweepReport = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back, report);
+    let text = sweep_core::report_text(&report);
+    assert!(
+        text.contains("error in read_stamps [stamp other_controller]"),
+        "{text}"
+    );
+}
+
+/// `alpha` and `alpha2` are one cluster (`A`); each name keeps its own
+/// copy of the records, like two reads at different moments.
+fn cluster_world() -> World {
+    let mut w = World::new(false);
+    for name in ["alpha", "alpha2"] {
+        w.swarm(name, &[("n1", "node-1", true)], Reach::Nodes, true);
+        w.cluster(name, "A");
+        w.release(name, "web", "shop", &[]);
+    }
+    w
+}
+
+#[test]
+fn rule10_names_of_one_cluster_disagreeing_leave_the_release_alone() {
+    for nth in 0..2 {
+        let mut w = cluster_world();
+        let to = NewStamp::Stamp(format!("cd/{CONTROLLER}/blog:release/web"));
+        w.restamp_under("alpha", "web", nth, "alpha2", to);
+        let (report, run) = sweep(w, u64::from(nth), 2);
+        assert_eq!(report.releases.len(), 1, "planned once for the cluster");
+        let r = &report.releases[0];
+        assert_eq!(r.outcome, ReleaseOutcome::Failed);
+        assert_eq!(r.errors[0].stamp, Some(StampChange::NamesDisagree));
+        assert!(run.world.has_records("alpha", "web"));
+        if nth == 0 {
+            assert!(run.world.has_stack("alpha", "web"));
+        }
+        // Every name of the cluster was asked.
+        let asked: Vec<Vec<SwarmName>> = run
+            .handed()
+            .iter()
+            .filter_map(|k| match k {
+                ActionKind::ReadStamps { names, .. } => Some(names.clone()),
+                _ => None,
+            })
+            .collect();
+        assert!(asked
+            .iter()
+            .all(|n| n == &[SwarmName::new("alpha"), SwarmName::new("alpha2")]));
+    }
+}
+
+#[test]
+fn rule10_names_of_one_cluster_agreeing_let_the_release_go() {
+    let (report, run) = sweep(cluster_world(), 0, 2);
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+    assert!(!run.world.has_records("alpha", "web"));
+}
+
+#[test]
+fn rule10_a_read_missing_a_name_is_unreadable() {
+    let w = cluster_world();
+    let mut sweep = Sweep::new(&w.plan(), Settings::default());
+    let t = Timestamp::ZERO;
+    let Some(read) = sweep.poll_action(t) else {
+        panic!("no re-read");
+    };
+    // Only `alpha` answered: `alpha2` might show anything.
+    let stamp = format!("cd/{CONTROLLER}/shop:release/web");
+    let outcome = Outcome::same_stamps(&[SwarmName::new("alpha")], "web", Some(&stamp));
+    assert_eq!(sweep.handle_outcome(read.id, outcome, t), Ok(()));
+    assert_eq!(sweep.poll_action(t), None);
+    assert!(sweep.is_done());
+    let report = sweep.report();
+    assert_eq!(
+        report.releases[0].errors[0].stamp,
+        Some(StampChange::Unreadable)
+    );
+}
+
+#[test]
+fn rule10_records_found_gone_on_the_retry_after_a_relisting_are_deleted() {
+    // The records step reports an error for work that worked; the
+    // re-listing no longer lists the release, the retry's re-read finds
+    // the records gone: its own first attempt took them.
+    let mut w = restamp_world();
+    w.faults.records_lie.insert(rr("alpha", "web"), 1);
+    let (report, run) = sweep(w, 0, 3);
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+    assert_eq!(report.stamp_changes().count(), 0);
+    assert_eq!(run.world.count(|k| k.step() == Step::DeleteRecords), 1);
 }

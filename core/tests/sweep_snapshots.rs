@@ -4,7 +4,7 @@
 
 mod harness;
 
-use harness::{sweep, ListingBy, Reach, World};
+use harness::{sweep, ListingBy, NewStamp, Reach, World, CONTROLLER};
 use sweep_core::sweep::{report_text, Settings, Sweep};
 use sweep_core::{ReleaseRef, SwarmName};
 
@@ -128,6 +128,34 @@ fn purge_off() -> World {
     w
 }
 
+/// Records changed between the plan and a step: `web` restamped for
+/// another application before its stack, `api` redeployed by another
+/// controller before its purge, `db` unstamped before its records, `old`'s
+/// records removed before its stack; `ok` goes. All but `ok` are left
+/// alone with a typed reason.
+fn restamped() -> World {
+    let mut w = World::new(true);
+    alpha3(&mut w, true);
+    for release in ["web", "api", "db", "old", "ok"] {
+        w.release("alpha", release, "shop", &[("n1", "data")]);
+    }
+    w.restamp(
+        "alpha",
+        "web",
+        0,
+        NewStamp::Stamp(format!("cd/{CONTROLLER}/blog:release/web")),
+    );
+    w.restamp(
+        "alpha",
+        "api",
+        1,
+        NewStamp::Stamp("cd/cd2/shop:release/api".into()),
+    );
+    w.restamp("alpha", "db", 2, NewStamp::Stamp(String::new()));
+    w.restamp("alpha", "old", 0, NewStamp::Remove);
+    w
+}
+
 /// Names made to fake lines of the report or move the cursor: a swarm,
 /// releases, node names, and so the volume names, error messages, remedies
 /// and label filters built from them.
@@ -168,6 +196,7 @@ const CASES: &[Case] = &[
     ("relisting_fails", relisting_fails),
     ("purge_off", purge_off),
     ("hostile_names", hostile_names),
+    ("restamped", restamped),
 ];
 
 #[test]

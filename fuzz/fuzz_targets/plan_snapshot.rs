@@ -84,6 +84,15 @@ fuzz_target!(|data: &[u8]| {
         let outcome = match action.kind {
             ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["v".into()]),
             ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+            // Still stamped as planned.
+            ActionKind::ReadStamps { target, names, .. } => {
+                let release = &target.release.release;
+                let stamp = format!(
+                    "cd/{}/{}:release/{release}",
+                    plan.controller, target.application
+                );
+                Outcome::same_stamps(&names, release, Some(&stamp))
+            }
             _ => Outcome::Done,
         };
         assert_eq!(sweep.handle_outcome(action.id, outcome, now), Ok(()));

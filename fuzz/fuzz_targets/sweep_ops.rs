@@ -3,8 +3,11 @@
 //! chosen outcome, advance time, answer an id that is not outstanding).
 //!
 //! Invariants: nothing panics; nothing is handed out for a release the
-//! plan does not list, nor at all for a held plan; volumes are touched only
-//! after the stack went; records are handed out only when the stack went
+//! plan does not list, nor at all for a held plan; every destructive step
+//! (stack, purge, records) comes right after a re-read of the release's
+//! records that found it still ours for the planned application, and
+//! nothing at all comes after a re-read that did not; volumes are touched
+//! only after the stack went; records are handed out only when the stack went
 //! and, with purge, every place was listed and every volume listed there
 //! was removed (and never under partial coverage); a driver that then
 //! answers everything with success finishes in a bounded number of steps.
@@ -18,10 +21,10 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 use sweep_core::sweep::{
-    Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, Step, Sweep, SweepError,
-    Timestamp, Where,
+    Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, StampRead, Step, Sweep,
+    SweepError, Timestamp, Where,
 };
-use sweep_core::{Coverage, ReleaseRef, SweepPlan};
+use sweep_core::{Coverage, ReleaseEntry, ReleaseRef, SweepPlan};
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -77,6 +80,7 @@ enum KindIn {
     Volume,
     Records,
     Relist,
+    Read,
 }
 
 #[derive(Arbitrary, Debug, Clone)]
@@ -89,6 +93,8 @@ enum OutcomeIn {
     Unreachable,
     Other,
     WrongShape,
+    /// A re-read's answer: see [`stamps`].
+    Stamps(u8),
 }
 
 fn swarm_name(n: u8) -> String {
@@ -169,6 +175,11 @@ fn place_key(at: &Where) -> String {
 
 #[derive(Default)]
 struct ReleaseSeen {
+    /// The latest answered re-read: the step it stood before, and whether
+    /// it found the release still ours on every name.
+    last_read: Option<(Step, bool)>,
+    /// A re-read before the records found them gone.
+    records_read_gone: bool,
     stack_gone: bool,
     /// Per place: the volumes its latest successful listing named.
     listed: BTreeMap<String, BTreeSet<String>>,
@@ -218,7 +229,28 @@ impl Judge<'_> {
             .find(|d| d.release_ref() == r)
             .map(|d| d.volumes);
         let seen = self.seen.entry(r.clone()).or_default();
+        assert!(
+            seen.last_read.is_none_or(|(_, ours)| ours),
+            "action after a re-read found the release changed: {action:?}"
+        );
+        // The re-read that cleared this step, if it is destructive.
+        let gate = match action.kind.step() {
+            Step::RemoveStack => Some(Step::RemoveStack),
+            Step::ListVolumes | Step::RemoveVolume => Some(Step::ListVolumes),
+            Step::DeleteRecords => Some(Step::DeleteRecords),
+            Step::ReadStamps | Step::ListReleases => None,
+        };
+        if let Some(gate) = gate {
+            assert_eq!(
+                seen.last_read,
+                Some((gate, true)),
+                "destructive step without a clearing re-read: {action:?}"
+            );
+        }
         match &action.kind {
+            ActionKind::ReadStamps { names, .. } => {
+                assert!(names.contains(&r.swarm), "re-read misses its own swarm");
+            }
             ActionKind::ListVolumes { .. } | ActionKind::RemoveVolume { .. } => {
                 assert!(self.plan.purge_volumes, "volume action without purge");
                 assert!(
@@ -278,9 +310,61 @@ impl Judge<'_> {
                     .insert(volume.clone());
             }
             ActionKind::DeleteRecords { .. } if ok => seen.records_gone = true,
+            ActionKind::ReadStamps { before, .. } => {
+                let ours =
+                    matches!(outcome, Outcome::Stamps(_)) && *outcome == stamps(&action.kind, 0);
+                seen.last_read = Some((*before, ours));
+                if *before == Step::DeleteRecords && *outcome == stamps(&action.kind, 5) {
+                    seen.records_read_gone = true;
+                }
+            }
             _ => {}
         }
     }
+}
+
+/// A re-read's answer under every asked name: 0 still ours, 1 another
+/// application, 2 another controller, 3 malformed, 4 unstamped, 5 records
+/// gone, 6 the last name left out, 7 the names disagreeing.
+fn stamps(kind: &ActionKind, choice: u8) -> Outcome {
+    let ActionKind::ReadStamps { target, names, .. } = kind else {
+        return Outcome::Done;
+    };
+    let release = target.release.release.as_str();
+    let app = target.application.as_str();
+    let stamp = match choice % 8 {
+        0 | 6 | 7 => Some(format!("cd/fuzz/{app}:release/{release}")),
+        1 => Some(format!("cd/fuzz/{app}x:release/{release}")),
+        2 => Some(format!("cd/other/{app}:release/{release}")),
+        3 => Some(format!("cd/fuzz/{app}:release/{release}x")),
+        4 => None,
+        _ => {
+            return Outcome::Stamps(
+                names
+                    .iter()
+                    .map(|n| StampRead::new(n.clone(), None))
+                    .collect(),
+            )
+        }
+    };
+    let mut reads: Vec<StampRead> = names
+        .iter()
+        .map(|n| StampRead::new(n.clone(), Some(ReleaseEntry::new(release, stamp.clone()))))
+        .collect();
+    match choice % 8 {
+        6 => {
+            reads.pop();
+        }
+        7 => reads.push(StampRead::new(
+            target.release.swarm.clone(),
+            Some(ReleaseEntry::new(
+                release,
+                Some(format!("cd/other/{app}:release/{release}")),
+            )),
+        )),
+        _ => {}
+    }
+    Outcome::Stamps(reads)
 }
 
 fn outcome_for(kind: &ActionKind, o: &OutcomeIn) -> Outcome {
@@ -293,9 +377,27 @@ fn outcome_for(kind: &ActionKind, o: &OutcomeIn) -> Outcome {
         OutcomeIn::Unreachable => Outcome::unreachable("fuzz"),
         OutcomeIn::Other => Outcome::other("fuzz"),
         OutcomeIn::WrongShape => match kind.step() {
-            Step::ListVolumes | Step::ListReleases => Outcome::Done,
+            Step::ListVolumes | Step::ListReleases | Step::ReadStamps => Outcome::Done,
             _ => Outcome::Volumes(Vec::new()),
         },
+        OutcomeIn::Stamps(choice) => match kind.step() {
+            Step::ReadStamps => stamps(kind, *choice),
+            _ => Outcome::Stamps(Vec::new()),
+        },
+    }
+}
+
+/// Whether a success has the shape its action calls for.
+fn fits(outcome: &Outcome, step: Step) -> bool {
+    match outcome {
+        Outcome::Failed(_) => true,
+        Outcome::Done => matches!(
+            step,
+            Step::RemoveStack | Step::RemoveVolume | Step::DeleteRecords
+        ),
+        Outcome::Volumes(_) => step == Step::ListVolumes,
+        Outcome::Releases(_) => step == Step::ListReleases,
+        Outcome::Stamps(_) => step == Step::ReadStamps,
     }
 }
 
@@ -315,6 +417,7 @@ fn success(kind: &ActionKind, names: &[u8]) -> Outcome {
                 .map(|n| format!("r{}", n % 6))
                 .collect(),
         ),
+        ActionKind::ReadStamps { .. } => stamps(kind, 0),
         _ => Outcome::Done,
     }
 }
@@ -327,6 +430,7 @@ fn matches_kind(k: KindIn, a: &Action) -> bool {
         KindIn::Volume => a.kind.step() == Step::RemoveVolume,
         KindIn::Records => a.kind.step() == Step::DeleteRecords,
         KindIn::Relist => a.kind.step() == Step::ListReleases,
+        KindIn::Read => a.kind.step() == Step::ReadStamps,
     }
 }
 
@@ -347,11 +451,7 @@ fuzz_target!(|input: Input| {
     let mut now = Timestamp::ZERO;
 
     let answer = |sweep: &mut Sweep, judge: &mut Judge, action: Action, outcome: Outcome, now| {
-        let fits = !matches!(
-            (&outcome, action.kind.step()),
-            (Outcome::Done, Step::ListVolumes | Step::ListReleases)
-        ) && !matches!((&outcome, action.kind.step()), (Outcome::Volumes(_), s) if s != Step::ListVolumes)
-            && !matches!((&outcome, action.kind.step()), (Outcome::Releases(_), s) if s != Step::ListReleases);
+        let fits = fits(&outcome, action.kind.step());
         let result = sweep.handle_outcome(action.id, outcome.clone(), now);
         if fits {
             assert_eq!(result, Ok(()));
@@ -444,8 +544,10 @@ fuzz_target!(|input: Input| {
             .get(&ReleaseRef::new(r.swarm.clone(), r.release.clone()));
         match r.outcome {
             ReleaseOutcome::Deleted => {
+                // Gone by its own records step, or found gone by the
+                // re-read of a retry after a re-listing.
                 assert!(
-                    seen.is_some_and(|s| s.records_gone),
+                    seen.is_some_and(|s| s.records_gone || s.records_read_gone),
                     "reported deleted without records gone"
                 );
             }

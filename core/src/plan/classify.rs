@@ -237,7 +237,9 @@ pub fn decide(
 
 /// Ownership of a release whose names may disagree: only a release every
 /// name of the cluster shows as this controller's, for one application, is.
-fn ownership(controller: &ControllerId, release: &GroupRelease) -> Ownership {
+/// The sweep's re-read of a release before each destructive step judges by
+/// this same rule, so a release is deleted only on the planner's terms.
+pub(crate) fn ownership(controller: &ControllerId, release: &GroupRelease) -> Ownership {
     let mut seen = release
         .owners
         .iter()

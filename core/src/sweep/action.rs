@@ -75,6 +75,19 @@ pub struct Action {
 /// What to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ActionKind {
+    /// Read the release's records, as they are now, under each of `names`
+    /// (every name of its cluster, the release's own swarm among them);
+    /// answer with [`Outcome::Stamps`](super::Outcome::Stamps), one
+    /// [`StampRead`](super::StampRead) per name, raw and unjudged. Handed
+    /// out before every step that destroys something (`before` says which):
+    /// the plan was made from a snapshot, and a release restamped or
+    /// removed since must not be deleted on the old snapshot's word. The
+    /// sweep judges the answer with the planner's own ownership rule.
+    ReadStamps {
+        target: Target,
+        names: Vec<SwarmName>,
+        before: Step,
+    },
     /// Remove the release's stack (services, networks, configs, secrets).
     RemoveStack { target: Target },
     /// List the volumes labelled [`STACK_LABEL`]`=<release>` at `at`;
@@ -105,6 +118,7 @@ impl ActionKind {
     /// The kind as the report and errors name it.
     pub fn step(&self) -> Step {
         match self {
+            ActionKind::ReadStamps { .. } => Step::ReadStamps,
             ActionKind::RemoveStack { .. } => Step::RemoveStack,
             ActionKind::ListVolumes { .. } => Step::ListVolumes,
             ActionKind::RemoveVolume { .. } => Step::RemoveVolume,
@@ -117,7 +131,8 @@ impl ActionKind {
     /// concerns a swarm (its `checking` names the releases).
     pub fn target(&self) -> Option<&Target> {
         match self {
-            ActionKind::RemoveStack { target }
+            ActionKind::ReadStamps { target, .. }
+            | ActionKind::RemoveStack { target }
             | ActionKind::ListVolumes { target, .. }
             | ActionKind::RemoveVolume { target, .. }
             | ActionKind::DeleteRecords { target } => Some(target),
@@ -125,11 +140,13 @@ impl ActionKind {
         }
     }
 
-    /// The swarm the action runs on.
+    /// The swarm the action runs on (for a [`ActionKind::ReadStamps`],
+    /// the release's own name of the cluster; it reads under every name).
     pub fn swarm(&self) -> &SwarmName {
         match self {
             ActionKind::ListReleases { swarm, .. } => swarm,
-            ActionKind::RemoveStack { target }
+            ActionKind::ReadStamps { target, .. }
+            | ActionKind::RemoveStack { target }
             | ActionKind::ListVolumes { target, .. }
             | ActionKind::RemoveVolume { target, .. }
             | ActionKind::DeleteRecords { target } => &target.release.swarm,
@@ -149,6 +166,8 @@ impl ActionKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Step {
+    /// The re-read of a release's records before a destructive step.
+    ReadStamps,
     RemoveStack,
     ListVolumes,
     RemoveVolume,
@@ -159,6 +178,7 @@ pub enum Step {
 impl Step {
     pub fn as_str(self) -> &'static str {
         match self {
+            Step::ReadStamps => "read_stamps",
             Step::RemoveStack => "remove_stack",
             Step::ListVolumes => "list_volumes",
             Step::RemoveVolume => "remove_volume",

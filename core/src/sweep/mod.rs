@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::owner::ControllerId;
 use crate::plan::{Coverage, SweepPlan};
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::NodeEntry;
@@ -30,10 +31,11 @@ use crate::snapshot::NodeEntry;
 pub use action::{
     label_filter, Action, ActionId, ActionKind, Step, Target, Where, MANAGER, STACK_LABEL,
 };
-pub use outcome::{Failure, Outcome};
+pub use outcome::{Failure, Outcome, StampRead};
 pub use render::report_text;
 pub use report::{
-    ErrorEntry, Leftover, ReleaseOutcome, ReleaseReport, SweepReport, Totals, UncoveredSwarm,
+    ErrorEntry, Leftover, ReleaseOutcome, ReleaseReport, StampChange, SweepReport, Totals,
+    UncoveredSwarm,
 };
 pub use time::Timestamp;
 
@@ -131,7 +133,10 @@ impl Default for Settings {
 /// # Example
 ///
 /// ```
-/// use sweep_core::{plan, ActionKind, Outcome, Settings, Snapshot, Sweep, Timestamp};
+/// use sweep_core::sweep::StampRead;
+/// use sweep_core::{
+///     plan, ActionKind, Outcome, ReleaseEntry, Settings, Snapshot, Sweep, Timestamp,
+/// };
 ///
 /// let snapshot = Snapshot::from_json(
 ///     r#"{"app_set": {"loaded": true, "applications": [{"name": "blog", "swarm": "", "releases": []}]},
@@ -146,6 +151,19 @@ impl Default for Settings {
 ///     let outcome = match action.kind {
 ///         ActionKind::ListVolumes { .. } => Outcome::Volumes(Vec::new()),
 ///         ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+///         // The release's records, as they read now under each name.
+///         ActionKind::ReadStamps { names, target, .. } => Outcome::Stamps(
+///             names
+///                 .iter()
+///                 .map(|n| {
+///                     let entry = ReleaseEntry::new(
+///                         target.release.release.clone(),
+///                         Some("cd/default/shop:release/web".to_owned()),
+///                     );
+///                     StampRead::new(n.clone(), Some(entry))
+///                 })
+///                 .collect(),
+///         ),
 ///         _ => Outcome::Done,
 ///     };
 ///     sweep.handle_outcome(action.id, outcome, now)?;
@@ -158,6 +176,9 @@ impl Default for Settings {
 pub struct Sweep {
     settings: Settings,
     controller: String,
+    /// `controller` as the re-reads judge stamps by; `None` when the plan
+    /// names an invalid id, and then no re-read proves anything ours.
+    controller_id: Option<ControllerId>,
     held: bool,
     purge: bool,
     releases: Vec<ReleaseRun>,
@@ -263,7 +284,22 @@ impl Sweep {
                 release: deletion.release_ref(),
                 application: deletion.application.clone(),
             };
-            releases.push(ReleaseRun::new(target, deletion.volumes, purge, places));
+            // The re-reads ask every name of the cluster, as the planner
+            // read them all: one name's stamp alone proves nothing when
+            // another shows a different one.
+            let mut names: Vec<SwarmName> = swarm_plan.map(|s| s.names.clone()).unwrap_or_default();
+            if !names.contains(&deletion.swarm) {
+                names.push(deletion.swarm.clone());
+            }
+            names.sort();
+            names.dedup();
+            releases.push(ReleaseRun::new(
+                target,
+                names,
+                deletion.volumes,
+                purge,
+                places,
+            ));
         }
         let swarms: Vec<SwarmRun> = swarms.into_values().collect();
         let mut swarm_of = vec![0; releases.len()];
@@ -277,6 +313,7 @@ impl Sweep {
         Sweep {
             settings,
             controller: plan.controller.clone(),
+            controller_id: ControllerId::new(plan.controller.clone()).ok(),
             held,
             purge,
             agenda: Agenda::new(releases.len()),
@@ -399,7 +436,9 @@ impl Sweep {
         match self.outstanding.remove(&id) {
             Some(Pending::Release { index, key, .. }) => {
                 let settings = self.settings;
-                self.update(index, |run| run.handle(key, outcome, now, &settings));
+                self.update(index, |run, controller| {
+                    run.handle(key, outcome, now, &settings, controller)
+                });
             }
             Some(Pending::Relist { swarm, checking }) => {
                 let names: Result<BTreeSet<String>, String> = match outcome {
@@ -410,7 +449,7 @@ impl Sweep {
                 };
                 let listing = names.as_ref().map_err(String::as_str);
                 for i in checking {
-                    self.update(i, |run| run.relisted(listing));
+                    self.update(i, |run, _| run.relisted(listing));
                 }
                 if let Some(s) = self.swarms.get_mut(swarm) {
                     s.relist = Relist::Done;
@@ -425,12 +464,12 @@ impl Sweep {
     /// candidate again, its retry is re-read, and the counts of settled
     /// releases follow, making its swarm a candidate for a re-listing once
     /// every release there has settled.
-    fn update(&mut self, i: usize, change: impl FnOnce(&mut ReleaseRun)) {
+    fn update(&mut self, i: usize, change: impl FnOnce(&mut ReleaseRun, Option<&ControllerId>)) {
         let Some(run) = self.releases.get_mut(i) else {
             return;
         };
         let (was_settled, was_awaiting) = (run.is_settled(), run.awaits_relisting());
-        change(run);
+        change(run, self.controller_id.as_ref());
         let (settled, awaiting) = (run.is_settled(), run.awaits_relisting());
         let retry = run.next_retry();
         self.agenda.set_retry(i, retry);
@@ -519,6 +558,7 @@ fn fits(step: Step, outcome: &Outcome) -> bool {
         ),
         Outcome::Volumes(_) => step == Step::ListVolumes,
         Outcome::Releases(_) => step == Step::ListReleases,
+        Outcome::Stamps(_) => step == Step::ReadStamps,
     }
 }
 

@@ -7,6 +7,9 @@
 
 use std::fmt;
 
+use crate::refs::SwarmName;
+use crate::snapshot::ReleaseEntry;
+
 /// What happened when the driver ran an action.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -16,6 +19,10 @@ pub enum Outcome {
     Volumes(Vec<String>),
     /// A re-listing worked: the names of the releases now on the swarm.
     Releases(Vec<String>),
+    /// A [`ReadStamps`](super::ActionKind::ReadStamps) worked: what each
+    /// asked name shows of the release now. A name the answer leaves out
+    /// counts as unreadable.
+    Stamps(Vec<StampRead>),
     /// It did not work, or the target was not there.
     Failed(Failure),
 }
@@ -41,14 +48,46 @@ impl Outcome {
         Outcome::Failed(Failure::Other(message.into()))
     }
 
+    /// The answer to a re-read that finds `release` stamped `stamp` under
+    /// every one of `names`: for drivers of a model world (tests,
+    /// benches). A real driver reads each name; one name's read is no
+    /// evidence for another's.
+    pub fn same_stamps(names: &[SwarmName], release: &str, stamp: Option<&str>) -> Self {
+        Outcome::Stamps(
+            names
+                .iter()
+                .map(|n| {
+                    let entry = ReleaseEntry::new(release, stamp.map(str::to_owned));
+                    StampRead::new(n.clone(), Some(entry))
+                })
+                .collect(),
+        )
+    }
+
     /// The outcome's kind, for errors.
     pub fn kind_str(&self) -> &'static str {
         match self {
             Outcome::Done => "done",
             Outcome::Volumes(_) => "volumes",
             Outcome::Releases(_) => "releases",
+            Outcome::Stamps(_) => "stamps",
             Outcome::Failed(_) => "failed",
         }
+    }
+}
+
+/// The release's records as one name of its cluster shows them now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StampRead {
+    pub swarm: SwarmName,
+    /// The release's entry (its newest record's raw owner stamp), as the
+    /// snapshot would carry it; `None` when it has no records there.
+    pub entry: Option<ReleaseEntry>,
+}
+
+impl StampRead {
+    pub fn new(swarm: SwarmName, entry: Option<ReleaseEntry>) -> Self {
+        StampRead { swarm, entry }
     }
 }
 

@@ -5,16 +5,27 @@
 //! only thing that lets a later sweep find the release: deleting them while
 //! a stack or a volume remains strands that remainder forever. So records
 //! go last, and only when everything before them succeeded.
+//!
+//! Each destructive phase (stack, purge, records) starts with a re-read of
+//! the release's records under every name of its cluster, judged by the
+//! planner's own ownership rule: the plan was made from a snapshot, and a
+//! release restamped, redeployed or removed since must not be deleted on
+//! the old snapshot's word. One that is no longer this controller's for the
+//! planned application is left alone, with a typed [`StampChange`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::action::{label_filter, ActionKind, Step, Target, Where};
-use super::outcome::{Failure, Outcome};
-use super::report::{ErrorEntry, ReleaseOutcome, ReleaseReport};
+use super::outcome::{Failure, Outcome, StampRead};
+use super::report::{ErrorEntry, ReleaseOutcome, ReleaseReport, StampChange};
 use super::time::Timestamp;
 use super::Settings;
+use crate::owner::{ControllerId, Ownership};
+use crate::plan::classify::ownership;
+use crate::plan::swarms::GroupRelease;
 use crate::plan::Coverage;
+use crate::refs::SwarmName;
 
 /// Where a purge runs, with the name reports give it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +37,7 @@ pub(crate) struct Place {
 /// Which of a release's actions an outcome answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Key {
+    Check,
     Stack,
     List(usize),
     Volume(usize, String),
@@ -49,8 +61,28 @@ enum Overturnable {
     Records,
 }
 
+/// The destructive step a re-read of the records stands before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    Stack,
+    Purge,
+    Records,
+}
+
+impl Gate {
+    fn step(self) -> Step {
+        match self {
+            Gate::Stack => Step::RemoveStack,
+            Gate::Purge => Step::ListVolumes,
+            Gate::Records => Step::DeleteRecords,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Phase {
+    /// Re-reading the records before the gate's step.
+    Check(Gate, Slot),
     Stack(Slot),
     Purge(Vec<NodePurge>),
     Records(Slot),
@@ -95,6 +127,8 @@ enum VolumeState {
 #[derive(Debug, Clone)]
 pub(crate) struct ReleaseRun {
     target: Target,
+    /// Every name of the release's cluster: the re-read asks each.
+    names: Vec<SwarmName>,
     coverage: Coverage,
     purge: bool,
     places: Vec<Place>,
@@ -103,20 +137,32 @@ pub(crate) struct ReleaseRun {
     overturnable: Option<Overturnable>,
     /// Its swarm was re-listed for it; a later failure is final.
     relisted: bool,
+    /// The records step is tried again because the re-listing no longer
+    /// lists the release: records found gone then are its own first
+    /// attempt's work, not someone else's.
+    records_retry: bool,
     deleted: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl ReleaseRun {
-    pub fn new(target: Target, coverage: Coverage, purge: bool, places: Vec<Place>) -> Self {
+    pub fn new(
+        target: Target,
+        names: Vec<SwarmName>,
+        coverage: Coverage,
+        purge: bool,
+        places: Vec<Place>,
+    ) -> Self {
         ReleaseRun {
             target,
+            names,
             coverage,
             purge,
             places,
-            phase: Phase::Stack(Slot::Ready),
+            phase: Phase::Check(Gate::Stack, Slot::Ready),
             errors: Vec::new(),
             overturnable: None,
             relisted: false,
+            records_retry: false,
             deleted: BTreeMap::new(),
         }
     }
@@ -144,6 +190,15 @@ impl ReleaseRun {
     ) -> Option<(Key, ActionKind)> {
         let target = self.target.clone();
         match &mut self.phase {
+            Phase::Check(gate, slot @ Slot::Ready) => {
+                *slot = Slot::Outstanding;
+                let kind = ActionKind::ReadStamps {
+                    target,
+                    names: self.names.clone(),
+                    before: gate.step(),
+                };
+                Some((Key::Check, kind))
+            }
             Phase::Stack(slot @ Slot::Ready) => {
                 *slot = Slot::Outstanding;
                 Some((Key::Stack, ActionKind::RemoveStack { target }))
@@ -183,7 +238,8 @@ impl ReleaseRun {
                 }
                 None
             }
-            Phase::Stack(Slot::Outstanding)
+            Phase::Check(_, Slot::Outstanding)
+            | Phase::Stack(Slot::Outstanding)
             | Phase::Records(Slot::Outstanding)
             | Phase::Finished(_) => None,
         }
@@ -206,8 +262,18 @@ impl ReleaseRun {
 
     /// Takes the outcome of the action `key` names. The caller has checked
     /// that the action is outstanding and that the outcome fits its kind.
-    pub fn handle(&mut self, key: Key, outcome: Outcome, now: Timestamp, settings: &Settings) {
+    /// `controller` judges a re-read; `None` (an invalid id in the plan)
+    /// proves nothing ours.
+    pub fn handle(
+        &mut self,
+        key: Key,
+        outcome: Outcome,
+        now: Timestamp,
+        settings: &Settings,
+        controller: Option<&ControllerId>,
+    ) {
         match key {
+            Key::Check => self.checked(outcome, controller),
             Key::Stack => self.stack_done(outcome),
             Key::Records => self.records_done(outcome),
             Key::List(i) => self.listed(i, outcome),
@@ -235,21 +301,137 @@ impl ReleaseRun {
         }
     }
 
-    /// The stack is gone: purge its volumes, or go straight to records.
+    /// The stack is gone: purge its volumes, or go straight to records;
+    /// either way after a re-read, since the release may have been
+    /// redeployed while its stack went (a new stack's volumes would carry
+    /// the same label).
     fn after_stack(&mut self) {
-        self.phase = if self.purge {
-            Phase::Purge(
-                self.places
-                    .iter()
-                    .map(|_| NodePurge {
-                        listing: Listing::Ready,
-                        volumes: BTreeMap::new(),
-                    })
-                    .collect(),
-            )
+        let gate = if self.purge {
+            Gate::Purge
         } else {
-            Phase::Records(Slot::Ready)
+            Gate::Records
         };
+        self.phase = Phase::Check(gate, Slot::Ready);
+    }
+
+    fn checked(&mut self, outcome: Outcome, controller: Option<&ControllerId>) {
+        let Phase::Check(gate, Slot::Outstanding) = self.phase else {
+            return;
+        };
+        let verdict = match outcome {
+            Outcome::Stamps(reads) => self.judge(&reads, controller),
+            // A failed read proves nothing, whatever the failure: "not
+            // found" from a read is no answer about the records.
+            Outcome::Failed(f) => Err((
+                StampChange::Unreadable,
+                format!("its records could not be re-read, so nothing proves it still ours; left alone: {f}"),
+            )),
+            other => Err((
+                StampChange::Unreadable,
+                format!("unexpected {} outcome to a re-read; left alone", other.kind_str()),
+            )),
+        };
+        self.phase = match verdict {
+            Ok(()) => match gate {
+                Gate::Stack => Phase::Stack(Slot::Ready),
+                Gate::Purge => Phase::Purge(
+                    self.places
+                        .iter()
+                        .map(|_| NodePurge {
+                            listing: Listing::Ready,
+                            volumes: BTreeMap::new(),
+                        })
+                        .collect(),
+                ),
+                Gate::Records => Phase::Records(Slot::Ready),
+            },
+            // Tried again after the re-listing stopped listing it: the
+            // first attempt took the records, as a `Gone` answer would say.
+            Err((StampChange::RecordsGone, _)) if gate == Gate::Records && self.records_retry => {
+                Phase::Finished(ReleaseOutcome::Deleted)
+            }
+            Err((change, message)) => {
+                self.errors.push(ErrorEntry::stamp_changed(change, message));
+                Phase::Finished(ReleaseOutcome::Failed)
+            }
+        };
+    }
+
+    /// Whether the records read now still show the release as this
+    /// controller's, for the planned application, on every name of its
+    /// cluster: the planner's own rule ([`ownership`]) on today's stamps.
+    fn judge(
+        &self,
+        reads: &[StampRead],
+        controller: Option<&ControllerId>,
+    ) -> Result<(), (StampChange, String)> {
+        let release = &self.target.release.release;
+        let application = &self.target.application;
+        let Some(controller) = controller else {
+            return Err((
+                StampChange::Unreadable,
+                "the plan names an invalid controller id, so nothing proves it ours; left alone"
+                    .to_owned(),
+            ));
+        };
+        let mut owners: BTreeSet<Option<String>> = BTreeSet::new();
+        for name in &self.names {
+            let mut answers = reads.iter().filter(|r| &r.swarm == name).peekable();
+            if answers.peek().is_none() {
+                return Err((
+                    StampChange::Unreadable,
+                    format!("the re-read has no answer for {name}, so nothing proves it ours; left alone"),
+                ));
+            }
+            for read in answers {
+                // An entry for another release answers nothing about this
+                // one: as good as none.
+                match read.entry.as_ref().filter(|e| &e.name == release) {
+                    Some(entry) => {
+                        owners.insert(entry.owner.clone().filter(|s| !s.is_empty()));
+                    }
+                    None => {
+                        return Err((
+                            StampChange::RecordsGone,
+                            format!(
+                            "its records on {name} are gone since the plan was made; without them \
+                                 nothing proves it ours; left alone"
+                        ),
+                        ))
+                    }
+                }
+            }
+        }
+        let now = GroupRelease {
+            name: release.clone(),
+            owners: owners.into_iter().collect(),
+        };
+        let found = ownership(controller, &now);
+        if matches!(&found, Ownership::Ours { application: a } if a == application) {
+            return Ok(());
+        }
+        let stamps: Vec<&str> = now
+            .owners
+            .iter()
+            .map(|o| o.as_deref().unwrap_or(""))
+            .collect();
+        let change = if now.owners.len() > 1 {
+            StampChange::NamesDisagree
+        } else {
+            match found {
+                Ownership::Ours { .. } => StampChange::OtherApplication,
+                Ownership::Foreign => StampChange::OtherController,
+                Ownership::Malformed { .. } => StampChange::Malformed,
+                Ownership::Unmanaged => StampChange::Unmanaged,
+            }
+        };
+        Err((
+            change,
+            format!(
+                "release {release:?} is now stamped {stamps:?}, no longer by application \
+                 {application:?}; left alone"
+            ),
+        ))
     }
 
     fn records_done(&mut self, outcome: Outcome) {
@@ -385,7 +567,7 @@ impl ReleaseRun {
             // records stay so that a sweep reaching them can finish.
             Phase::Finished(ReleaseOutcome::PendingCoverage)
         } else {
-            Phase::Records(Slot::Ready)
+            Phase::Check(Gate::Records, Slot::Ready)
         };
     }
 
@@ -441,9 +623,15 @@ impl ReleaseRun {
                 // more proves it whatever the listing lists by (records or
                 // stacks): `Gone` is success, and the release carries on
                 // from there. A second failure is final.
+                // Through the re-read again: the release may have been
+                // redeployed since, and a listing by stacks says nothing
+                // about its records.
                 self.phase = match step {
-                    Some(Overturnable::Stack) => Phase::Stack(Slot::Ready),
-                    Some(Overturnable::Records) => Phase::Records(Slot::Ready),
+                    Some(Overturnable::Stack) => Phase::Check(Gate::Stack, Slot::Ready),
+                    Some(Overturnable::Records) => {
+                        self.records_retry = true;
+                        Phase::Check(Gate::Records, Slot::Ready)
+                    }
                     None => Phase::Finished(ReleaseOutcome::Failed),
                 };
             }
@@ -458,6 +646,7 @@ impl ReleaseRun {
             Phase::Finished(outcome) => *outcome,
             unfinished => {
                 let step = match unfinished {
+                    Phase::Check(..) => Step::ReadStamps,
                     Phase::Stack(_) => Step::RemoveStack,
                     Phase::Records(_) => Step::DeleteRecords,
                     _ => Step::RemoveVolume,
@@ -472,8 +661,14 @@ impl ReleaseRun {
             }
         };
         let release = &self.target.release.release;
+        let changed = errors.iter().any(|e| e.stamp.is_some());
         let remedy = match outcome {
             ReleaseOutcome::Deleted => None,
+            ReleaseOutcome::Failed if changed => Some(
+                "left alone: its records changed since the plan (see errors); the next plan \
+                 decides it anew"
+                    .to_owned(),
+            ),
             ReleaseOutcome::Failed => Some(
                 "its records are kept, so the next sweep retries it; see errors for what failed"
                     .to_owned(),

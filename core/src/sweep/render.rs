@@ -69,6 +69,9 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
             if let Some(volume) = &e.volume {
                 write!(out, " (volume {})", Escaped(volume))?;
             }
+            if let Some(change) = e.stamp {
+                write!(out, " [stamp {}]", change.as_str())?;
+            }
             writeln!(out, ": {}", Escaped(&e.message))?;
         }
         if let Some(remedy) = &r.remedy {

@@ -85,6 +85,52 @@ pub struct ErrorEntry {
     /// The volume, for a volume removal.
     pub volume: Option<String>,
     pub message: String,
+    /// Set on a [`Step::ReadStamps`] error: how the release's records
+    /// changed since the plan, the typed reason it was left alone. Absent
+    /// from JSON for every other error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp: Option<StampChange>,
+}
+
+/// How a release's records changed between the plan and a destructive
+/// step, found by the re-read before that step. The release is left alone
+/// (outcome `failed`, records kept) and the next plan decides it anew.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StampChange {
+    /// `other_application`: stamped by this controller for another
+    /// application (redeployed, or renamed, since the plan).
+    OtherApplication,
+    /// `other_controller`: another controller's stamp, or not a controller
+    /// stamp at all.
+    OtherController,
+    /// `malformed`: this controller's prefix on a stamp it never writes.
+    Malformed,
+    /// `unmanaged`: the newest record carries no stamp.
+    Unmanaged,
+    /// `names_disagree`: the names of its cluster show different stamps.
+    NamesDisagree,
+    /// `records_gone`: no records under some name of its cluster; records
+    /// go last, so someone else touched it and nothing proves it ours.
+    RecordsGone,
+    /// `unreadable`: the records could not be read (or the plan names a
+    /// controller id that is not valid), so nothing proves it ours.
+    Unreadable,
+}
+
+impl StampChange {
+    /// The name JSON uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StampChange::OtherApplication => "other_application",
+            StampChange::OtherController => "other_controller",
+            StampChange::Malformed => "malformed",
+            StampChange::Unmanaged => "unmanaged",
+            StampChange::NamesDisagree => "names_disagree",
+            StampChange::RecordsGone => "records_gone",
+            StampChange::Unreadable => "unreadable",
+        }
+    }
 }
 
 impl ErrorEntry {
@@ -99,6 +145,15 @@ impl ErrorEntry {
             node,
             volume,
             message: message.into(),
+            stamp: None,
+        }
+    }
+
+    /// The error of a re-read that found the release changed.
+    pub(crate) fn stamp_changed(change: StampChange, message: impl Into<String>) -> Self {
+        ErrorEntry {
+            stamp: Some(change),
+            ..ErrorEntry::new(Step::ReadStamps, None, None, message)
         }
     }
 }
@@ -201,6 +256,14 @@ impl SweepReport {
     /// [`verdict`](crate::verdict) module).
     pub fn all_done(&self) -> bool {
         crate::verdict::report_status(self) == crate::verdict::Status::Success
+    }
+
+    /// The releases left alone because their records changed since the
+    /// plan, with how.
+    pub fn stamp_changes(&self) -> impl Iterator<Item = (&ReleaseReport, StampChange)> {
+        self.releases
+            .iter()
+            .flat_map(|r| r.errors.iter().filter_map(move |e| e.stamp.map(|c| (r, c))))
     }
 
     /// Some release failed.

@@ -8,4 +8,4 @@ pub mod world;
 #[allow(unused_imports)]
 pub use driver::{sweep, DriveError, Event, Rng, Run};
 #[allow(unused_imports)]
-pub use world::{ListingBy, Reach, World, CONTROLLER};
+pub use world::{ListingBy, NewStamp, Reach, World, CONTROLLER};

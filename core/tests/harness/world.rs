@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sweep_core::sweep::{Action, ActionKind, Outcome, Where};
+use sweep_core::sweep::{Action, ActionKind, Outcome, StampRead, Where};
 use sweep_core::{
     plan, AppSet, AppState, Application, Coverage, NodeEntry, Policy, ReleaseEntry, ReleaseRef,
     Snapshot, SwarmName, SwarmSnapshot, SweepPlan,
@@ -54,6 +54,30 @@ pub struct ModelSwarm {
     /// The stack the controller runs as, unknown to the snapshot: the
     /// backend refuses to remove it.
     pub own_stack: Option<String>,
+    /// Swarms with the same cluster id are one cluster under several
+    /// names; each name keeps its own copy of the records, so the names
+    /// can disagree like reads of one cluster at different moments.
+    pub cluster_id: Option<String>,
+}
+
+/// What a scheduled restamp does to a release's records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NewStamp {
+    /// The newest record now carries this raw stamp (`""`: none).
+    Stamp(String),
+    /// Redeployed by `application` of this controller: restamped for it,
+    /// and its stack stands again.
+    Redeploy(String),
+    /// Its records are removed.
+    Remove,
+}
+
+/// A change to a release's records between the plan and a step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restamp {
+    /// The name the change shows under; `None`: the release's own swarm.
+    pub under: Option<SwarmName>,
+    pub to: NewStamp,
 }
 
 /// Faults. Counts are "the next N attempts"; they are used up.
@@ -75,6 +99,12 @@ pub struct Faults {
     pub list_fails: BTreeSet<(SwarmName, String)>,
     pub relist_fails: BTreeSet<SwarmName>,
     pub listing_by: ListingBy,
+    /// (release, n) -> the change made to its records just before its
+    /// n-th re-read (`ReadStamps`, counted from 0), so that the read sees
+    /// it: a restamp, redeploy or removal between the plan and a step.
+    pub restamp: BTreeMap<(ReleaseRef, u32), Restamp>,
+    /// Re-reads of these releases fail (unreachable).
+    pub read_fails: BTreeSet<ReleaseRef>,
 }
 
 /// One action as the world saw it.
@@ -97,6 +127,11 @@ pub struct World {
     pub violations: Vec<String>,
     /// The plan being carried out, to check actions against.
     pub plan: Option<SweepPlan>,
+    /// Re-reads so far, by release.
+    pub reads: BTreeMap<ReleaseRef, u32>,
+    /// Releases whose records a scheduled restamp changed: nothing may be
+    /// removed from them afterwards.
+    pub changed: BTreeSet<ReleaseRef>,
 }
 
 impl World {
@@ -111,7 +146,48 @@ impl World {
             log: Vec::new(),
             violations: Vec::new(),
             plan: None,
+            reads: BTreeMap::new(),
+            changed: BTreeSet::new(),
         }
+    }
+
+    /// Schedules `to` for `swarm/release`, just before its `nth` re-read.
+    pub fn restamp(&mut self, swarm: &str, release: &str, nth: u32, to: NewStamp) -> &mut Self {
+        let key = (ReleaseRef::new(swarm, release), nth);
+        self.faults.restamp.insert(key, Restamp { under: None, to });
+        self
+    }
+
+    /// Like [`restamp`](Self::restamp), shown under another name of the
+    /// cluster only.
+    pub fn restamp_under(
+        &mut self,
+        swarm: &str,
+        release: &str,
+        nth: u32,
+        under: &str,
+        to: NewStamp,
+    ) -> &mut Self {
+        let key = (ReleaseRef::new(swarm, release), nth);
+        let under = Some(SwarmName::new(under));
+        self.faults.restamp.insert(key, Restamp { under, to });
+        self
+    }
+
+    /// Makes `swarm` a name of cluster `id`.
+    pub fn cluster(&mut self, swarm: &str, id: &str) -> &mut Self {
+        if let Some(s) = self.swarms.get_mut(&SwarmName::new(swarm)) {
+            s.cluster_id = Some(id.to_owned());
+        }
+        self
+    }
+
+    /// The release's current raw stamp (`Some("")`: none), `None` without
+    /// records.
+    pub fn stamp(&self, swarm: &str, release: &str) -> Option<String> {
+        self.swarms
+            .get(&SwarmName::new(swarm))
+            .and_then(|s| s.records.get(release).cloned())
     }
 
     /// A swarm with `nodes` as (id, hostname, listed by the registry).
@@ -140,6 +216,7 @@ impl World {
                 stacks: BTreeSet::new(),
                 records: BTreeMap::new(),
                 own_stack: None,
+                cluster_id: None,
             },
         );
         self
@@ -213,6 +290,7 @@ impl World {
                     Reach::ManagerOnly => None,
                 };
                 snap.node_count = s.count_known.then_some(s.nodes.len() as u64);
+                snap.cluster_id = s.cluster_id.clone();
                 snap
             })
             .collect();
@@ -340,6 +418,17 @@ impl World {
         let Some(t) = kind.target() else {
             return;
         };
+        let removal = matches!(
+            kind,
+            ActionKind::RemoveStack { .. }
+                | ActionKind::RemoveVolume { .. }
+                | ActionKind::DeleteRecords { .. }
+        );
+        if removal && self.changed.contains(&t.release) {
+            self.violations.push(format!(
+                "removal after the release's records changed since the plan: {kind:?}"
+            ));
+        }
         let swarm = &t.release.swarm;
         let release = t.release.release.as_str();
         match kind {
@@ -378,7 +467,58 @@ impl World {
         }
     }
 
+    /// A re-read: applies the restamp scheduled for it, then reads the
+    /// records under every asked name.
+    fn read_stamps(&mut self, target: &sweep_core::sweep::Target, names: &[SwarmName]) -> Outcome {
+        let release = &target.release.release;
+        let count = self.reads.entry(target.release.clone()).or_default();
+        let nth = *count;
+        *count += 1;
+        if let Some(change) = self.faults.restamp.remove(&(target.release.clone(), nth)) {
+            let under = change.under.unwrap_or_else(|| target.release.swarm.clone());
+            if let Some(s) = self.swarms.get_mut(&under) {
+                match change.to {
+                    NewStamp::Stamp(stamp) => {
+                        s.records.insert(release.clone(), stamp);
+                    }
+                    NewStamp::Redeploy(app) => {
+                        let stamp = format!("cd/{CONTROLLER}/{app}:release/{release}");
+                        s.records.insert(release.clone(), stamp);
+                        s.stacks.insert(release.clone());
+                    }
+                    NewStamp::Remove => {
+                        s.records.remove(release);
+                    }
+                }
+                self.changed.insert(target.release.clone());
+            }
+        }
+        if self.faults.read_fails.contains(&target.release) {
+            return Outcome::unreachable("manager: connection reset");
+        }
+        let reads = names
+            .iter()
+            .map(|name| {
+                let entry = self
+                    .swarms
+                    .get(name)
+                    .and_then(|s| s.records.get(release))
+                    .map(|stamp| {
+                        ReleaseEntry::new(
+                            release.clone(),
+                            (!stamp.is_empty()).then(|| stamp.clone()),
+                        )
+                    });
+                StampRead::new(name.clone(), entry)
+            })
+            .collect();
+        Outcome::Stamps(reads)
+    }
+
     fn run(&mut self, kind: &ActionKind) -> Outcome {
+        if let ActionKind::ReadStamps { target, names, .. } = kind {
+            return self.read_stamps(target, names);
+        }
         let swarm_name = kind.swarm().clone();
         let Some(swarm) = self.swarms.get_mut(&swarm_name) else {
             return Outcome::unreachable(format!("no swarm {swarm_name}"));
@@ -480,6 +620,8 @@ impl World {
                 };
                 Outcome::Releases(names)
             }
+            // Answered before the swarm was looked up.
+            ActionKind::ReadStamps { .. } => Outcome::unreachable("read out of turn"),
         }
     }
 }

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use sweep_core::sweep::{
-    Action, ActionId, ActionKind, Failure, Outcome, Settings, Step, Sweep, SweepReport,
-    Target as SweepTarget, Timestamp, Where,
+    Action, ActionId, ActionKind, Failure, Outcome, Settings, StampRead, Sweep, SweepReport,
+    Timestamp, Where,
 };
-use sweep_core::{ControllerId, Ownership, SwarmName, SweepPlan};
-use sweep_swarms::{Node, NodeBackend, Registry, RegistryError, SwarmBackend, Target};
+use sweep_core::{ReleaseEntry, SwarmName, SweepPlan};
+use sweep_swarms::{Node, NodeBackend, Registry, RegistryError, Target};
 use tokio::time::{sleep_until, timeout, Instant};
 
 use crate::classify::{classify_backend, classify_registry};
@@ -71,7 +71,6 @@ pub async fn execute_until(
 ) -> SweepReport {
     let epoch = Instant::now();
     let now = || Timestamp::from_epoch(Instant::now().saturating_duration_since(epoch));
-    let controller = ControllerId::new(plan.controller.clone()).ok();
     let mut sweep = Sweep::new(plan, settings.sweep);
     let mut running = FuturesUnordered::new();
     // A cluster seen under several names is planned under one of them, but
@@ -89,13 +88,7 @@ pub async fn execute_until(
             match sweep.poll_action(now()) {
                 Some(action) => {
                     let aliases = names.get(action.kind.swarm()).copied().unwrap_or_default();
-                    running.push(run(
-                        registry,
-                        controller.as_ref(),
-                        aliases,
-                        action,
-                        settings.action_timeout,
-                    ))
+                    running.push(run(registry, aliases, action, settings.action_timeout))
                 }
                 None => break,
             }
@@ -140,13 +133,12 @@ pub async fn execute_until(
 
 async fn run(
     registry: &dyn Registry,
-    controller: Option<&ControllerId>,
     aliases: &[SwarmName],
     action: Action,
     limit: Duration,
 ) -> (ActionId, Outcome) {
     let id = action.id;
-    let outcome = match timeout(limit, perform(registry, controller, aliases, &action.kind)).await {
+    let outcome = match timeout(limit, perform(registry, aliases, &action.kind)).await {
         Ok(outcome) => outcome,
         Err(_) => Outcome::Failed(Failure::Unreachable(format!(
             "{} did not finish within {limit:?}",
@@ -165,12 +157,10 @@ fn failed<E>(classify: impl Fn(&E) -> Failure) -> impl Fn(E) -> Outcome {
     move |e| Outcome::Failed(classify(&e))
 }
 
-async fn perform(
-    registry: &dyn Registry,
-    controller: Option<&ControllerId>,
-    aliases: &[SwarmName],
-    kind: &ActionKind,
-) -> Outcome {
+async fn perform(registry: &dyn Registry, aliases: &[SwarmName], kind: &ActionKind) -> Outcome {
+    if let ActionKind::ReadStamps { target, names, .. } = kind {
+        return read_stamps(registry, &target.release.release, names).await;
+    }
     let swarm = Target::new(kind.swarm().as_str());
     let backend = match registry.backend(&swarm).await {
         Ok(b) => b,
@@ -178,12 +168,9 @@ async fn perform(
     };
     let done = |r: Result<(), _>| r.map_or_else(failed(classify_backend), |()| Outcome::Done);
     match kind {
+        // The sweep re-read the records (`ReadStamps`) and judged them just
+        // before handing this out.
         ActionKind::RemoveStack { target } => {
-            if let Err(refused) =
-                still_ours(backend.as_ref(), controller, target, Step::RemoveStack).await
-            {
-                return refused;
-            }
             tracing::warn!(
                 swarm = %target.release.swarm,
                 application = %target.application,
@@ -214,11 +201,6 @@ async fn perform(
             }
         }
         ActionKind::DeleteRecords { target } => {
-            if let Err(refused) =
-                still_ours(backend.as_ref(), controller, target, Step::DeleteRecords).await
-            {
-                return refused;
-            }
             tracing::info!(swarm = %target.release.swarm, release = %target.release.release, "deleting release records");
             done(
                 backend
@@ -230,46 +212,35 @@ async fn perform(
             Ok(records) => Outcome::Releases(records.into_iter().map(|r| r.name).collect()),
             Err(e) => Outcome::Failed(classify_backend(&e)),
         },
+        // Answered above, before a backend for one name was looked up.
+        ActionKind::ReadStamps { target, names, .. } => {
+            read_stamps(registry, &target.release.release, names).await
+        }
     }
 }
 
-/// Re-reads the release's records just before a step that destroys
-/// something. The plan was made from a snapshot; a release redeployed since
-/// (a rename, a new owner) must not be deleted on the old snapshot's word.
-async fn still_ours(
-    backend: &dyn SwarmBackend,
-    controller: Option<&ControllerId>,
-    target: &SweepTarget,
-    step: Step,
-) -> Result<(), Outcome> {
-    let refuse = |why: String| Err(Outcome::Failed(Failure::Other(why)));
-    let Some(controller) = controller else {
-        return refuse("the plan names an invalid controller id".to_owned());
-    };
-    let records = backend
-        .releases()
-        .await
-        .map_err(|e| Outcome::Failed(classify_backend(&e)))?;
-    let release = &target.release.release;
-    let Some(record) = records.iter().find(|r| &r.name == release) else {
-        return match step {
-            // Already deleted: what a retried sweep finds.
-            Step::DeleteRecords => Err(Outcome::Failed(Failure::Gone)),
-            // Records go last, so a stack whose records vanished was
-            // touched by someone else: without them nothing proves it ours.
-            _ => refuse(format!(
-                "the release records of {release:?} are gone since the plan was made; left alone"
-            )),
+/// Reads `release`'s records under each of `names` and hands the raw
+/// stamps back; judging them is the sweep's job, by the planner's rule.
+/// One name that cannot be read fails the whole read: the sweep then
+/// leaves the release alone, since nothing proves it ours.
+async fn read_stamps(registry: &dyn Registry, release: &str, names: &[SwarmName]) -> Outcome {
+    let mut reads = Vec::with_capacity(names.len());
+    for name in names {
+        let backend = match registry.backend(&Target::new(name.as_str())).await {
+            Ok(b) => b,
+            Err(e) => return Outcome::Failed(classify_registry(&e)),
         };
-    };
-    match controller.classify(record.owner.as_deref(), release) {
-        Ownership::Ours { application } if application == target.application => Ok(()),
-        _ => refuse(format!(
-            "release {release:?} is now stamped {:?}, no longer by application {:?}; left alone",
-            record.owner.as_deref().unwrap_or(""),
-            target.application
-        )),
+        let records = match backend.releases().await {
+            Ok(records) => records,
+            Err(e) => return Outcome::Failed(classify_backend(&e)),
+        };
+        let entry = records
+            .into_iter()
+            .find(|r| r.name == release)
+            .map(|r| ReleaseEntry::new(r.name, r.owner));
+        reads.push(StampRead::new(name.clone(), entry));
     }
+    Outcome::Stamps(reads)
 }
 
 async fn node_backend(
