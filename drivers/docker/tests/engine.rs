@@ -10,52 +10,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod bed;
+
+use bed::{bed, bed_script};
 use sweep_docker::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STACK_NAMESPACE, STATUS, TYPE};
 use sweep_docker::{DockerNode, DockerSwarm, Endpoint, FileRegistry, LocalRegistry, TlsFiles};
 use sweep_swarms::{BackendError, Node, Registry, RegistryError, ReleaseRecord, Target};
 
 const DOCKER: &str = "/usr/bin/docker";
 const IMAGE: &str = "127.0.0.1:1/sweep/busybox:1";
-
-fn bed_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/testbed/bed")
-}
-
-/// Brings the bed up once per test binary; the registry file it wrote.
-fn bed() -> &'static Path {
-    static REGISTRY: OnceLock<PathBuf> = OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        let script = bed_script();
-        // Through bash rather than exec: the script may be rewritten while
-        // tests run, and exec of a file open for writing fails.
-        let out = Command::new("bash")
-            .arg(&script)
-            .arg("up")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "`{} up` failed ({}):\n{}\n{}",
-            script.display(),
-            out.status,
-            stdout,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let registry = stdout
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| PathBuf::from(l.trim()))
-            .unwrap_or_else(|| panic!("`bed up` printed no registry path"));
-        assert!(registry.is_file(), "{} missing", registry.display());
-        registry
-    })
-}
 
 /// The docker endpoint of bed node `node`.
 fn sock(node: &str) -> String {

@@ -6,49 +6,14 @@
 //! The bed is brought up first (idempotent); these tests only read it, so
 //! they run next to the other users of the bed.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+mod bed;
 
+use bed::bed;
 use sweep_core::{AppSet, Policy};
 use sweep_docker::FileRegistry;
 use sweep_runner::{gather, GatherSettings};
 use sweep_swarms::{BackendError, Node, Registry, RegistryError, Target};
 use sweep_testkit::{Call, Effect, Fault, Faulty};
-
-/// Brings the bed up once per test binary; the registry file it wrote (the
-/// last line `bed up` prints).
-fn bed() -> &'static Path {
-    static REGISTRY: OnceLock<PathBuf> = OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/testbed/bed");
-        // Through bash rather than exec: the script may be rewritten while
-        // tests run, and exec of a file open for writing fails.
-        let out = Command::new("bash")
-            .arg(&script)
-            .arg("up")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "`{} up` failed ({}):\n{}\n{}",
-            script.display(),
-            out.status,
-            stdout,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let registry = stdout
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| PathBuf::from(l.trim()))
-            .unwrap_or_else(|| panic!("`bed up` printed no registry path"));
-        assert!(registry.is_file(), "{} missing", registry.display());
-        registry
-    })
-}
 
 /// beta is a two-node swarm. A fault on one node's connection makes gather
 /// report that node as not reached, while beta itself stays readable (its
