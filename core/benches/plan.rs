@@ -1,52 +1,18 @@
 //! How planning scales with the number of swarms, releases and applications,
-//! and with the number of nodes a swarm counts and lists.
+//! and with the number of nodes a swarm counts and lists; and planning
+//! straight from JSON text. The end-to-end comparison of `plan --snapshot`
+//! with a program that only reads the file is `bench/plan-vs-read`.
 //! Run with `cargo bench -p sweep-core --bench plan`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sweep_core::plan::plan_json;
 use sweep_core::{
     plan, AppSet, Application, NodeEntry, Policy, ReleaseEntry, Snapshot, SwarmSnapshot,
 };
 
-/// `swarms` swarms of `releases` releases each; every other application has
-/// departed, and release names repeat across swarms as they do in practice.
-fn snapshot(swarms: usize, releases: usize) -> Snapshot {
-    let mut applications = Vec::new();
-    let mut entries = Vec::new();
-    for s in 0..swarms {
-        let name = format!("swarm-{s}");
-        let mut sw = SwarmSnapshot::new(name.as_str());
-        sw.cluster_id = Some(format!("cluster-{s}"));
-        sw.node_count = Some(5);
-        sw.nodes = Some(
-            (0..5)
-                .map(|n| NodeEntry::new(format!("{s}-{n}"), format!("node-{n}")))
-                .collect(),
-        );
-        for r in 0..releases {
-            let app = format!("app-{s}-{}", r / 4);
-            let release = format!("release-{r}");
-            sw.releases.push(ReleaseEntry::new(
-                release.as_str(),
-                Some(format!("cd/default/{app}:release/{release}")),
-            ));
-            if r % 4 == 0 && (r / 4) % 2 == 0 {
-                let declared = (r..r + 4).map(|i| format!("release-{i}")).collect();
-                applications.push(Application::new(
-                    app,
-                    name.as_str(),
-                    Some(declared),
-                    Default::default(),
-                ));
-            }
-        }
-        entries.push(sw);
-    }
-    Snapshot::new(
-        Policy::new("default", true, None),
-        AppSet::new(true, applications),
-        entries,
-    )
-}
+#[path = "support/fixture.rs"]
+mod fixture;
+use fixture::snapshot;
 
 fn bench_plan(c: &mut Criterion) {
     let mut group = c.benchmark_group("plan");
@@ -105,5 +71,22 @@ fn bench_many_nodes(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_plan, bench_many_nodes);
+/// Parsing and planning a snapshot's JSON text in one step, as
+/// `plan --snapshot` does: names are read in place from the text.
+fn bench_plan_json(c: &mut Criterion) {
+    let mut group = c.benchmark_group("plan_json");
+    group.sample_size(10);
+    for (swarms, releases) in [(10, 1000), (100, 1000)] {
+        let text = snapshot(swarms, releases).to_json_pretty();
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(
+            BenchmarkId::from_parameter(format!("{swarms}x{releases}")),
+            &text,
+            |b, text| b.iter(|| plan_json(text).map(|p| p.deletions.len())),
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_plan, bench_plan_json, bench_many_nodes);
 criterion_main!(benches);

@@ -12,6 +12,7 @@
 
 pub mod app_set_doc;
 pub mod escape;
+mod names;
 pub mod owner;
 pub mod plan;
 pub mod refs;

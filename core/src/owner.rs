@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// Errors about owner stamps and controller ids.
@@ -26,9 +26,26 @@ pub enum OwnerError {
 /// Two controllers may share a swarm; each only ever sweeps releases stamped
 /// with its own id, so an id that could be a prefix of another's (`/`), break
 /// the stamp syntax (`:`) or be mistyped invisibly (whitespace) is refused.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
+///
+/// A plan read back from JSON goes through the same check: a hand-edited
+/// plan cannot smuggle in an id that matches another controller's stamps.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct ControllerId(String);
+
+impl TryFrom<String> for ControllerId {
+    type Error = OwnerError;
+
+    fn try_from(id: String) -> Result<Self, OwnerError> {
+        ControllerId::new(id)
+    }
+}
+
+impl From<ControllerId> for String {
+    fn from(id: ControllerId) -> String {
+        id.0
+    }
+}
 
 impl ControllerId {
     pub fn new(id: impl Into<String>) -> Result<Self, OwnerError> {
@@ -149,6 +166,16 @@ mod tests {
 
     fn ctl() -> ControllerId {
         ControllerId::new("default").unwrap()
+    }
+
+    #[test]
+    fn an_id_read_back_from_json_is_checked_like_a_new_one() {
+        let id: ControllerId = serde_json::from_str("\"cd1\"").unwrap();
+        assert_eq!(id.as_str(), "cd1");
+        assert_eq!(serde_json::to_string(&id).unwrap(), "\"cd1\"");
+        for bad in ["\"a/b\"", "\"\"", "\"a:b\"", "\"a b\""] {
+            assert!(serde_json::from_str::<ControllerId>(bad).is_err(), "{bad}");
+        }
     }
 
     fn ours(app: &str) -> Ownership {

@@ -7,11 +7,16 @@
 //! For the same reason the text is exactly one JSON object and every struct
 //! in it is an object: a second document, trailing text or a struct written
 //! as an array of its values is refused, never half-read. Which fields are
-//! optional, and their defaults, is stated once, in the private `wire`
-//! module.
+//! optional, and their defaults, is stated in the private `wire` module for
+//! the owned types, and mirrored by the in-place reader `SnapshotDoc` that
+//! `plan --snapshot` uses so that a large file's names are not copied; a
+//! test plans every example, fuzz seed and hostile text both ways and
+//! requires the same plan or the same error.
 
-use std::collections::BTreeSet;
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -84,72 +89,7 @@ impl Snapshot {
 
     /// Checks what the schema alone cannot: uniqueness and non-empty names.
     pub fn validate(&self) -> Result<(), SnapshotError> {
-        ControllerId::new(self.policy.controller.clone())?;
-        let mut apps = BTreeSet::new();
-        for (i, app) in self.app_set.applications.iter().enumerate() {
-            if app.name.is_empty() {
-                return Err(SnapshotError::EmptyName {
-                    field: format!("app_set.applications[{i}].name"),
-                });
-            }
-            if !is_application_name(&app.name) {
-                return Err(SnapshotError::InvalidApplicationName {
-                    field: format!("app_set.applications[{i}].name"),
-                    name: app.name.clone(),
-                });
-            }
-            if !apps.insert(app.name.as_str()) {
-                return Err(SnapshotError::DuplicateApplication {
-                    name: app.name.clone(),
-                });
-            }
-            for (j, release) in app.releases.iter().flatten().enumerate() {
-                if release.is_empty() {
-                    return Err(SnapshotError::EmptyName {
-                        field: format!("app_set.applications[{i}].releases[{j}]"),
-                    });
-                }
-            }
-        }
-        let mut swarms = BTreeSet::new();
-        for (i, swarm) in self.swarms.iter().enumerate() {
-            if !swarms.insert(&swarm.swarm) {
-                return Err(SnapshotError::DuplicateSwarm {
-                    swarm: swarm.swarm.clone(),
-                });
-            }
-            let mut releases = BTreeSet::new();
-            for (j, release) in swarm.releases.iter().enumerate() {
-                if release.name.is_empty() {
-                    return Err(SnapshotError::EmptyName {
-                        field: format!("swarms[{i}].releases[{j}].name"),
-                    });
-                }
-                if !releases.insert(release.name.as_str()) {
-                    return Err(SnapshotError::DuplicateRelease {
-                        swarm: swarm.swarm.clone(),
-                        release: release.name.clone(),
-                    });
-                }
-            }
-            for (field, list) in [("nodes", &swarm.nodes), ("members", &swarm.members)] {
-                let mut ids = BTreeSet::new();
-                for (j, node) in list.iter().flatten().enumerate() {
-                    if node.id.is_empty() {
-                        return Err(SnapshotError::EmptyName {
-                            field: format!("swarms[{i}].{field}[{j}].id"),
-                        });
-                    }
-                    if !ids.insert(node.id.as_str()) {
-                        return Err(SnapshotError::DuplicateNode {
-                            swarm: swarm.swarm.clone(),
-                            node: node.id.clone(),
-                        });
-                    }
-                }
-            }
-        }
-        Ok(())
+        View::of(self).validate()
     }
 }
 
@@ -259,12 +199,12 @@ impl Application {
 
     /// Still in the app set (draining ones have left it).
     pub fn is_live(&self) -> bool {
-        self.state != AppState::Draining
+        self.state.is_live()
     }
 
     /// Has said which releases it declares.
     pub fn has_reconciled(&self) -> bool {
-        self.state == AppState::Reconciled && self.releases.is_some()
+        self.state.has_reconciled(self.releases.is_some())
     }
 }
 
@@ -279,6 +219,18 @@ pub enum AppState {
     Unreconciled,
     /// Has left the set but is still syncing.
     Draining,
+}
+
+impl AppState {
+    /// Still in the app set (draining ones have left it).
+    pub(crate) fn is_live(self) -> bool {
+        self != AppState::Draining
+    }
+
+    /// Has said which releases it declares (`declares`: it lists them).
+    pub(crate) fn has_reconciled(self, declares: bool) -> bool {
+        self == AppState::Reconciled && declares
+    }
 }
 
 /// What one swarm holds, as its registry read it.
@@ -379,7 +331,24 @@ impl NodeEntry {
 /// A `serde_json::Deserializer` stops after the first value, and only
 /// `end()` refuses what follows: without it `{..} {..}` or `{..} garbage`
 /// would read as the first document alone, whatever the rest said.
+///
+/// Tracking the path to every value costs as much as the parse itself, and
+/// only an error needs it: a text that parses is read without it, and one
+/// that does not is read again by [`explain`], whose error is the one
+/// returned. Both reads are of the same type through the same
+/// deserializer, so they accept exactly the same texts.
 fn one_json_document<T: de::DeserializeOwned>(text: &str) -> Result<T, SnapshotError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    if let Ok(value) = T::deserialize(&mut de) {
+        if de.end().is_ok() {
+            return Ok(value);
+        }
+    }
+    explain(text)
+}
+
+/// [`one_json_document`] with the path to the value it stopped at.
+fn explain<T: de::DeserializeOwned>(text: &str) -> Result<T, SnapshotError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| SnapshotError::Parse {
         path: e.path().to_string().trim_start_matches('.').to_owned(),
@@ -514,6 +483,476 @@ mod wire {
         id: String,
         #[serde(default)]
         hostname: String,
+    }
+}
+
+/// A snapshot's contents by reference: what validation and the planner
+/// read, whether the snapshot is an owned [`Snapshot`] or was parsed
+/// borrowing from the JSON text ([`SnapshotDoc`]). Names are never copied
+/// to build one; each rule reads a snapshot in this one form, so the two
+/// ways in cannot be judged differently.
+pub(crate) struct View<'a> {
+    pub(crate) controller: &'a str,
+    pub(crate) purge_volumes: bool,
+    pub(crate) max_deletions: Option<u64>,
+    pub(crate) loaded: bool,
+    pub(crate) applications: Vec<AppView<'a>>,
+    pub(crate) swarms: Vec<SwarmView<'a>>,
+}
+
+pub(crate) struct AppView<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) swarm: &'a str,
+    pub(crate) releases: Option<Names<'a>>,
+    pub(crate) state: AppState,
+}
+
+impl AppView<'_> {
+    /// See [`Application::is_live`].
+    pub(crate) fn is_live(&self) -> bool {
+        self.state.is_live()
+    }
+
+    /// See [`Application::has_reconciled`].
+    pub(crate) fn has_reconciled(&self) -> bool {
+        self.state.has_reconciled(self.releases.is_some())
+    }
+}
+
+pub(crate) struct SwarmView<'a> {
+    pub(crate) swarm: &'a str,
+    pub(crate) cluster_id: Option<&'a str>,
+    pub(crate) error: Option<&'a str>,
+    pub(crate) releases: Releases<'a>,
+    pub(crate) nodes: Option<Vec<NodeView<'a>>>,
+    pub(crate) node_count: Option<u64>,
+    pub(crate) members: Option<Vec<NodeView<'a>>>,
+    pub(crate) self_stack: Option<&'a str>,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct NodeView<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) hostname: &'a str,
+}
+
+/// A list of names (an application's declared releases), read in place.
+#[derive(Clone, Copy)]
+pub(crate) enum Names<'a> {
+    Owned(&'a [String]),
+    Parsed(&'a [Text<'a>]),
+}
+
+impl<'a> Names<'a> {
+    pub(crate) fn len(self) -> usize {
+        match self {
+            Names::Owned(list) => list.len(),
+            Names::Parsed(list) => list.len(),
+        }
+    }
+
+    pub(crate) fn iter(self) -> impl Iterator<Item = &'a str> + Clone {
+        let (owned, parsed): (&'a [String], &'a [Text<'a>]) = match self {
+            Names::Owned(list) => (list, &[]),
+            Names::Parsed(list) => (&[], list),
+        };
+        owned
+            .iter()
+            .map(String::as_str)
+            .chain(parsed.iter().map(Text::as_str))
+    }
+}
+
+/// A swarm's releases as `(name, owner stamp)`, read in place: a million
+/// releases are not copied into a second list to be looked at once.
+#[derive(Clone, Copy)]
+pub(crate) enum Releases<'a> {
+    Owned(&'a [ReleaseEntry]),
+    Parsed(&'a [Obj<ReleaseDoc<'a>>]),
+}
+
+impl<'a> Releases<'a> {
+    pub(crate) fn len(self) -> usize {
+        match self {
+            Releases::Owned(list) => list.len(),
+            Releases::Parsed(list) => list.len(),
+        }
+    }
+
+    pub(crate) fn iter(self) -> impl Iterator<Item = (&'a str, Option<&'a str>)> + Clone {
+        let (owned, parsed): (&'a [ReleaseEntry], &'a [Obj<ReleaseDoc<'a>>]) = match self {
+            Releases::Owned(list) => (list, &[]),
+            Releases::Parsed(list) => (&[], list),
+        };
+        owned
+            .iter()
+            .map(|r| (r.name.as_str(), r.owner.as_deref()))
+            .chain(
+                parsed
+                    .iter()
+                    .map(|r| (r.0.name.as_str(), r.0.owner.as_ref().map(Text::as_str))),
+            )
+    }
+}
+
+impl<'a> View<'a> {
+    pub(crate) fn of(snapshot: &'a Snapshot) -> Self {
+        let nodes = |list: &'a Option<Vec<NodeEntry>>| {
+            list.as_ref().map(|l| {
+                l.iter()
+                    .map(|n| NodeView {
+                        id: &n.id,
+                        hostname: &n.hostname,
+                    })
+                    .collect()
+            })
+        };
+        View {
+            controller: &snapshot.policy.controller,
+            purge_volumes: snapshot.policy.purge_volumes,
+            max_deletions: snapshot.policy.max_deletions,
+            loaded: snapshot.app_set.loaded,
+            applications: snapshot
+                .app_set
+                .applications
+                .iter()
+                .map(|a| AppView {
+                    name: &a.name,
+                    swarm: a.swarm.as_str(),
+                    releases: a.releases.as_deref().map(Names::Owned),
+                    state: a.state,
+                })
+                .collect(),
+            swarms: snapshot
+                .swarms
+                .iter()
+                .map(|s| SwarmView {
+                    swarm: s.swarm.as_str(),
+                    cluster_id: s.cluster_id.as_deref(),
+                    error: s.error.as_deref(),
+                    releases: Releases::Owned(&s.releases),
+                    nodes: nodes(&s.nodes),
+                    node_count: s.node_count,
+                    members: nodes(&s.members),
+                    self_stack: s.self_stack.as_deref(),
+                })
+                .collect(),
+        }
+    }
+
+    pub(crate) fn of_doc(doc: &'a SnapshotDoc<'_>) -> Self {
+        let nodes = |list: &'a Option<Vec<Obj<NodeDoc<'_>>>>| {
+            list.as_ref().map(|l| {
+                l.iter()
+                    .map(|n| NodeView {
+                        id: n.0.id.as_str(),
+                        hostname: n.0.hostname.as_str(),
+                    })
+                    .collect()
+            })
+        };
+        let text = |t: &'a Option<Text<'_>>| t.as_ref().map(Text::as_str);
+        View {
+            controller: doc.policy.0.controller.as_str(),
+            purge_volumes: doc.policy.0.purge_volumes,
+            max_deletions: doc.policy.0.max_deletions,
+            loaded: doc.app_set.0.loaded,
+            applications: doc
+                .app_set
+                .0
+                .applications
+                .iter()
+                .map(|a| AppView {
+                    name: a.0.name.as_str(),
+                    swarm: a.0.swarm.as_str(),
+                    releases: a.0.releases.as_deref().map(Names::Parsed),
+                    state: a.0.state,
+                })
+                .collect(),
+            swarms: doc
+                .swarms
+                .iter()
+                .map(|s| SwarmView {
+                    swarm: s.0.swarm.as_str(),
+                    cluster_id: text(&s.0.cluster_id),
+                    error: text(&s.0.error),
+                    releases: Releases::Parsed(&s.0.releases),
+                    nodes: nodes(&s.0.nodes),
+                    node_count: s.0.node_count,
+                    members: nodes(&s.0.members),
+                    self_stack: text(&s.0.self_stack),
+                })
+                .collect(),
+        }
+    }
+
+    /// See [`Snapshot::validate`]. Each list is checked in order and the
+    /// first fault found is the one reported.
+    pub(crate) fn validate(&self) -> Result<(), SnapshotError> {
+        ControllerId::new(self.controller)?;
+        let mut apps = HashSet::with_capacity(self.applications.len());
+        for (i, app) in self.applications.iter().enumerate() {
+            if app.name.is_empty() {
+                return Err(SnapshotError::EmptyName {
+                    field: format!("app_set.applications[{i}].name"),
+                });
+            }
+            if !is_application_name(app.name) {
+                return Err(SnapshotError::InvalidApplicationName {
+                    field: format!("app_set.applications[{i}].name"),
+                    name: app.name.to_owned(),
+                });
+            }
+            if !apps.insert(app.name) {
+                return Err(SnapshotError::DuplicateApplication {
+                    name: app.name.to_owned(),
+                });
+            }
+            for (j, release) in app.releases.into_iter().flat_map(Names::iter).enumerate() {
+                if release.is_empty() {
+                    return Err(SnapshotError::EmptyName {
+                        field: format!("app_set.applications[{i}].releases[{j}]"),
+                    });
+                }
+            }
+        }
+        let mut swarms = HashSet::with_capacity(self.swarms.len());
+        for (i, swarm) in self.swarms.iter().enumerate() {
+            if !swarms.insert(swarm.swarm) {
+                return Err(SnapshotError::DuplicateSwarm {
+                    swarm: swarm.swarm.into(),
+                });
+            }
+            unique_names(
+                swarm.releases.iter().map(|(name, _)| name),
+                swarm.releases.len(),
+                |j| SnapshotError::EmptyName {
+                    field: format!("swarms[{i}].releases[{j}].name"),
+                },
+                |name| SnapshotError::DuplicateRelease {
+                    swarm: swarm.swarm.into(),
+                    release: name.to_owned(),
+                },
+            )?;
+            for (field, list) in [("nodes", &swarm.nodes), ("members", &swarm.members)] {
+                let list = list.as_deref().unwrap_or_default();
+                unique_names(
+                    list.iter().map(|n| n.id),
+                    list.len(),
+                    |j| SnapshotError::EmptyName {
+                        field: format!("swarms[{i}].{field}[{j}].id"),
+                    },
+                    |id| SnapshotError::DuplicateNode {
+                        swarm: swarm.swarm.into(),
+                        node: id.to_owned(),
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks that `names` holds no empty name and no name twice; the error
+/// is about the first offending entry in list order.
+fn unique_names<'a, I>(
+    names: I,
+    len: usize,
+    empty: impl FnOnce(usize) -> SnapshotError,
+    twice: impl FnOnce(&str) -> SnapshotError,
+) -> Result<(), SnapshotError>
+where
+    I: Iterator<Item = &'a str> + Clone,
+{
+    // A gathered snapshot lists each swarm's releases sorted by name, and a
+    // strictly ascending list of non-empty names holds neither fault: one
+    // pass then instead of a set of every name.
+    let mut previous: Option<&str> = None;
+    let ascending = names.clone().all(|name| {
+        let ok = !name.is_empty() && previous.is_none_or(|p| p < name);
+        previous = Some(name);
+        ok
+    });
+    if ascending {
+        return Ok(());
+    }
+    let mut seen = HashSet::with_capacity(len);
+    for (j, name) in names.enumerate() {
+        if name.is_empty() {
+            return Err(empty(j));
+        }
+        if !seen.insert(name) {
+            return Err(twice(name));
+        }
+    }
+    Ok(())
+}
+
+/// A snapshot parsed in place from its JSON text (see [`SnapshotDoc::parse`]).
+/// The same schema as the owned types' `wire` twins: the same fields,
+/// defaults and refusals, every struct read only from an object.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SnapshotDoc<'a> {
+    #[serde(default, borrow)]
+    policy: Obj<PolicyDoc<'a>>,
+    #[serde(borrow)]
+    app_set: Obj<AppSetDoc<'a>>,
+    #[serde(default, borrow)]
+    swarms: Vec<Obj<SwarmDoc<'a>>>,
+}
+
+impl<'a> SnapshotDoc<'a> {
+    /// Parses `text` without copying its names. `None` when it does not
+    /// parse: [`Snapshot::from_json`] then reads it again, for the error
+    /// with the path to where it went wrong. The schema here is the one
+    /// [`Snapshot::from_json`] reads, so a text it refuses is refused here
+    /// too and is never planned.
+    pub(crate) fn parse(text: &'a str) -> Option<Self> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let doc = SnapshotDoc::deserialize(&mut de).ok()?;
+        de.end().ok()?;
+        Some(doc)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyDoc<'a> {
+    #[serde(default = "Text::default_controller", borrow)]
+    controller: Text<'a>,
+    #[serde(default)]
+    purge_volumes: bool,
+    #[serde(default)]
+    max_deletions: Option<u64>,
+}
+
+impl Default for PolicyDoc<'_> {
+    fn default() -> Self {
+        PolicyDoc {
+            controller: Text::default_controller(),
+            purge_volumes: false,
+            max_deletions: None,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AppSetDoc<'a> {
+    loaded: bool,
+    #[serde(default, borrow)]
+    applications: Vec<Obj<ApplicationDoc<'a>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApplicationDoc<'a> {
+    #[serde(borrow)]
+    name: Text<'a>,
+    #[serde(borrow)]
+    swarm: Text<'a>,
+    #[serde(default, borrow)]
+    releases: Option<Vec<Text<'a>>>,
+    #[serde(default)]
+    state: AppState,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SwarmDoc<'a> {
+    #[serde(borrow)]
+    swarm: Text<'a>,
+    #[serde(default, borrow)]
+    cluster_id: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    error: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    releases: Vec<Obj<ReleaseDoc<'a>>>,
+    #[serde(default, borrow)]
+    nodes: Option<Vec<Obj<NodeDoc<'a>>>>,
+    #[serde(default)]
+    node_count: Option<u64>,
+    #[serde(default, borrow)]
+    members: Option<Vec<Obj<NodeDoc<'a>>>>,
+    #[serde(default, borrow)]
+    self_stack: Option<Text<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReleaseDoc<'a> {
+    #[serde(borrow)]
+    name: Text<'a>,
+    #[serde(default, borrow)]
+    owner: Option<Text<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeDoc<'a> {
+    #[serde(borrow)]
+    id: Text<'a>,
+    #[serde(default, borrow)]
+    hostname: Text<'a>,
+}
+
+/// A JSON string, borrowed from the text unless escapes made it differ
+/// from it. Reads exactly what a `String` field reads.
+#[derive(Default)]
+pub(crate) struct Text<'a>(Cow<'a, str>);
+
+impl Text<'_> {
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    fn default_controller() -> Self {
+        Text(Cow::Borrowed("default"))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Cow<'de, str>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v))
+            }
+        }
+        deserializer.deserialize_string(TextVisitor).map(Text)
+    }
+}
+
+/// `T`, read only from a JSON object: the in-place twin of
+/// `from_map_only!`, for the same reason (a struct written as an array
+/// would bind values by position, past every field name).
+#[derive(Default)]
+pub(crate) struct Obj<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MapOnly<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for MapOnly<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(MapOnly(PhantomData)).map(Obj)
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use harness::{ListingBy, NewStamp, Reach, Run, World, CONTROLLER};
 use proptest::prelude::*;
-use sweep_core::sweep::{ReleaseOutcome, Settings, Sweep, Timestamp};
+use sweep_core::sweep::{ReleaseOutcome, Settings, StackPart, Sweep, Timestamp};
 use sweep_core::{Coverage, ReleaseRef, SwarmName};
 
 #[derive(Debug, Clone)]
@@ -195,6 +195,14 @@ fn build(g: &WorldGen) -> World {
                 }
             }
             let rr = ReleaseRef::new(sn.clone(), release.clone());
+            // A release whose volumes wait also has a network that waits
+            // (tasks stopping hold both), for a few attempts at most so
+            // that the purge after it is reached.
+            if let Some(&(_, _, in_use)) = r.volumes.iter().find(|v| v.2 > 0) {
+                w.faults
+                    .part_in_use
+                    .insert((rr.clone(), StackPart::Networks), in_use.min(3));
+            }
             match r.stack {
                 StepFault::None => {}
                 StepFault::Fails(n) => {
@@ -258,11 +266,12 @@ fn settings() -> Settings {
     Settings::default()
 }
 
-/// The most virtual time a sweep needs with instant actions: a volume's
-/// settle timeout, twice when a re-listing revives a release whose volumes
-/// then settle again, plus a retry interval each.
+/// The most virtual time a sweep needs with instant actions. Three waits
+/// follow one another, each at most a settle timeout plus a retry interval:
+/// the stack's tasks stopping, its other parts (in parallel) in use, then
+/// its volumes (in parallel); twice when a re-listing revives a release.
 fn time_bound(s: &Settings) -> Duration {
-    (s.settle_timeout + s.retry_interval) * 2
+    (s.settle_timeout + s.retry_interval) * 3 * 2
 }
 
 proptest! {
@@ -270,18 +279,21 @@ proptest! {
 
     /// Records never go before everything else of their release, no action
     /// concerns a release the plan did not list, the run terminates, and
-    /// what the report says went is gone from the model.
+    /// what the report says went is gone from the model; with engine events
+    /// arriving at random too (right or wrong node, right or wrong release).
     #[test]
     fn safety_holds_under_any_faults_and_interleaving(
         g in world_gen(true),
         seed in any::<u64>(),
         limit in 1usize..7,
         latency in 0u64..50,
+        events in any::<bool>(),
     ) {
         let world = build(&g);
         let mut run = Run::new(world, settings(), seed, limit)
             .with_latency(Duration::from_millis(latency))
-            .with_max_steps(50_000);
+            .with_max_steps(50_000)
+            .with_wake_events(events);
         let report = run.drive();
         prop_assert!(report.is_ok(), "{:?}", report);
         let report = report.unwrap_or_else(|_| unreachable!());

@@ -1,4 +1,5 @@
-//! Arbitrary bytes as a snapshot: parsing and planning never panic, and a
+//! Arbitrary bytes as a snapshot: parsing and planning never panic, the
+//! in-place reader (`plan_json`) gives the same plan or error, and a
 //! snapshot that parses plans the same with every list reversed and reads
 //! back from its own JSON. An application whose destination the snapshot
 //! does not list never loses a release, and the plan's text carries no
@@ -17,10 +18,18 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    // The in-place reader `plan --snapshot` uses must give what reading the
+    // snapshot and planning it gives: the same plan, or the same error.
+    let in_place = sweep_core::plan::plan_json(text);
     let Ok(snapshot) = Snapshot::from_json(text) else {
+        assert!(
+            in_place.is_err(),
+            "the in-place reader accepts what the owned one refuses"
+        );
         return;
     };
     let first = plan(&snapshot);
+    assert_eq!(in_place, first, "the in-place reader plans differently");
     assert_eq!(
         Snapshot::from_json(&snapshot.to_json_pretty()).as_ref(),
         Ok(&snapshot),

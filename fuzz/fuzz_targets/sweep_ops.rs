@@ -9,8 +9,10 @@
 //! nothing at all comes after a re-read that did not; volumes are touched
 //! only after the stack went; records are handed out only when the stack went
 //! and, with purge, every place was listed and every volume listed there
-//! was removed (and never under partial coverage); a driver that then
-//! answers everything with success finishes in a bounded number of steps.
+//! was removed (and never under partial coverage); a stack's other parts
+//! only once its services went; engine events arriving at any moment
+//! change none of this; a driver that then answers everything with
+//! success finishes in a bounded number of steps.
 
 #![no_main]
 
@@ -21,8 +23,8 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 use sweep_core::sweep::{
-    Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, StampRead, Step, Sweep,
-    SweepError, Timestamp, Where,
+    Action, ActionId, ActionKind, Event as SweepEvent, Outcome, ReleaseOutcome, Settings,
+    StackPart, StampRead, Step, Sweep, SweepError, Timestamp, Where,
 };
 use sweep_core::{Coverage, ReleaseEntry, ReleaseRef, SweepPlan};
 
@@ -70,6 +72,12 @@ enum Op {
     },
     Advance(u16),
     Bogus(u8),
+    /// An engine event: a container of the `release`-th deletion gone on
+    /// its swarm's `node`-th node (or on none named).
+    Event {
+        release: u8,
+        node: Option<u8>,
+    },
 }
 
 #[derive(Arbitrary, Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,6 +188,9 @@ struct ReleaseSeen {
     last_read: Option<(Step, bool)>,
     /// A re-read before the records found them gone.
     records_read_gone: bool,
+    /// The stack parts answered gone since the last re-read before the
+    /// stack; the stack is gone when all four are.
+    parts_gone: BTreeSet<StackPart>,
     stack_gone: bool,
     /// Per place: the volumes its latest successful listing named.
     listed: BTreeMap<String, BTreeSet<String>>,
@@ -251,6 +262,19 @@ impl Judge<'_> {
             ActionKind::ReadStamps { names, .. } => {
                 assert!(names.contains(&r.swarm), "re-read misses its own swarm");
             }
+            ActionKind::RemoveStack { part, .. } => {
+                let before: &[StackPart] = match part {
+                    StackPart::Services => &[],
+                    StackPart::Tasks => &[StackPart::Services],
+                    _ => &[StackPart::Services, StackPart::Tasks],
+                };
+                for p in before {
+                    assert!(
+                        seen.parts_gone.contains(p),
+                        "{part} handed out before the {p} went: {r}"
+                    );
+                }
+            }
             ActionKind::ListVolumes { .. } | ActionKind::RemoveVolume { .. } => {
                 assert!(self.plan.purge_volumes, "volume action without purge");
                 assert!(
@@ -291,7 +315,10 @@ impl Judge<'_> {
             Outcome::Done | Outcome::Failed(sweep_core::sweep::Failure::Gone)
         );
         match &action.kind {
-            ActionKind::RemoveStack { .. } if ok => seen.stack_gone = true,
+            ActionKind::RemoveStack { part, .. } if ok => {
+                seen.parts_gone.insert(*part);
+                seen.stack_gone = seen.parts_gone.len() == StackPart::ALL.len();
+            }
             ActionKind::ListVolumes { at, .. } => {
                 let key = place_key(at);
                 let names: BTreeSet<String> = match outcome {
@@ -311,6 +338,10 @@ impl Judge<'_> {
             }
             ActionKind::DeleteRecords { .. } if ok => seen.records_gone = true,
             ActionKind::ReadStamps { before, .. } => {
+                if *before == Step::RemoveStack {
+                    // A stack removal starts over (after a re-listing).
+                    seen.parts_gone.clear();
+                }
                 let ours =
                     matches!(outcome, Outcome::Stamps(_)) && *outcome == stamps(&action.kind, 0);
                 seen.last_read = Some((*before, ours));
@@ -494,6 +525,24 @@ fuzz_target!(|input: Input| {
                 }
             }
             Op::Advance(ms) => now += Duration::from_millis(u64::from(*ms)),
+            Op::Event { release, node } => {
+                if let Some(d) = plan
+                    .deletions
+                    .get(usize::from(*release) % plan.deletions.len().max(1))
+                {
+                    let nodes: Vec<String> = plan
+                        .swarm(&d.swarm)
+                        .and_then(|s| s.nodes.as_ref())
+                        .map(|n| n.iter().map(|n| n.id.clone()).collect())
+                        .unwrap_or_default();
+                    let node =
+                        node.and_then(|i| nodes.get(usize::from(i) % nodes.len().max(1)).cloned());
+                    sweep.handle_event(
+                        SweepEvent::container_gone(d.swarm.clone(), node, d.release.clone()),
+                        now,
+                    );
+                }
+            }
             Op::Bogus(n) => {
                 let id = ActionId(u64::from(*n));
                 if !outstanding.iter().any(|a| a.id == id) {

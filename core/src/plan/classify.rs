@@ -4,66 +4,94 @@
 //! that spares wins, so the reason a plan gives is the most basic one.
 //! Holds are applied by the planner on top of a `Delete` decision.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
-use super::swarms::{GroupRelease, Groups, SwarmGroup};
+use super::swarms::{GroupRelease, GroupedRelease, Groups, SwarmGroup};
 use super::{DeletionReason, SpareReason};
 use crate::owner::{ControllerId, Ownership};
 use crate::refs::SwarmName;
-use crate::snapshot::{Application, Snapshot};
+use crate::snapshot::{Snapshot, View};
 
 /// The live applications, indexed once per plan so that deciding each
-/// release is a lookup, not a scan of the app set.
+/// release is a lookup, not a scan of the app set. Lookups only: nothing
+/// here is iterated into the plan, so hashing cannot reorder it.
 #[derive(Debug)]
 pub struct AppIndex<'a> {
-    live: BTreeMap<&'a str, &'a Application>,
+    live: HashMap<&'a str, LiveApp<'a>>,
     /// Draining applications whose destination the snapshot does not list.
-    draining_to_unknown: BTreeMap<&'a str, &'a SwarmName>,
-    /// (cluster, release) to the applications declaring it there, sorted.
-    declared: BTreeMap<(SwarmName, &'a str), Vec<&'a str>>,
+    draining_to_unknown: HashMap<&'a str, &'a str>,
+    /// Per cluster (by position in [`Groups::iter`]), the releases declared
+    /// there as (release, application), sorted and distinct, so that the
+    /// planner walks them beside the cluster's sorted releases ([`Declared`])
+    /// instead of hashing a key per release.
+    declared: Vec<Vec<(&'a str, &'a str)>>,
     /// Release to the live applications declaring it on a destination the
-    /// snapshot does not list, sorted.
-    declared_nowhere: BTreeMap<&'a str, Vec<&'a Application>>,
+    /// snapshot does not list, as (name, destination), sorted by name.
+    declared_nowhere: HashMap<&'a str, Vec<(&'a str, &'a str)>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct LiveApp<'a> {
+    /// The destination as the app set names it.
+    swarm: &'a str,
+    /// Its cluster, by position in [`Groups::iter`]; `None` when the
+    /// snapshot does not list the destination.
+    group: Option<usize>,
+    reconciled: bool,
 }
 
 impl<'a> AppIndex<'a> {
-    pub fn new(snapshot: &'a Snapshot, groups: &Groups) -> Self {
-        let mut live = BTreeMap::new();
-        let mut declared: BTreeMap<(SwarmName, &'a str), Vec<&'a str>> = BTreeMap::new();
-        let draining_to_unknown = snapshot
-            .app_set
+    pub fn new(snapshot: &'a Snapshot, groups: &Groups<'_>) -> Self {
+        AppIndex::of(&View::of(snapshot), groups)
+    }
+
+    pub(crate) fn of(view: &View<'a>, groups: &Groups<'_>) -> Self {
+        let mut live = HashMap::with_capacity(view.applications.len());
+        // Counted first, so that each cluster's list is allocated once.
+        let mut counts = vec![0; groups.iter().count()];
+        for app in view.applications.iter().filter(|a| a.is_live()) {
+            if let (Some(group), Some(releases)) = (groups.index_of(app.swarm), app.releases) {
+                counts[group] += releases.len();
+            }
+        }
+        let mut declared: Vec<Vec<(&'a str, &'a str)>> =
+            counts.into_iter().map(Vec::with_capacity).collect();
+        let draining_to_unknown = view
             .applications
             .iter()
-            .filter(|a| !a.is_live() && groups.get(&a.swarm).is_none())
-            .map(|a| (a.name.as_str(), &a.swarm))
+            .filter(|a| !a.is_live() && groups.index_of(a.swarm).is_none())
+            .map(|a| (a.name, a.swarm))
             .collect();
-        let mut declared_nowhere: BTreeMap<&'a str, Vec<&'a Application>> = BTreeMap::new();
-        for app in snapshot.app_set.applications.iter().filter(|a| a.is_live()) {
-            live.insert(app.name.as_str(), app);
-            if groups.get(&app.swarm).is_none() {
-                for release in app.releases.iter().flatten() {
+        let mut declared_nowhere: HashMap<&'a str, Vec<(&'a str, &'a str)>> = HashMap::new();
+        for app in view.applications.iter().filter(|a| a.is_live()) {
+            let group = groups.index_of(app.swarm);
+            live.insert(
+                app.name,
+                LiveApp {
+                    swarm: app.swarm,
+                    group,
+                    reconciled: app.has_reconciled(),
+                },
+            );
+            let releases = app.releases.into_iter().flat_map(|r| r.iter());
+            let Some(group) = group else {
+                for release in releases {
                     declared_nowhere
-                        .entry(release.as_str())
+                        .entry(release)
                         .or_default()
-                        .push(app);
+                        .push((app.name, app.swarm));
                 }
                 continue;
-            }
-            let swarm = groups.canonical(&app.swarm).clone();
-            for release in app.releases.iter().flatten() {
-                declared
-                    .entry((swarm.clone(), release.as_str()))
-                    .or_default()
-                    .push(app.name.as_str());
-            }
+            };
+            declared[group].extend(releases.map(|release| (release, app.name)));
         }
-        for names in declared.values_mut() {
-            names.sort_unstable();
-            names.dedup();
+        for list in &mut declared {
+            list.sort_unstable();
+            list.dedup();
         }
         for apps in declared_nowhere.values_mut() {
-            apps.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-            apps.dedup_by(|a, b| a.name == b.name);
+            apps.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            apps.dedup_by(|a, b| a.0 == b.0);
         }
         AppIndex {
             live,
@@ -90,12 +118,12 @@ pub enum Decision {
 
 fn spare(
     reason: SpareReason,
-    application: Option<&str>,
+    application: Option<String>,
     detail: impl Into<Option<String>>,
 ) -> Decision {
     Decision::Spare {
         reason,
-        application: application.map(str::to_owned),
+        application,
         detail: detail.into(),
     }
 }
@@ -104,11 +132,78 @@ fn spare(
 pub fn decide(
     controller: &ControllerId,
     apps: &AppIndex<'_>,
-    groups: &Groups,
-    group: &SwarmGroup,
-    release: &GroupRelease,
+    groups: &Groups<'_>,
+    group: &SwarmGroup<'_>,
+    release: &GroupedRelease<'_>,
 ) -> Decision {
-    if group.self_stacks.contains(&release.name) {
+    // A group `groups` does not list is the cluster of no application and
+    // of no declaration.
+    let at = groups.index_of(group.swarm.as_str()).unwrap_or(usize::MAX);
+    let declared = apps.declared_in(at);
+    let from = declared.partition_point(|(r, _)| *r < release.name);
+    let mut cursor = Declared {
+        list: declared,
+        next: from,
+    };
+    decide_at(
+        controller,
+        apps,
+        groups,
+        at,
+        group,
+        release,
+        cursor.of(release.name),
+    )
+}
+
+/// Walks the declarations of one cluster alongside its releases, both in
+/// name order: each release finds its declarers where the last one
+/// stopped, without a search.
+pub(crate) struct Declared<'i, 'a> {
+    list: &'i [(&'a str, &'a str)],
+    next: usize,
+}
+
+impl<'i, 'a> Declared<'i, 'a> {
+    pub(crate) fn new(apps: &'i AppIndex<'a>, at: usize) -> Self {
+        Declared {
+            list: apps.declared_in(at),
+            next: 0,
+        }
+    }
+
+    /// The declarations of `release`, each as (release, application),
+    /// sorted by application. Releases must be asked for in ascending order.
+    pub(crate) fn of(&mut self, release: &str) -> &'i [(&'a str, &'a str)] {
+        while self.list.get(self.next).is_some_and(|(r, _)| *r < release) {
+            self.next += 1;
+        }
+        let from = self.next;
+        while self.list.get(self.next).is_some_and(|(r, _)| *r == release) {
+            self.next += 1;
+        }
+        &self.list[from..self.next]
+    }
+}
+
+impl<'a> AppIndex<'a> {
+    fn declared_in(&self, at: usize) -> &[(&'a str, &'a str)] {
+        self.declared.get(at).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// [`decide`] for the group at position `at` of [`Groups::iter`], with the
+/// declarations of the release on that cluster ([`Declared::of`]).
+pub(crate) fn decide_at(
+    controller: &ControllerId,
+    apps: &AppIndex<'_>,
+    groups: &Groups<'_>,
+    at: usize,
+    group: &SwarmGroup<'_>,
+    release: &GroupedRelease<'_>,
+    declared: &[(&str, &str)],
+) -> Decision {
+    if group.self_stacks.contains(release.name) {
         return spare(
             SpareReason::OwnStack,
             None,
@@ -116,10 +211,10 @@ pub fn decide(
         );
     }
 
-    let application = match ownership(controller, release) {
+    let application = match ownership_of(controller, release.name, release.owners()) {
         Ownership::Unmanaged => return spare(SpareReason::Unmanaged, None, None),
         Ownership::Foreign => {
-            let detail = match release.owners.as_slice() {
+            let detail = match release.owners() {
                 [Some(stamp)] => format!("stamped {stamp:?}"),
                 _ => "its names in this cluster carry different stamps".to_owned(),
             };
@@ -128,7 +223,7 @@ pub fn decide(
         Ownership::Malformed { reason } => {
             // Our prefix on a stamp we never write: hand-edited or copied.
             // Nobody's, so it is left like any release without a stamp.
-            let detail = match release.owners.as_slice() {
+            let detail = match release.owners() {
                 [Some(stamp)] => {
                     format!("stamped {stamp:?}, which is not a stamp this controller writes: {reason}")
                 }
@@ -143,86 +238,70 @@ pub fn decide(
     let owner = apps.live.get(app).copied();
 
     if let Some(owner) = owner {
-        if groups.get(&owner.swarm).is_none() {
+        let Some(dest) = owner.group else {
             // A typo or a swarm the registry does not list: nothing shows
             // where the application runs, so no copy of it is provably
             // stale (a typo of this very swarm's name would delete it).
-            return spare(
-                SpareReason::CurrentApplication,
-                Some(app),
-                format!(
-                    "its destination {} is not a swarm of this snapshot",
-                    owner.swarm
-                ),
+            let detail = format!(
+                "its destination {} is not a swarm of this snapshot",
+                SwarmName::from(owner.swarm)
             );
+            return spare(SpareReason::CurrentApplication, Some(application), detail);
+        };
+        if dest == at {
+            return spare(SpareReason::CurrentApplication, Some(application), None);
         }
-        if groups.same(&owner.swarm, &group.swarm) {
-            return spare(SpareReason::CurrentApplication, Some(app), None);
-        }
-        if !owner.has_reconciled() {
+        let dest = groups.at(dest);
+        if !owner.reconciled {
             // A moved application that has not yet come up on its new
             // destination still needs its old copy: deleting it now would
             // take the application down between the two.
-            return spare(
-                SpareReason::CurrentApplication,
-                Some(app),
-                format!(
-                    "its application has not reconciled on its destination {} yet",
-                    groups.canonical(&owner.swarm)
-                ),
+            let detail = format!(
+                "its application has not reconciled on its destination {} yet",
+                dest.swarm
             );
+            return spare(SpareReason::CurrentApplication, Some(application), detail);
         }
-        if let Some(dest) = groups.get(&owner.swarm).filter(|d| d.error.is_some()) {
+        if dest.error.is_some() {
             // The destination could not be read, so nothing shows that it
             // is a different cluster from this one.
-            return spare(
-                SpareReason::CurrentApplication,
-                Some(app),
-                format!("its destination {} could not be read", dest.swarm),
-            );
+            let detail = format!("its destination {} could not be read", dest.swarm);
+            return spare(SpareReason::CurrentApplication, Some(application), detail);
         }
     }
 
     // A rename hands a release to another application before its stamp is
     // rewritten: a declaration on this swarm spares it whoever stamped it.
-    let key = (group.swarm.clone(), release.name.as_str());
-    if let Some(declarers) = apps.declared.get(&key) {
-        return spare(
-            SpareReason::Declared,
-            Some(app),
-            format!("declared by {}", declarers.join(", ")),
-        );
+    if !declared.is_empty() {
+        let names: Vec<&str> = declared.iter().map(|(_, app)| *app).collect();
+        let detail = format!("declared by {}", names.join(", "));
+        return spare(SpareReason::Declared, Some(application), detail);
     }
     // A declaration on a destination the snapshot does not list may be
     // meant for this very swarm (a rename plus a typo): it proves nothing
     // undeclared here.
-    if let Some(declarers) = apps.declared_nowhere.get(release.name.as_str()) {
+    if let Some(declarers) = nonempty(&apps.declared_nowhere).and_then(|d| d.get(release.name)) {
         let names: Vec<String> = declarers
             .iter()
-            .map(|a| {
+            .map(|(name, swarm)| {
                 format!(
-                    "{} (destination {}, not a swarm of this snapshot)",
-                    a.name, a.swarm
+                    "{name} (destination {}, not a swarm of this snapshot)",
+                    SwarmName::from(*swarm)
                 )
             })
             .collect();
-        return spare(
-            SpareReason::Declared,
-            Some(app),
-            format!("declared by {}", names.join(", ")),
-        );
+        let detail = format!("declared by {}", names.join(", "));
+        return spare(SpareReason::Declared, Some(application), detail);
     }
 
-    if let Some(dest) = apps.draining_to_unknown.get(app) {
+    if let Some(dest) = nonempty(&apps.draining_to_unknown).and_then(|d| d.get(app)) {
         // Its draining hold sits on a swarm no snapshot entry has, so it
         // shields nothing: the swarm it is still syncing on is unknown.
-        return spare(
-            SpareReason::Held,
-            Some(app),
-            format!(
-                "would be deleted (departed) but its application is still draining from {dest}, which is not a swarm of this snapshot"
-            ),
+        let detail = format!(
+            "would be deleted (departed) but its application is still draining from {}, which is not a swarm of this snapshot",
+            SwarmName::from(*dest)
         );
+        return spare(SpareReason::Held, Some(application), detail);
     }
 
     let reason = match owner {
@@ -235,22 +314,32 @@ pub fn decide(
     }
 }
 
+/// `map`, unless it is empty: most plans have no application draining to
+/// or declaring on an unknown swarm, and a lookup in an empty map still
+/// hashes its key.
+fn nonempty<K, V>(map: &HashMap<K, V>) -> Option<&HashMap<K, V>> {
+    (!map.is_empty()).then_some(map)
+}
+
 /// Ownership of a release whose names may disagree: only a release every
 /// name of the cluster shows as this controller's, for one application, is.
 /// The sweep's re-read of a release before each destructive step judges by
 /// this same rule, so a release is deleted only on the planner's terms.
 pub(crate) fn ownership(controller: &ControllerId, release: &GroupRelease) -> Ownership {
-    let mut seen = release
-        .owners
-        .iter()
-        .map(|stamp| controller.classify(stamp.as_deref(), &release.name));
+    let owners: Vec<Option<&str>> = release.owners.iter().map(Option::as_deref).collect();
+    ownership_of(controller, &release.name, &owners)
+}
+
+/// [`ownership`] of release `name` with the distinct stamps `owners`.
+fn ownership_of(controller: &ControllerId, name: &str, owners: &[Option<&str>]) -> Ownership {
+    let mut seen = owners.iter().map(|stamp| controller.classify(*stamp, name));
     let Some(first) = seen.next() else {
         return Ownership::Unmanaged;
     };
     let rest: Vec<Ownership> = seen.collect();
     if rest.iter().all(|o| *o == first) {
         first
-    } else if release.owners.iter().any(Option::is_none) {
+    } else if owners.iter().any(Option::is_none) {
         Ownership::Unmanaged
     } else if std::iter::once(&first)
         .chain(&rest)

@@ -7,33 +7,22 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
-
 use super::swarms::SwarmGroup;
 use super::Uncovered;
+use crate::names::named_enum;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Coverage {
-    /// Volume purge is off.
-    Off,
-    /// Every node the swarm counts was reached.
-    Complete,
-    /// Some counted nodes were not reached, or the count is unknown.
-    Partial,
-    /// The registry cannot reach nodes individually: only the manager's
-    /// volumes are seen.
-    NodeLocal,
-}
-
-impl Coverage {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Coverage::Off => "off",
-            Coverage::Complete => "complete",
-            Coverage::Partial => "partial",
-            Coverage::NodeLocal => "node_local",
-        }
+named_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Coverage {
+        /// Volume purge is off.
+        Off = "off",
+        /// Every node the swarm counts was reached.
+        Complete = "complete",
+        /// Some counted nodes were not reached, or the count is unknown.
+        Partial = "partial",
+        /// The registry cannot reach nodes individually: only the manager's
+        /// volumes are seen.
+        NodeLocal = "node_local",
     }
 }
 
@@ -48,7 +37,7 @@ pub struct GroupReach {
 }
 
 impl GroupReach {
-    pub fn new(group: &SwarmGroup) -> Self {
+    pub fn new(group: &SwarmGroup<'_>) -> Self {
         let unreached = unreached(group);
         // Where the node list is known, every node on it must have been
         // reached, not merely as many nodes as it holds.
@@ -80,7 +69,7 @@ impl GroupReach {
 
     /// The uncovered-node entry for a readable swarm a purge cannot fully
     /// cover; `group` is the one this was made from.
-    pub fn uncovered(&self, group: &SwarmGroup) -> Option<Uncovered> {
+    pub fn uncovered(&self, group: &SwarmGroup<'_>) -> Option<Uncovered> {
         if group.error.is_some() || self.reach == Coverage::Complete {
             return None;
         }
@@ -109,13 +98,13 @@ impl GroupReach {
 
 /// Coverage of a purge on `group`, `off` when purge is off. Costs a pass
 /// over the group's nodes: a planner asks [`GroupReach`] once per group.
-pub fn of(purge: bool, group: &SwarmGroup) -> Coverage {
+pub fn of(purge: bool, group: &SwarmGroup<'_>) -> Coverage {
     GroupReach::new(group).coverage(purge)
 }
 
 /// Names of the nodes on the swarm's own node list that the registry did
 /// not reach, sorted; `None` when either list is unknown.
-pub fn unreached(group: &SwarmGroup) -> Option<Vec<String>> {
+pub fn unreached(group: &SwarmGroup<'_>) -> Option<Vec<String>> {
     let reached: BTreeSet<&str> = group
         .nodes
         .as_ref()?
@@ -134,7 +123,7 @@ pub fn unreached(group: &SwarmGroup) -> Option<Vec<String>> {
 }
 
 /// The uncovered-node entry for a readable swarm a purge cannot fully cover.
-pub fn uncovered(group: &SwarmGroup) -> Option<Uncovered> {
+pub fn uncovered(group: &SwarmGroup<'_>) -> Option<Uncovered> {
     GroupReach::new(group).uncovered(group)
 }
 
@@ -143,7 +132,11 @@ mod tests {
     use super::*;
     use crate::snapshot::NodeEntry;
 
-    fn group(nodes: Option<&[u32]>, members: Option<&[u32]>, count: Option<u64>) -> SwarmGroup {
+    fn group(
+        nodes: Option<&[u32]>,
+        members: Option<&[u32]>,
+        count: Option<u64>,
+    ) -> SwarmGroup<'static> {
         let list = |ids: &[u32]| {
             ids.iter()
                 .map(|i| NodeEntry::new(format!("n{i}"), format!("host{}", i % 3)))

@@ -6,20 +6,24 @@ use std::collections::BTreeMap;
 use super::swarms::Groups;
 use super::{Hold, HoldReason};
 use crate::refs::SwarmName;
-use crate::snapshot::{AppState, Snapshot};
+use crate::snapshot::{AppState, Snapshot, View};
 
 /// Every hold the snapshot itself calls for. The blast-radius hold needs the
 /// finished plan and is added by the planner.
-pub fn find(snapshot: &Snapshot, groups: &Groups) -> Vec<Hold> {
-    let mut holds = Vec::new();
-    let apps = &snapshot.app_set;
+pub fn find(snapshot: &Snapshot, groups: &Groups<'_>) -> Vec<Hold> {
+    find_in(&View::of(snapshot), groups)
+}
 
-    if !apps.loaded {
+/// [`find`] on any snapshot's contents.
+pub(crate) fn find_in(view: &View<'_>, groups: &Groups<'_>) -> Vec<Hold> {
+    let mut holds = Vec::new();
+
+    if !view.loaded {
         holds.push(Hold::sweep(
             HoldReason::AppSetNotLoaded,
             "the app set was not loaded; every release would look departed",
         ));
-    } else if !apps.applications.iter().any(|a| a.is_live()) {
+    } else if !view.applications.iter().any(|a| a.is_live()) {
         // An empty app set and a truncated one look the same.
         holds.push(Hold::sweep(
             HoldReason::EmptyAppSet,
@@ -30,17 +34,20 @@ pub fn find(snapshot: &Snapshot, groups: &Groups) -> Vec<Hold> {
     // Per swarm: applications that have not said what they declare, or that
     // are still syncing their way out, may yet own or declare anything there.
     let mut per_swarm: BTreeMap<(SwarmName, HoldReason), Vec<String>> = BTreeMap::new();
-    for app in &apps.applications {
+    for app in &view.applications {
         let reason = match app.state {
             AppState::Draining => HoldReason::Draining,
             _ if !app.has_reconciled() => HoldReason::Unreconciled,
             _ => continue,
         };
-        let swarm = groups.canonical(&app.swarm).clone();
+        let swarm = match groups.index_of(app.swarm) {
+            Some(i) => groups.at(i).swarm.clone(),
+            None => SwarmName::from(app.swarm),
+        };
         per_swarm
             .entry((swarm, reason))
             .or_default()
-            .push(app.name.clone());
+            .push(app.name.to_owned());
     }
     for ((swarm, reason), mut names) in per_swarm {
         names.sort();
@@ -55,22 +62,23 @@ pub fn find(snapshot: &Snapshot, groups: &Groups) -> Vec<Hold> {
     // swarm the registry does not list. Its hold names the destination so
     // an operator sees it; it holds no swarm (there is none of that name),
     // and the planner spares the application's releases wherever they are.
-    let mut unknown: BTreeMap<&SwarmName, Vec<String>> = BTreeMap::new();
-    for app in &apps.applications {
-        if groups.get(&app.swarm).is_none() {
+    let mut unknown: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for app in &view.applications {
+        if groups.index_of(app.swarm).is_none() {
             unknown
-                .entry(&app.swarm)
+                .entry(app.swarm)
                 .or_default()
-                .push(app.name.clone());
+                .push(app.name.to_owned());
         }
     }
     for (swarm, mut names) in unknown {
         names.sort();
+        let swarm = SwarmName::from(swarm);
         let message = format!(
             "{swarm} is not a swarm of this snapshot (a typo, or a swarm the registry does not list): the releases of the applications sent there are spared on every swarm until it is listed or the destination is corrected"
         );
         holds.push(Hold::swarm(
-            swarm,
+            &swarm,
             HoldReason::UnknownDestination,
             names,
             Some(message),
@@ -85,9 +93,7 @@ pub fn find(snapshot: &Snapshot, groups: &Groups) -> Vec<Hold> {
                 Vec::new(),
                 Some(error.clone()),
             ));
-        } else if snapshot.policy.purge_volumes
-            && group.nodes.as_ref().is_some_and(|n| n.is_empty())
-        {
+        } else if view.purge_volumes && group.nodes.as_ref().is_some_and(|n| n.is_empty()) {
             // Removing a stack whose volumes nobody can then find would
             // strand its data with no record left to find it by.
             holds.push(Hold::swarm(

@@ -15,9 +15,10 @@ pub mod swarms;
 
 use serde::{Deserialize, Serialize};
 
+use crate::names::named_enum;
 use crate::owner::ControllerId;
 use crate::refs::{ReleaseRef, SwarmName};
-use crate::snapshot::{NodeEntry, Snapshot, SnapshotError};
+use crate::snapshot::{NodeEntry, Snapshot, SnapshotDoc, SnapshotError, View};
 
 pub use classify::Decision;
 pub use coverage::Coverage;
@@ -26,7 +27,10 @@ pub use coverage::Coverage;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SweepPlan {
-    pub controller: String,
+    /// The controller whose releases the plan deletes, checked when the
+    /// plan was made (and again when one is read back from JSON), so that
+    /// no driver has to.
+    pub controller: ControllerId,
     pub purge_volumes: bool,
     pub holds: Vec<Hold>,
     pub deletions: Vec<Deletion>,
@@ -100,36 +104,23 @@ impl Hold {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HoldReason {
-    AppSetNotLoaded,
-    EmptyAppSet,
-    Unreconciled,
-    Draining,
-    SwarmUnreadable,
-    NoReachableNode,
-    BlastRadius,
-    /// Applications name a destination no swarm of the snapshot has; their
-    /// releases are spared everywhere. Holds no swarm of its own.
-    UnknownDestination,
+named_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum HoldReason {
+        AppSetNotLoaded = "app_set_not_loaded",
+        EmptyAppSet = "empty_app_set",
+        Unreconciled = "unreconciled",
+        Draining = "draining",
+        SwarmUnreadable = "swarm_unreadable",
+        NoReachableNode = "no_reachable_node",
+        BlastRadius = "blast_radius",
+        /// Applications name a destination no swarm of the snapshot has; their
+        /// releases are spared everywhere. Holds no swarm of its own.
+        UnknownDestination = "unknown_destination",
+    }
 }
 
 impl HoldReason {
-    /// The name JSON uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HoldReason::AppSetNotLoaded => "app_set_not_loaded",
-            HoldReason::EmptyAppSet => "empty_app_set",
-            HoldReason::Unreconciled => "unreconciled",
-            HoldReason::Draining => "draining",
-            HoldReason::SwarmUnreadable => "swarm_unreadable",
-            HoldReason::NoReachableNode => "no_reachable_node",
-            HoldReason::BlastRadius => "blast_radius",
-            HoldReason::UnknownDestination => "unknown_destination",
-        }
-    }
-
     /// Whether a person has to act. Waiting for an application to
     /// reconcile or drain is the normal course of a deploy and resolves
     /// itself; every other hold means part of the sweep cannot be done
@@ -157,22 +148,13 @@ impl Deletion {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeletionReason {
-    /// The owning application has left the app set.
-    Departed,
-    /// The owning application now deploys to another swarm.
-    DestinationMoved,
-}
-
-impl DeletionReason {
-    /// The name JSON uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeletionReason::Departed => "departed",
-            DeletionReason::DestinationMoved => "destination_moved",
-        }
+named_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum DeletionReason {
+        /// The owning application has left the app set.
+        Departed = "departed",
+        /// The owning application now deploys to another swarm.
+        DestinationMoved = "destination_moved",
     }
 }
 
@@ -189,28 +171,15 @@ pub struct Spared {
     pub detail: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SpareReason {
-    Unmanaged,
-    ForeignOwner,
-    OwnStack,
-    CurrentApplication,
-    Declared,
-    Held,
-}
-
-impl SpareReason {
-    /// The name JSON uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SpareReason::Unmanaged => "unmanaged",
-            SpareReason::ForeignOwner => "foreign_owner",
-            SpareReason::OwnStack => "own_stack",
-            SpareReason::CurrentApplication => "current_application",
-            SpareReason::Declared => "declared",
-            SpareReason::Held => "held",
-        }
+named_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum SpareReason {
+        Unmanaged = "unmanaged",
+        ForeignOwner = "foreign_owner",
+        OwnStack = "own_stack",
+        CurrentApplication = "current_application",
+        Declared = "declared",
+        Held = "held",
     }
 }
 
@@ -229,6 +198,21 @@ pub struct Uncovered {
     /// name; `None` when the node list or the reach is unknown.
     pub unreached: Option<Vec<String>>,
     pub coverage: Coverage,
+}
+
+impl Uncovered {
+    /// A swarm whose purge coverage is `coverage` and whose node count,
+    /// reach and missing nodes are unknown.
+    pub fn unknown(swarm: SwarmName, coverage: Coverage) -> Self {
+        Uncovered {
+            swarm,
+            node_count: None,
+            reached: Vec::new(),
+            missing: None,
+            unreached: None,
+            coverage,
+        }
+    }
 }
 
 /// One swarm (cluster) as the plan sees it.
@@ -253,28 +237,58 @@ pub struct SwarmPlan {
 
 /// Plans a sweep. Errors only on an invalid snapshot.
 pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
-    snapshot.validate()?;
-    let controller = ControllerId::new(snapshot.policy.controller.clone())?;
-    let purge = snapshot.policy.purge_volumes;
-    let groups = swarms::group(snapshot);
-    let mut holds = holds::find(snapshot, &groups);
-    let apps = classify::AppIndex::new(snapshot, &groups);
+    let view = View::of(snapshot);
+    view.validate()?;
+    plan_valid(&view)
+}
+
+/// Parses a snapshot from JSON text and plans it: the plan, and the error,
+/// [`Snapshot::from_json`] followed by [`plan()`] give, without an owned
+/// copy of the snapshot. Names are read in place from `text`, so a large
+/// snapshot costs its text and the plan, not its text, a copy of every
+/// name and the plan.
+pub fn plan_json(text: &str) -> Result<SweepPlan, SnapshotError> {
+    match SnapshotDoc::parse(text) {
+        Some(doc) => {
+            let view = View::of_doc(&doc);
+            view.validate()?;
+            plan_valid(&view)
+        }
+        // Read again the one way, for the error and the path to it; should
+        // that way read it after all, its snapshot is what is planned.
+        None => plan(&Snapshot::from_json(text)?),
+    }
+}
+
+/// Plans a snapshot that [`View::validate`] accepted.
+fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
+    let controller = ControllerId::new(snapshot.controller)?;
+    let purge = snapshot.purge_volumes;
+    let groups = swarms::group_view(snapshot);
+    let mut holds = holds::find_in(snapshot, &groups);
+    let apps = classify::AppIndex::of(snapshot, &groups);
     let reach: Vec<coverage::GroupReach> = groups.iter().map(coverage::GroupReach::new).collect();
 
-    let mut deletions = Vec::new();
-    let mut spared = Vec::new();
+    // Every release lands in one of the two: room for all of them in each
+    // is address space only, and no list of a million entries is copied
+    // to grow.
+    let releases: usize = groups.iter().map(|g| g.releases.len()).sum();
+    let mut deletions = Vec::with_capacity(releases);
+    let mut spared = Vec::with_capacity(releases);
     let held_by = holds::HoldIndex::new(&holds);
-    for (group, reach) in groups.iter().zip(&reach) {
+    for (at, (group, reach)) in groups.iter().zip(&reach).enumerate() {
         let held = held_by.get(&group.swarm);
+        let mut declared = classify::Declared::new(&apps, at);
         for release in &group.releases {
-            match classify::decide(&controller, &apps, &groups, group, release) {
+            let declared = declared.of(release.name);
+            match classify::decide_at(&controller, &apps, &groups, at, group, release, declared) {
                 Decision::Spare {
                     reason,
                     application,
                     detail,
                 } => spared.push(Spared {
                     swarm: group.swarm.clone(),
-                    release: release.name.clone(),
+                    release: release.name.to_owned(),
                     reason,
                     application,
                     detail,
@@ -284,7 +298,7 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
                     reason,
                 } if held.is_some() => spared.push(Spared {
                     swarm: group.swarm.clone(),
-                    release: release.name.clone(),
+                    release: release.name.to_owned(),
                     reason: SpareReason::Held,
                     application: Some(application),
                     detail: held.map(|r| {
@@ -300,7 +314,7 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
                     reason,
                 } => deletions.push(Deletion {
                     swarm: group.swarm.clone(),
-                    release: release.name.clone(),
+                    release: release.name.to_owned(),
                     application,
                     reason,
                     volumes: reach.coverage(purge),
@@ -311,7 +325,7 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
 
     // The blast-radius guard looks at the plan as a whole: a truncated
     // registry listing or a mangled app set shows up as "too many".
-    if let Some(max) = snapshot.policy.max_deletions {
+    if let Some(max) = snapshot.max_deletions {
         if deletions.len() as u64 > max {
             holds.push(Hold::sweep(
                 HoldReason::BlastRadius,
@@ -360,7 +374,7 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
         .collect();
 
     let mut plan = SweepPlan {
-        controller: controller.as_str().to_owned(),
+        controller: controller.clone(),
         purge_volumes: purge,
         holds,
         deletions,
@@ -387,4 +401,198 @@ fn sort(plan: &mut SweepPlan) {
     plan.spared.sort();
     plan.uncovered.sort();
     plan.swarms.sort();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Planning JSON text in place must accept exactly the texts the owned
+    /// reader accepts, refuse the rest with the same error, and plan the
+    /// same: one schema read two ways.
+    fn same_both_ways(text: &str) {
+        let owned = Snapshot::from_json(text).and_then(|s| plan(&s));
+        assert_eq!(plan_json(text), owned, "{text}");
+        assert_eq!(
+            SnapshotDoc::parse(text).is_some(),
+            serde_json::from_str::<Snapshot>(text).is_ok(),
+            "{text}"
+        );
+    }
+
+    fn files(dir: &str) -> Vec<String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| std::fs::read(e.ok()?.path()).ok())
+            .filter_map(|bytes| String::from_utf8(bytes).ok())
+            .collect()
+    }
+
+    #[test]
+    fn examples_and_seeds_plan_the_same_either_way() {
+        let mut texts = files("../examples");
+        texts.extend(files("../fuzz/seeds/plan_snapshot"));
+        // The local fuzz corpus, when there is one: thousands of mutants.
+        texts.extend(files("../fuzz/corpus/plan_snapshot"));
+        assert!(texts.len() >= 10, "examples and seeds are found");
+        for text in &texts {
+            same_both_ways(text);
+        }
+    }
+
+    #[test]
+    fn hostile_texts_are_refused_or_planned_the_same_either_way() {
+        let swarm = r#"{"swarm":"a","cluster_id":"C","releases":[{"name":"web","owner":"cd/default/gone:release/web"}]}"#;
+        let app = r#"{"name":"keep","swarm":"a","releases":["db"]}"#;
+        let doc = |policy: &str, apps: &str, swarms: &str| {
+            format!(
+                r#"{{{policy}"app_set":{{"loaded":true,"applications":[{apps}]}},"swarms":[{swarms}]}}"#
+            )
+        };
+        let mut texts = vec![
+            doc("", app, swarm),
+            doc(
+                r#""policy":{"purge_volumes":true,"max_deletions":0},"#,
+                app,
+                swarm,
+            ),
+            doc(r#""policy":null,"#, app, swarm),
+            doc(r#""policy":{"controller":null},"#, app, swarm),
+            doc(r#""policy":{"controller":"a/b"},"#, app, swarm),
+            doc(r#""policy":{"max_deletions":-1},"#, app, swarm),
+            doc(r#""policy":{"max_deletions":1.5},"#, app, swarm),
+            doc(
+                r#""policy":{"purge_volumes":true,"purge_volumes":false},"#,
+                app,
+                swarm,
+            ),
+            doc(r#""policy":{"purge_volume":true},"#, app, swarm),
+            doc(r#""policy":["default",true,0],"#, app, swarm),
+            doc(
+                "",
+                r#"{"name":"keep","swarm":"a","releases":["db"],"state":"draining"}"#,
+                swarm,
+            ),
+            doc(
+                "",
+                r#"{"name":"keep","swarm":"a","state":"unreconciled"}"#,
+                swarm,
+            ),
+            doc("", r#"{"name":"keep","swarm":"a","state":"bogus"}"#, swarm),
+            doc(
+                "",
+                r#"{"name":"keep","swarm":"nowhere","releases":["web"]}"#,
+                swarm,
+            ),
+            doc("", r#"{"name":"keep","swarm":"a","releases":null}"#, swarm),
+            doc(
+                "",
+                r#"{"name":"keep","swarm":"a","releases":[null]}"#,
+                swarm,
+            ),
+            doc("", r#"{"name":"keep","swarm":"a","releases":[""]}"#, swarm),
+            doc("", r#"{"name":"Keep","swarm":"a"}"#, swarm),
+            doc("", r#"{"name":"keep","swarm":null}"#, swarm),
+            doc("", r#"{"name":"keep"}"#, swarm),
+            doc("", r#"["keep","a",["db"],"reconciled"]"#, swarm),
+            doc("", &format!("{app},{app}"), swarm),
+            doc(
+                "",
+                r#"{"name":"k\u0065ep","swarm":"\u0061","releases":["w\u0065b"]}"#,
+                swarm,
+            ),
+            doc(
+                "",
+                r#"{"name":"gone","swarm":"a","releases":["web"]}"#,
+                swarm,
+            ),
+            doc(
+                "",
+                app,
+                r#"{"swarm":"a","releases":[{"name":"w\u0065b","owner":"cd/default/gone:release/w\u0065b"}]}"#,
+            ),
+            doc(
+                "",
+                app,
+                r#"{"swarm":"a","releases":[{"name":"web","owner":"cd/default/gone:release/web\n"}]}"#,
+            ),
+            doc(
+                "",
+                app,
+                r#"{"swarm":"a","releases":[{"name":"web","owner":""}]}"#,
+            ),
+            doc(
+                "",
+                app,
+                r#"{"swarm":"a","releases":[{"name":"web","owner":null}]}"#,
+            ),
+            doc(
+                "",
+                app,
+                r#"{"swarm":"a","releases":[{"name":"web"},{"name":"web"}]}"#,
+            ),
+            doc("", app, r#"{"swarm":"a","releases":[{"name":""}]}"#),
+            doc("", app, r#"{"swarm":"a","releases":[{"name":null}]}"#),
+            doc("", app, r#"{"swarm":"a","releases":[{"owner":"x"}]}"#),
+            doc("", app, r#"{"swarm":"a","releases":[["web","x"]]}"#),
+            doc(
+                "",
+                app,
+                r#"{"swarm":"a","releases":[{"name":"web","owner":"x","owner":"y"}]}"#,
+            ),
+            doc("", app, r#"{"swarm":"a","releases":null}"#),
+            doc(
+                "",
+                app,
+                r#"{"swarm":"a","nodes":[{"id":"n1"},{"id":"n1"}]}"#,
+            ),
+            doc(
+                "",
+                app,
+                r#"{"swarm":"a","nodes":[{"id":"n1","hostname":null}]}"#,
+            ),
+            doc(
+                "",
+                app,
+                r#"{"swarm":"a","members":[{"id":""}],"node_count":2}"#,
+            ),
+            doc("", app, r#"{"swarm":"a","node_count":-2}"#),
+            doc(
+                "",
+                app,
+                r#"{"swarm":"a","error":"refused","self_stack":"web"}"#,
+            ),
+            doc("", app, r#"{"swarm":"a","nodez":[]}"#),
+            doc("", app, &format!("{swarm},{swarm}")),
+            doc("", app, r#"{"swarm":"a"},{"swarm":""}"#),
+            r#"{"app_set":{"loaded":true}}"#.to_owned(),
+            r#"{"app_set":{"loaded":true}} {}"#.to_owned(),
+            r#"{"app_set":{"loaded":true}} x"#.to_owned(),
+            r#"{"app_set":{"applications":[]}}"#.to_owned(),
+            r#"{"app_set":{"loaded":"yes"}}"#.to_owned(),
+            r#"{"app_set":{"loaded":true},"swarms":null}"#.to_owned(),
+            r#"[{"loaded":true}]"#.to_owned(),
+            r#"{"app_set":{"loaded":true},"app_set":{"loaded":true}}"#.to_owned(),
+            String::new(),
+            "null".to_owned(),
+            "{".to_owned(),
+            "[".repeat(10_000),
+        ];
+        // One cluster under three names, releases out of order and seen
+        // under several names with stamps that agree or not.
+        texts.push(doc(
+            r#""policy":{"purge_volumes":true},"#,
+            r#"{"name":"keep","swarm":"z","releases":["db"]},{"name":"moved","swarm":"other","releases":[]}"#,
+            r#"{"swarm":"z","cluster_id":"C","node_count":3,"nodes":[{"id":"n2"},{"id":"n1","hostname":"h1"}],"releases":[{"name":"web","owner":"cd/default/gone:release/web"},{"name":"db","owner":"cd/default/gone:release/db"},{"name":"api","owner":"cd/default/moved:release/api"}]},
+               {"swarm":"a","cluster_id":"C","nodes":[{"id":"n1","hostname":"other"}],"members":[{"id":"n3"}],"releases":[{"name":"web","owner":"cd/default/other:release/web"},{"name":"api","owner":"cd/default/moved:release/api"},{"name":"cache","owner":"cd/default/gone:release/cache"}]},
+               {"swarm":"m","cluster_id":"C","releases":[{"name":"web"},{"name":"cache","owner":"cd/default/gone:release/cache"}]},
+               {"swarm":"other","cluster_id":"D","releases":[]}"#,
+        ));
+        for text in &texts {
+            same_both_ways(text);
+        }
+    }
 }

@@ -10,19 +10,21 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::refs::SwarmName;
-use crate::snapshot::{NodeEntry, Snapshot};
+use crate::snapshot::{NodeEntry, NodeView, Snapshot, SwarmView, View};
 
-/// One cluster, possibly seen under several names.
+/// One cluster, possibly seen under several names. Release names and
+/// stamps are borrowed from the snapshot (`'a`), never copied.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SwarmGroup {
+pub struct SwarmGroup<'a> {
     /// The smallest of `names`: the one every output uses.
     pub swarm: SwarmName,
     pub names: Vec<SwarmName>,
     pub cluster_id: Option<String>,
     /// The read errors of its names, if any name could not be read.
     pub error: Option<String>,
-    /// Releases by name, each with every owner stamp seen under any name.
-    pub releases: Vec<GroupRelease>,
+    /// Releases by name, sorted, each with every owner stamp seen under
+    /// any name.
+    pub releases: Vec<GroupedRelease<'a>>,
     /// Reached nodes (union by id), or `None` if no name reaches nodes.
     pub nodes: Option<Vec<NodeEntry>>,
     /// The largest count any name reported: the cautious one for coverage.
@@ -32,7 +34,37 @@ pub struct SwarmGroup {
     pub self_stacks: BTreeSet<String>,
 }
 
-/// A release of a group.
+/// A release of a group, as the planner reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupedRelease<'a> {
+    pub name: &'a str,
+    owners: Owners<'a>,
+}
+
+impl<'a> GroupedRelease<'a> {
+    /// Distinct stamps seen for it (an empty stamp counts as none), sorted;
+    /// more than one means the names of the cluster were read at different
+    /// moments and disagree.
+    pub fn owners(&self) -> &[Option<&'a str>] {
+        match &self.owners {
+            Owners::One(owner) => std::slice::from_ref(owner),
+            Owners::Many(owners) => owners,
+        }
+    }
+}
+
+/// Nearly every release is seen under one name with one stamp: that case
+/// takes no allocation of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Owners<'a> {
+    One(Option<&'a str>),
+    /// Two or more, sorted and distinct.
+    Many(Box<[Option<&'a str>]>),
+}
+
+/// A release with the stamps read for it under every name of its cluster,
+/// owned: what the sweep re-reads before each destructive step, judged by
+/// the planner's own ownership rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupRelease {
     pub name: String,
@@ -43,24 +75,35 @@ pub struct GroupRelease {
 
 /// All groups of a snapshot, and which group each name belongs to.
 #[derive(Debug, Clone, Default)]
-pub struct Groups {
-    groups: Vec<SwarmGroup>,
-    by_name: BTreeMap<SwarmName, usize>,
+pub struct Groups<'a> {
+    /// Sorted by `swarm`.
+    groups: Vec<SwarmGroup<'a>>,
+    by_name: BTreeMap<&'a str, usize>,
 }
 
-impl Groups {
-    pub fn iter(&self) -> impl Iterator<Item = &SwarmGroup> {
+impl<'a> Groups<'a> {
+    pub fn iter(&self) -> impl Iterator<Item = &SwarmGroup<'a>> {
         self.groups.iter()
     }
 
     /// The group a name belongs to, if the snapshot lists that name.
-    pub fn get(&self, name: &SwarmName) -> Option<&SwarmGroup> {
-        self.by_name.get(name).map(|&i| &self.groups[i])
+    pub fn get(&self, name: &SwarmName) -> Option<&SwarmGroup<'a>> {
+        self.index_of(name.as_str()).map(|i| &self.groups[i])
+    }
+
+    /// The position in [`Groups::iter`] of the group `name` belongs to.
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The group at a position of [`Groups::iter`].
+    pub(crate) fn at(&self, index: usize) -> &SwarmGroup<'a> {
+        &self.groups[index]
     }
 
     /// The name that stands for `name`'s cluster: its group's name, or
     /// `name` itself when the snapshot does not list it.
-    pub fn canonical<'a>(&'a self, name: &'a SwarmName) -> &'a SwarmName {
+    pub fn canonical<'s>(&'s self, name: &'s SwarmName) -> &'s SwarmName {
         self.get(name).map(|g| &g.swarm).unwrap_or(name)
     }
 
@@ -71,100 +114,134 @@ impl Groups {
 }
 
 /// Groups the snapshot's swarm entries by cluster id.
-pub fn group(snapshot: &Snapshot) -> Groups {
+pub fn group(snapshot: &Snapshot) -> Groups<'_> {
+    group_view(&View::of(snapshot))
+}
+
+/// [`group`] of any snapshot's contents.
+pub(crate) fn group_view<'a>(view: &View<'a>) -> Groups<'a> {
     // Key: the cluster id when known, else the name alone.
-    let mut keyed: BTreeMap<(bool, String), Vec<usize>> = BTreeMap::new();
-    for (i, s) in snapshot.swarms.iter().enumerate() {
-        let key = match s.cluster_id.as_deref() {
-            Some(id) if !id.is_empty() => (true, id.to_owned()),
-            _ => (false, s.swarm.as_str().to_owned()),
+    let mut keyed: BTreeMap<(bool, &'a str), Vec<usize>> = BTreeMap::new();
+    for (i, s) in view.swarms.iter().enumerate() {
+        let key = match s.cluster_id {
+            Some(id) if !id.is_empty() => (true, id),
+            _ => (false, s.swarm),
         };
         keyed.entry(key).or_default().push(i);
     }
 
-    let mut out = Groups::default();
+    let mut grouped: Vec<(SwarmGroup<'a>, Vec<&'a str>)> = Vec::with_capacity(keyed.len());
     for members in keyed.values() {
-        let mut entries: Vec<_> = members.iter().map(|&i| &snapshot.swarms[i]).collect();
-        entries.sort_by(|a, b| a.swarm.cmp(&b.swarm));
-        let names: Vec<SwarmName> = entries.iter().map(|s| s.swarm.clone()).collect();
+        let mut entries: Vec<&SwarmView<'a>> = members.iter().map(|&i| &view.swarms[i]).collect();
+        entries.sort_by(|a, b| a.swarm.cmp(b.swarm));
+        let names: Vec<SwarmName> = entries.iter().map(|s| SwarmName::from(s.swarm)).collect();
 
         let errors: Vec<String> = entries
             .iter()
-            .filter_map(|s| s.error.as_ref().map(|e| (s, e)))
-            .map(|(s, e)| {
+            .zip(&names)
+            .filter_map(|(s, name)| s.error.map(|e| (name, e)))
+            .map(|(name, e)| {
                 if entries.len() > 1 {
-                    format!("{}: {e}", s.swarm)
+                    format!("{name}: {e}")
                 } else {
-                    e.clone()
+                    e.to_owned()
                 }
             })
             .collect();
 
-        let mut releases: BTreeMap<&str, BTreeSet<Option<String>>> = BTreeMap::new();
-        for s in &entries {
-            for r in &s.releases {
-                let owner = r.owner.clone().filter(|o| !o.is_empty());
-                releases.entry(r.name.as_str()).or_default().insert(owner);
-            }
-        }
-
-        let mut nodes: Option<BTreeMap<&str, &NodeEntry>> = None;
-        for s in &entries {
-            if let Some(list) = &s.nodes {
-                let map = nodes.get_or_insert_with(BTreeMap::new);
-                for n in list {
-                    // First seen wins; entries are in name order, so this is
-                    // the same whatever order the snapshot listed them in.
-                    map.entry(n.id.as_str()).or_insert(n);
-                }
-            }
-        }
-
-        let mut members: Option<BTreeMap<&str, &NodeEntry>> = None;
-        for s in &entries {
-            if let Some(list) = &s.members {
-                let map = members.get_or_insert_with(BTreeMap::new);
-                for n in list {
-                    map.entry(n.id.as_str()).or_insert(n);
-                }
-            }
-        }
-
         let group = SwarmGroup {
             swarm: names[0].clone(),
-            names: names.clone(),
-            cluster_id: entries[0].cluster_id.clone().filter(|c| !c.is_empty()),
+            names,
+            cluster_id: entries[0]
+                .cluster_id
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned),
             error: (!errors.is_empty()).then(|| errors.join("; ")),
-            releases: releases
-                .into_iter()
-                .map(|(name, owners)| GroupRelease {
-                    name: name.to_owned(),
-                    owners: owners.into_iter().collect(),
-                })
-                .collect(),
-            nodes: nodes.map(|m| m.into_values().cloned().collect()),
+            releases: releases(&entries),
+            nodes: union_by_id(entries.iter().map(|s| s.nodes.as_deref())),
             node_count: entries.iter().filter_map(|s| s.node_count).max(),
-            members: members.map(|m| m.into_values().cloned().collect()),
+            members: union_by_id(entries.iter().map(|s| s.members.as_deref())),
             self_stacks: entries
                 .iter()
-                .filter_map(|s| s.self_stack.clone())
+                .filter_map(|s| s.self_stack)
                 .filter(|s| !s.is_empty())
+                .map(str::to_owned)
                 .collect(),
         };
-        let index = out.groups.len();
-        for name in names {
-            out.by_name.insert(name, index);
-        }
-        out.groups.push(group);
+        grouped.push((group, entries.iter().map(|s| s.swarm).collect()));
     }
-    out.groups.sort_by(|a, b| a.swarm.cmp(&b.swarm));
-    out.by_name = out
-        .groups
+    grouped.sort_by(|a, b| a.0.swarm.cmp(&b.0.swarm));
+    let by_name = grouped
         .iter()
         .enumerate()
-        .flat_map(|(i, g)| g.names.iter().map(move |n| (n.clone(), i)))
+        .flat_map(|(i, (_, names))| names.iter().map(move |&n| (n, i)))
         .collect();
-    out
+    Groups {
+        groups: grouped.into_iter().map(|(g, _)| g).collect(),
+        by_name,
+    }
+}
+
+/// The nodes of a group's names, one per id; `None` if no name has a list.
+/// First seen wins; entries are in name order, so this is the same
+/// whatever order the snapshot listed them in.
+fn union_by_id<'a>(
+    lists: impl Iterator<Item = Option<&'a [NodeView<'a>]>>,
+) -> Option<Vec<NodeEntry>> {
+    let mut nodes: Option<BTreeMap<&str, &NodeView<'a>>> = None;
+    for list in lists.flatten() {
+        let map = nodes.get_or_insert_with(BTreeMap::new);
+        for n in list {
+            map.entry(n.id).or_insert(n);
+        }
+    }
+    nodes.map(|m| {
+        m.into_values()
+            .map(|n| NodeEntry::new(n.id, n.hostname))
+            .collect()
+    })
+}
+
+/// The releases of a group's names, sorted by name, one entry per name
+/// with the distinct stamps seen for it.
+fn releases<'a>(entries: &[&SwarmView<'a>]) -> Vec<GroupedRelease<'a>> {
+    let total = entries.iter().map(|s| s.releases.len()).sum();
+    let mut all: Vec<GroupedRelease<'a>> = Vec::with_capacity(total);
+    for s in entries {
+        all.extend(s.releases.iter().map(|(name, owner)| GroupedRelease {
+            name,
+            owners: Owners::One(owner.filter(|o| !o.is_empty())),
+        }));
+    }
+    // A gathered swarm lists its releases sorted by name, so a group of
+    // one name is usually in order already: checked in one pass, sorted
+    // only when not.
+    if all.windows(2).all(|w| w[0].name < w[1].name) {
+        return all;
+    }
+    all.sort_by(|a, b| a.name.cmp(b.name));
+    let mut merged: Vec<GroupedRelease<'a>> = Vec::with_capacity(all.len());
+    for run in all.chunk_by(|a, b| a.name == b.name) {
+        if let [one] = run {
+            merged.push(one.clone());
+            continue;
+        }
+        let mut owners: Vec<Option<&'a str>> = run
+            .iter()
+            .flat_map(|r| r.owners().iter().copied())
+            .collect();
+        owners.sort_unstable();
+        owners.dedup();
+        let owners = match owners[..] {
+            [one] => Owners::One(one),
+            _ => Owners::Many(owners.into_boxed_slice()),
+        };
+        merged.push(GroupedRelease {
+            name: run[0].name,
+            owners,
+        });
+    }
+    merged
 }
 
 #[cfg(test)]
@@ -188,11 +265,12 @@ mod tests {
 
     #[test]
     fn same_cluster_id_is_one_group_named_by_its_smallest_name() {
-        let g = group(&snap(vec![
+        let s = snap(vec![
             swarm("zeta", Some("C1"), &["web"]),
             swarm("alpha", Some("C1"), &["web", "db"]),
             swarm("beta", Some("C2"), &["web"]),
-        ]));
+        ]);
+        let g = group(&s);
         assert_eq!(g.iter().count(), 2);
         let alpha = g.get(&"zeta".into()).unwrap();
         assert_eq!(alpha.swarm, SwarmName::new("alpha"));
@@ -203,7 +281,8 @@ mod tests {
 
     #[test]
     fn without_cluster_id_names_stay_apart() {
-        let g = group(&snap(vec![swarm("a", None, &[]), swarm("b", None, &[])]));
+        let s = snap(vec![swarm("a", None, &[]), swarm("b", None, &[])]);
+        let g = group(&s);
         assert_eq!(g.iter().count(), 2);
         assert!(!g.same(&"a".into(), &"b".into()));
         assert!(!g.same(&"a".into(), &"unknown".into()));

@@ -8,6 +8,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::names::named_enum;
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::NodeEntry;
 
@@ -88,8 +89,13 @@ pub enum ActionKind {
         names: Vec<SwarmName>,
         before: Step,
     },
-    /// Remove the release's stack (services, networks, configs, secrets).
-    RemoveStack { target: Target },
+    /// Remove one part of the release's stack: every object of that kind
+    /// labelled with its stack namespace. [`StackPart::Services`] first,
+    /// alone; then [`StackPart::Tasks`] (their stopping); the other parts
+    /// once the tasks have stopped (see [`StackPart::next`]). A part the engine answers "in use" (its conflict
+    /// answer) is [`Failure::InUse`](super::Failure::InUse): the sweep
+    /// tries it again by its own retry policy, never the driver.
+    RemoveStack { target: Target, part: StackPart },
     /// List the volumes labelled [`STACK_LABEL`]`=<release>` at `at`;
     /// answer with [`Outcome::Volumes`](super::Outcome::Volumes).
     ListVolumes { target: Target, at: Where },
@@ -132,7 +138,7 @@ impl ActionKind {
     pub fn target(&self) -> Option<&Target> {
         match self {
             ActionKind::ReadStamps { target, .. }
-            | ActionKind::RemoveStack { target }
+            | ActionKind::RemoveStack { target, .. }
             | ActionKind::ListVolumes { target, .. }
             | ActionKind::RemoveVolume { target, .. }
             | ActionKind::DeleteRecords { target } => Some(target),
@@ -146,10 +152,18 @@ impl ActionKind {
         match self {
             ActionKind::ListReleases { swarm, .. } => swarm,
             ActionKind::ReadStamps { target, .. }
-            | ActionKind::RemoveStack { target }
+            | ActionKind::RemoveStack { target, .. }
             | ActionKind::ListVolumes { target, .. }
             | ActionKind::RemoveVolume { target, .. }
             | ActionKind::DeleteRecords { target } => &target.release.swarm,
+        }
+    }
+
+    /// The stack part a [`ActionKind::RemoveStack`] removes.
+    pub fn part(&self) -> Option<StackPart> {
+        match self {
+            ActionKind::RemoveStack { part, .. } => Some(*part),
+            _ => None,
         }
     }
 
@@ -162,34 +176,48 @@ impl ActionKind {
     }
 }
 
-/// The kinds of step, as reports name them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Step {
-    /// The re-read of a release's records before a destructive step.
-    ReadStamps,
-    RemoveStack,
-    ListVolumes,
-    RemoveVolume,
-    DeleteRecords,
-    ListReleases,
-}
-
-impl Step {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Step::ReadStamps => "read_stamps",
-            Step::RemoveStack => "remove_stack",
-            Step::ListVolumes => "list_volumes",
-            Step::RemoveVolume => "remove_volume",
-            Step::DeleteRecords => "delete_records",
-            Step::ListReleases => "list_releases",
-        }
+named_enum! {
+    /// The kinds of step, as reports name them.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Step {
+        /// The re-read of a release's records before a destructive step.
+        ReadStamps = "read_stamps",
+        RemoveStack = "remove_stack",
+        ListVolumes = "list_volumes",
+        RemoveVolume = "remove_volume",
+        DeleteRecords = "delete_records",
+        ListReleases = "list_releases",
     }
 }
 
-impl fmt::Display for Step {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+named_enum! {
+    /// The parts of a stack, in the order they can go. Services hold
+    /// everything else (a secret or config a service mounts, a network its
+    /// tasks are attached to), so they go first and alone. Their tasks then
+    /// stop on their own; a node keeps its copy of the stack's networks
+    /// until its task there has stopped, so the networks, secrets and
+    /// configs go once every task has.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum StackPart {
+        Services = "services",
+        /// Not a removal: the services' tasks have stopped. The driver
+        /// removes nothing and answers "in use" while a task of the stack
+        /// still runs on a node that is up (a down node's tasks never
+        /// report stopping).
+        Tasks = "tasks",
+        Networks = "networks",
+        Secrets = "secrets",
+        Configs = "configs",
+    }
+}
+
+impl StackPart {
+    /// The parts that may go once this one has.
+    pub fn next(self) -> &'static [StackPart] {
+        match self {
+            StackPart::Services => &[StackPart::Tasks],
+            StackPart::Tasks => &[StackPart::Networks, StackPart::Secrets, StackPart::Configs],
+            StackPart::Networks | StackPart::Secrets | StackPart::Configs => &[],
+        }
     }
 }

@@ -6,14 +6,18 @@
 //! against a model world, with faults no real swarm produces on demand.
 //!
 //! The modules, one job each: [`action`] what the driver is asked to do,
-//! [`outcome`] what it reports back, `release` one release's state machine,
+//! [`outcome`] what it reports back, [`event`] what the engine says unasked,
+//! `release` one release's state machine, `removal` the one retry policy
+//! for what is still in use,
 //! [`report`] the result, [`time`] time as a value, [`render`] the result
 //! as text.
 
 pub mod action;
 mod agenda;
+pub mod event;
 pub mod outcome;
 mod release;
+mod removal;
 pub mod render;
 pub mod report;
 pub mod time;
@@ -24,18 +28,20 @@ use std::time::Duration;
 use thiserror::Error;
 
 use crate::owner::ControllerId;
-use crate::plan::{Coverage, SweepPlan};
+use crate::plan::{Coverage, SweepPlan, Uncovered};
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::NodeEntry;
 
 pub use action::{
-    label_filter, Action, ActionId, ActionKind, Step, Target, Where, MANAGER, STACK_LABEL,
+    label_filter, Action, ActionId, ActionKind, StackPart, Step, Target, Where, MANAGER,
+    STACK_LABEL,
 };
+pub use event::Event;
 pub use outcome::{Failure, Outcome, StampRead};
 pub use render::report_text;
 pub use report::{
-    ErrorEntry, Leftover, ReleaseOutcome, ReleaseReport, StampChange, SweepReport, Totals,
-    UncoveredSwarm,
+    ErrorEntry, ErrorKind, Leftover, ReleaseOutcome, ReleaseReport, StampChange, SweepReport,
+    Totals, UncoveredSwarm,
 };
 pub use time::Timestamp;
 
@@ -61,15 +67,17 @@ pub enum SweepError {
     },
 }
 
-/// How long to wait for volumes.
+/// How long to wait for what is still in use: a stack's networks, secrets
+/// and configs while its tasks stop, and its volumes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Settings {
-    /// How often a volume still in use is tried again. Taken as at least
+    /// How often something still in use is tried again when no engine
+    /// event ([`Event`]) says it may be free sooner. Taken as at least
     /// [`Settings::MIN_RETRY_INTERVAL`]: a retry at the same instant would
     /// spin a driver on virtual time forever.
     pub retry_interval: Duration,
-    /// How long each volume may stay in use, from its own first attempt,
+    /// How long each object may stay in use, from its own first attempt,
     /// before its release is failed.
     pub settle_timeout: Duration,
 }
@@ -120,6 +128,10 @@ impl Default for Settings {
 ///   just by not polling. Every action handed out must be answered once.
 /// * `handle_outcome(id, outcome, now)` takes an action's result. New
 ///   actions may become ready: poll again.
+/// * `handle_event(event, now)` takes what the engine said unasked (a
+///   container of a stack went); a removal waiting on a retry may become
+///   ready at once: poll again. Events are optional: without them retries
+///   follow [`Settings::retry_interval`].
 /// * `poll_timeout()` is the earliest time a waiting retry becomes ready
 ///   (it may be `<= now` when the driver was at its limit); `None` when
 ///   nothing waits on time. Time only ever comes in as a parameter.
@@ -175,10 +187,8 @@ impl Default for Settings {
 #[derive(Debug, Clone)]
 pub struct Sweep {
     settings: Settings,
-    controller: String,
-    /// `controller` as the re-reads judge stamps by; `None` when the plan
-    /// names an invalid id, and then no re-read proves anything ours.
-    controller_id: Option<ControllerId>,
+    /// Whose stamps the re-reads accept as ours.
+    controller: ControllerId,
     held: bool,
     purge: bool,
     releases: Vec<ReleaseRun>,
@@ -189,6 +199,8 @@ pub struct Sweep {
     agenda: Agenda,
     /// Each release's index into `swarms`.
     swarm_of: Vec<usize>,
+    /// Each release's index into `releases`, for events, which name it.
+    by_ref: BTreeMap<ReleaseRef, usize>,
     /// Swarms that may be due a re-listing, looked at lowest index first
     /// like the releases.
     relists: BTreeSet<usize>,
@@ -207,17 +219,9 @@ struct SwarmRun {
     /// How many of them are not settled: a re-listing waits for none.
     unsettled: usize,
     relist: Relist,
-    /// Set when a purge here cannot reach every node the swarm counts.
-    uncovered: Option<UncoveredBase>,
-}
-
-#[derive(Debug, Clone)]
-struct UncoveredBase {
-    coverage: Coverage,
-    node_count: Option<u64>,
-    covered: Vec<String>,
-    missing: Option<u64>,
-    unreached: Option<Vec<String>>,
+    /// Set when a purge here cannot reach every node the swarm counts:
+    /// the plan's own account of what is missing, and where the purge ran.
+    uncovered: Option<(Uncovered, Vec<String>)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,14 +272,19 @@ impl Sweep {
                 && swarm.uncovered.is_none()
                 && matches!(deletion.volumes, Coverage::Partial | Coverage::NodeLocal)
             {
-                let node_count = swarm_plan.and_then(|s| s.node_count);
-                swarm.uncovered = Some(UncoveredBase {
-                    coverage: deletion.volumes,
-                    node_count,
-                    covered: places.iter().map(|p| p.label.clone()).collect(),
-                    missing: node_count.map(|c| c.saturating_sub(places.len() as u64)),
-                    unreached: swarm_plan.and_then(|s| s.unreached.clone()),
-                });
+                // The plan counted what is missing; a plan without that
+                // account (edited by hand) reports it unknown, never
+                // complete.
+                let account = plan
+                    .uncovered
+                    .iter()
+                    .find(|u| u.swarm == deletion.swarm)
+                    .cloned()
+                    .unwrap_or_else(|| {
+                        Uncovered::unknown(deletion.swarm.clone(), deletion.volumes)
+                    });
+                let covered = places.iter().map(|p| p.label.clone()).collect();
+                swarm.uncovered = Some((account, covered));
             }
             swarm.releases.push(releases.len());
             // A new run starts with its stack, not settled.
@@ -302,6 +311,11 @@ impl Sweep {
             ));
         }
         let swarms: Vec<SwarmRun> = swarms.into_values().collect();
+        let by_ref = releases
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.target().release.clone(), i))
+            .collect();
         let mut swarm_of = vec![0; releases.len()];
         for (s, swarm) in swarms.iter().enumerate() {
             for &i in &swarm.releases {
@@ -313,7 +327,6 @@ impl Sweep {
         Sweep {
             settings,
             controller: plan.controller.clone(),
-            controller_id: ControllerId::new(plan.controller.clone()).ok(),
             held,
             purge,
             agenda: Agenda::new(releases.len()),
@@ -322,6 +335,7 @@ impl Sweep {
             releases,
             swarms,
             swarm_of,
+            by_ref,
             relists: BTreeSet::new(),
             outstanding: BTreeMap::new(),
             next_id: 0,
@@ -342,6 +356,10 @@ impl Sweep {
     pub fn poll_action(&mut self, now: Timestamp) -> Option<Action> {
         while let Some(index) = self.agenda.pop(now) {
             let Some(run) = self.releases.get_mut(index) else {
+                debug_assert!(
+                    false,
+                    "the agenda names release {index}, which does not exist"
+                );
                 continue;
             };
             let Some((key, kind)) = run.next_action(now, &self.settings) else {
@@ -367,7 +385,10 @@ impl Sweep {
     /// The re-listing of swarm `s`, once every release there has settled
     /// and some failure there could be overturned by it.
     fn relist_action(&mut self, s: usize) -> Option<Action> {
-        let swarm = self.swarms.get(s)?;
+        let Some(swarm) = self.swarms.get(s) else {
+            debug_assert!(false, "swarm {s} is due a re-listing but does not exist");
+            return None;
+        };
         if swarm.relist != Relist::NotYet {
             return None;
         }
@@ -464,23 +485,55 @@ impl Sweep {
     /// candidate again, its retry is re-read, and the counts of settled
     /// releases follow, making its swarm a candidate for a re-listing once
     /// every release there has settled.
-    fn update(&mut self, i: usize, change: impl FnOnce(&mut ReleaseRun, Option<&ControllerId>)) {
+    fn update(&mut self, i: usize, change: impl FnOnce(&mut ReleaseRun, &ControllerId)) {
         let Some(run) = self.releases.get_mut(i) else {
+            debug_assert!(false, "release {i} is not in the sweep");
             return;
         };
         let (was_settled, was_awaiting) = (run.is_settled(), run.awaits_relisting());
-        change(run, self.controller_id.as_ref());
+        change(run, &self.controller);
         let (settled, awaiting) = (run.is_settled(), run.awaits_relisting());
         let retry = run.next_retry();
         self.agenda.set_retry(i, retry);
         self.agenda.push(i);
         recount(&mut self.unsettled, !was_settled, !settled);
         recount(&mut self.awaiting, was_awaiting, awaiting);
-        let s = self.swarm_of.get(i).copied().unwrap_or(0);
+        let Some(&s) = self.swarm_of.get(i) else {
+            debug_assert!(false, "release {i} has no swarm");
+            return;
+        };
         if let Some(swarm) = self.swarms.get_mut(s) {
             recount(&mut swarm.unsettled, !was_settled, !settled);
             if swarm.unsettled == 0 && swarm.relist == Relist::NotYet {
                 self.relists.insert(s);
+            }
+        }
+        // Only a settled release awaits a re-listing.
+        debug_assert!(self.awaiting + self.unsettled <= self.releases.len());
+    }
+
+    /// Takes an event the engine sent at `now`: a removal it may have
+    /// freed becomes ready at once (see [`Event`]). Events about releases
+    /// this sweep does not delete, or about a release with nothing
+    /// waiting, change nothing: an event can make an attempt come sooner,
+    /// never one that would not have come, and never moves a deadline.
+    pub fn handle_event(&mut self, event: Event, _now: Timestamp) {
+        match event {
+            Event::ContainerGone {
+                swarm,
+                node,
+                release,
+            } => {
+                let Some(&i) = self.by_ref.get(&ReleaseRef::new(swarm, release)) else {
+                    return;
+                };
+                let woke = self
+                    .releases
+                    .get_mut(i)
+                    .is_some_and(|run| run.wake(node.as_deref()));
+                if woke {
+                    self.update(i, |_, _| {});
+                }
             }
         }
     }
@@ -503,7 +556,7 @@ impl Sweep {
             .swarms
             .iter()
             .filter_map(|s| {
-                let base = s.uncovered.as_ref()?;
+                let (account, covered) = s.uncovered.as_ref()?;
                 let left: Vec<Leftover> = s
                     .releases
                     .iter()
@@ -518,17 +571,17 @@ impl Sweep {
                     .collect();
                 (!left.is_empty()).then(|| UncoveredSwarm {
                     swarm: s.swarm.clone(),
-                    coverage: base.coverage,
-                    node_count: base.node_count,
-                    covered: base.covered.clone(),
-                    missing: base.missing,
-                    unreached: base.unreached.clone(),
+                    coverage: account.coverage,
+                    node_count: account.node_count,
+                    covered: covered.clone(),
+                    missing: account.missing,
+                    unreached: account.unreached.clone(),
                     releases: left,
                 })
             })
             .collect();
         SweepReport::new(
-            self.controller.clone(),
+            self.controller.as_str().to_owned(),
             self.held,
             self.purge,
             releases,

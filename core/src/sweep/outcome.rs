@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+use super::report::ErrorKind;
 use crate::refs::SwarmName;
 use crate::snapshot::ReleaseEntry;
 
@@ -103,10 +104,31 @@ pub enum Failure {
     /// The backend refused to remove the stack the controller itself runs
     /// as. Not a failure: the release is left alone and reported.
     OwnStack,
-    /// The swarm or node could not be reached.
+    /// The swarm or node could not be reached, or did not answer in time
+    /// (the step may or may not have taken effect).
     Unreachable(String),
+    /// The engine answered with an error other than "not found" or "in
+    /// use": it refused the step.
+    Refused(String),
+    /// The engine's answer made no sense (a missing id, an unreadable
+    /// label); nothing was decided from it.
+    Invalid(String),
     /// Anything else.
     Other(String),
+}
+
+impl Failure {
+    /// The failure's class, as reports name it.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Failure::Gone | Failure::Other(_) => ErrorKind::Other,
+            Failure::InUse => ErrorKind::InUse,
+            Failure::OwnStack => ErrorKind::OwnStack,
+            Failure::Unreachable(_) => ErrorKind::Unreachable,
+            Failure::Refused(_) => ErrorKind::Refused,
+            Failure::Invalid(_) => ErrorKind::InvalidReply,
+        }
+    }
 }
 
 impl fmt::Display for Failure {
@@ -116,6 +138,8 @@ impl fmt::Display for Failure {
             Failure::InUse => f.write_str("in use"),
             Failure::OwnStack => f.write_str("refused: the controller's own stack"),
             Failure::Unreachable(m) => write!(f, "unreachable: {m}"),
+            Failure::Refused(m) => write!(f, "refused: {m}"),
+            Failure::Invalid(m) => write!(f, "invalid reply: {m}"),
             Failure::Other(m) => f.write_str(m),
         }
     }

@@ -1,5 +1,5 @@
-//! The state machine of one release: stack, then volumes node by node,
-//! then records.
+//! The state machine of one release: stack (services first, then its
+//! networks, secrets and configs), then volumes node by node, then records.
 //!
 //! The order is the safety property. Records carry the owner stamp, the
 //! only thing that lets a later sweep find the release: deleting them while
@@ -12,13 +12,20 @@
 //! release restamped, redeployed or removed since must not be deleted on
 //! the old snapshot's word. One that is no longer this controller's for the
 //! planned application is left alone, with a typed [`StampChange`].
+//!
+//! Whatever is still in use (a network attached to a stopping task, a
+//! volume mounted by a container not yet removed) is tried again by one
+//! policy, [`Removal`]: after the retry interval or at once when an engine
+//! event says a container of the stack went, and given up at its settle
+//! deadline. Drivers keep no waits of their own.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use super::action::{label_filter, ActionKind, Step, Target, Where};
+use super::action::{label_filter, ActionKind, StackPart, Step, Target, Where};
 use super::outcome::{Failure, Outcome, StampRead};
-use super::report::{ErrorEntry, ReleaseOutcome, ReleaseReport, StampChange};
+use super::removal::{InUse, Removal};
+use super::report::{ErrorEntry, ErrorKind, ReleaseOutcome, ReleaseReport, StampChange};
 use super::time::Timestamp;
 use super::Settings;
 use crate::owner::{ControllerId, Ownership};
@@ -38,7 +45,7 @@ pub(crate) struct Place {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Key {
     Check,
-    Stack,
+    Part(StackPart),
     List(usize),
     Volume(usize, String),
     Records,
@@ -79,20 +86,30 @@ impl Gate {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     /// Re-reading the records before the gate's step.
     Check(Gate, Slot),
-    Stack(Slot),
-    Purge(Vec<NodePurge>),
+    /// Removing the stack, part by part (see [`ReleaseRun::parts`]).
+    Stack,
+    /// Purging volumes, place by place (see [`ReleaseRun::purges`]).
+    Purge,
     Records(Slot),
+    /// Failed at a step a re-listing of its swarm may overturn, and
+    /// waiting for that re-listing. Settled (nothing outstanding), and
+    /// reported failed if the sweep ends here.
+    AwaitingRelist(Overturnable),
     Finished(ReleaseOutcome),
 }
 
+/// The purge of one place: where, whether its volumes are listed, and each
+/// listed volume's removal. Kept together so that a place and its purge
+/// can never be paired up wrongly.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct NodePurge {
+struct PlacePurge {
+    place: Place,
     listing: Listing,
-    volumes: BTreeMap<String, Volume>,
+    volumes: BTreeMap<String, Removal>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,26 +117,6 @@ enum Listing {
     Ready,
     Outstanding,
     Listed,
-    Failed,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Volume {
-    state: VolumeState,
-    /// Set at the first attempt: each volume gets the whole settle timeout
-    /// from its own first attempt, so a slow first volume does not eat the
-    /// time of the others.
-    deadline: Option<Timestamp>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum VolumeState {
-    /// May be handed out at `not_before` (or at once when `None`).
-    Ready {
-        not_before: Option<Timestamp>,
-    },
-    Outstanding,
-    Removed,
     Failed,
 }
 
@@ -131,10 +128,16 @@ pub(crate) struct ReleaseRun {
     names: Vec<SwarmName>,
     coverage: Coverage,
     purge: bool,
-    places: Vec<Place>,
+    /// The stack's parts being removed: the services alone, then the
+    /// others once the services are gone. Set on entering [`Phase::Stack`].
+    parts: BTreeMap<StackPart, Removal>,
+    /// A part was refused as the controller's own stack.
+    own_stack: bool,
+    /// Every place a purge runs, each with its purge; reset on entering
+    /// [`Phase::Purge`].
+    purges: Vec<PlacePurge>,
     phase: Phase,
     errors: Vec<ErrorEntry>,
-    overturnable: Option<Overturnable>,
     /// Its swarm was re-listed for it; a later failure is final.
     relisted: bool,
     /// The records step is tried again because the re-listing no longer
@@ -157,10 +160,18 @@ impl ReleaseRun {
             names,
             coverage,
             purge,
-            places,
+            parts: BTreeMap::new(),
+            own_stack: false,
+            purges: places
+                .into_iter()
+                .map(|place| PlacePurge {
+                    place,
+                    listing: Listing::Ready,
+                    volumes: BTreeMap::new(),
+                })
+                .collect(),
             phase: Phase::Check(Gate::Stack, Slot::Ready),
             errors: Vec::new(),
-            overturnable: None,
             relisted: false,
             records_retry: false,
             deleted: BTreeMap::new(),
@@ -171,14 +182,15 @@ impl ReleaseRun {
         &self.target
     }
 
-    /// Finished, one way or another (a re-listing may still revive it).
+    /// Nothing outstanding and nothing to hand out: finished, or waiting
+    /// for a re-listing (which may revive it).
     pub fn is_settled(&self) -> bool {
-        matches!(self.phase, Phase::Finished(_))
+        matches!(self.phase, Phase::Finished(_) | Phase::AwaitingRelist(_))
     }
 
     /// Failed at a step a re-listing of its swarm can overturn.
     pub fn awaits_relisting(&self) -> bool {
-        self.phase == Phase::Finished(ReleaseOutcome::Failed) && self.overturnable.is_some()
+        matches!(self.phase, Phase::AwaitingRelist(_))
     }
 
     /// The next action of this release that may run at `now`, marked
@@ -199,38 +211,29 @@ impl ReleaseRun {
                 };
                 Some((Key::Check, kind))
             }
-            Phase::Stack(slot @ Slot::Ready) => {
-                *slot = Slot::Outstanding;
-                Some((Key::Stack, ActionKind::RemoveStack { target }))
+            Phase::Stack => {
+                let (part, removal) = self.parts.iter_mut().find(|(_, r)| r.is_due(now))?;
+                removal.start(now, settings);
+                let part = *part;
+                Some((Key::Part(part), ActionKind::RemoveStack { target, part }))
             }
             Phase::Records(slot @ Slot::Ready) => {
                 *slot = Slot::Outstanding;
                 Some((Key::Records, ActionKind::DeleteRecords { target }))
             }
-            Phase::Purge(nodes) => {
-                for (i, node) in nodes.iter_mut().enumerate() {
-                    let Some(place) = self.places.get(i) else {
-                        continue;
-                    };
-                    if node.listing == Listing::Ready {
-                        node.listing = Listing::Outstanding;
-                        let at = place.at.clone();
+            Phase::Purge => {
+                for (i, purge) in self.purges.iter_mut().enumerate() {
+                    if purge.listing == Listing::Ready {
+                        purge.listing = Listing::Outstanding;
+                        let at = purge.place.at.clone();
                         return Some((Key::List(i), ActionKind::ListVolumes { target, at }));
                     }
-                    for (name, volume) in node.volumes.iter_mut() {
-                        let VolumeState::Ready { not_before } = volume.state else {
-                            continue;
-                        };
-                        if not_before.is_some_and(|t| t > now) {
-                            continue;
-                        }
-                        volume.state = VolumeState::Outstanding;
-                        if volume.deadline.is_none() {
-                            volume.deadline = Some(now + settings.settle_timeout);
-                        }
+                    let due = purge.volumes.iter_mut().find(|(_, v)| v.is_due(now));
+                    if let Some((name, volume)) = due {
+                        volume.start(now, settings);
                         let kind = ActionKind::RemoveVolume {
                             target,
-                            at: place.at.clone(),
+                            at: purge.place.at.clone(),
                             volume: name.clone(),
                         };
                         return Some((Key::Volume(i, name.clone()), kind));
@@ -239,65 +242,159 @@ impl ReleaseRun {
                 None
             }
             Phase::Check(_, Slot::Outstanding)
-            | Phase::Stack(Slot::Outstanding)
             | Phase::Records(Slot::Outstanding)
+            | Phase::AwaitingRelist(_)
             | Phase::Finished(_) => None,
         }
     }
 
-    /// The earliest time a volume waiting to be retried becomes ready.
+    /// The earliest time a removal waiting to be retried becomes ready.
     pub fn next_retry(&self) -> Option<Timestamp> {
-        let Phase::Purge(nodes) = &self.phase else {
-            return None;
-        };
-        nodes
-            .iter()
-            .flat_map(|n| n.volumes.values())
-            .filter_map(|v| match v.state {
-                VolumeState::Ready { not_before } => not_before,
-                _ => None,
-            })
-            .min()
+        match self.phase {
+            Phase::Stack => self.parts.values().filter_map(Removal::retry_at).min(),
+            Phase::Purge => self
+                .purges
+                .iter()
+                .flat_map(|p| p.volumes.values())
+                .filter_map(Removal::retry_at)
+                .min(),
+            _ => None,
+        }
+    }
+
+    /// A container of this release's stack went, on the node with id
+    /// `node` (`None`: unknown, or the manager's own daemon): whatever of
+    /// the stack it may have held is tried again at once. The stack's
+    /// networks span the swarm, so any node's event wakes them; a volume
+    /// is local, so only its own node's event (or one from an unknown
+    /// node) wakes it. Whether anything woke.
+    pub fn wake(&mut self, node: Option<&str>) -> bool {
+        let mut woke = false;
+        match self.phase {
+            Phase::Stack => {
+                for removal in self.parts.values_mut() {
+                    woke |= removal.wake();
+                }
+            }
+            Phase::Purge => {
+                for purge in &mut self.purges {
+                    let here = match (node, purge.place.at.node_id()) {
+                        (Some(event), Some(place)) => event == place,
+                        // Unknown node, or a purge through the manager:
+                        // an extra attempt costs less than a missed one.
+                        _ => true,
+                    };
+                    if here {
+                        for volume in purge.volumes.values_mut() {
+                            woke |= volume.wake();
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        woke
     }
 
     /// Takes the outcome of the action `key` names. The caller has checked
     /// that the action is outstanding and that the outcome fits its kind.
-    /// `controller` judges a re-read; `None` (an invalid id in the plan)
-    /// proves nothing ours.
+    /// `controller` judges a re-read.
     pub fn handle(
         &mut self,
         key: Key,
         outcome: Outcome,
         now: Timestamp,
         settings: &Settings,
-        controller: Option<&ControllerId>,
+        controller: &ControllerId,
     ) {
         match key {
             Key::Check => self.checked(outcome, controller),
-            Key::Stack => self.stack_done(outcome),
+            Key::Part(part) => {
+                self.part_done(part, outcome, now, settings);
+                self.settle_stack();
+            }
             Key::Records => self.records_done(outcome),
-            Key::List(i) => self.listed(i, outcome),
-            Key::Volume(i, name) => self.volume_done(i, name, outcome, now, settings),
+            Key::List(i) => {
+                self.listed(i, outcome);
+                self.settle_purge();
+            }
+            Key::Volume(i, name) => {
+                self.volume_done(i, name, outcome, now, settings);
+                self.settle_purge();
+            }
         }
-        self.settle_purge();
     }
 
-    fn stack_done(&mut self, outcome: Outcome) {
-        if self.phase != Phase::Stack(Slot::Outstanding) {
+    fn part_done(
+        &mut self,
+        part: StackPart,
+        outcome: Outcome,
+        now: Timestamp,
+        settings: &Settings,
+    ) {
+        let in_stack = self.phase == Phase::Stack;
+        let Some(removal) = self.parts.get_mut(&part).filter(|r| r.is_outstanding()) else {
+            debug_assert!(
+                false,
+                "outcome for stack part {part} that is not outstanding"
+            );
             return;
-        }
+        };
+        debug_assert!(
+            in_stack,
+            "a stack part is outstanding outside the stack phase"
+        );
         match outcome {
-            Outcome::Done | Outcome::Failed(Failure::Gone) => self.after_stack(),
+            Outcome::Done | Outcome::Failed(Failure::Gone) => {
+                removal.removed();
+                // Only now: until this part is gone, the next ones are in
+                // use by it.
+                for &later in part.next() {
+                    self.parts.insert(later, Removal::ready());
+                }
+            }
+            Outcome::Failed(Failure::InUse) => {
+                if removal.in_use(now, settings) == InUse::GaveUp {
+                    self.errors.push(ErrorEntry::stack(
+                        part,
+                        ErrorKind::InUse,
+                        settle_message(settings),
+                    ));
+                }
+            }
             Outcome::Failed(Failure::OwnStack) => {
                 // Nothing further: its volumes are in use by the running
                 // controller and its records are what keeps it found.
-                self.phase = Phase::Finished(ReleaseOutcome::LeftOwnStack);
+                removal.failed();
+                self.own_stack = true;
+            }
+            Outcome::Failed(f) => {
+                removal.failed();
+                self.errors
+                    .push(ErrorEntry::stack(part, f.kind(), f.to_string()));
             }
             other => {
-                self.fail_step(Step::RemoveStack, None, None, &other);
-                self.may_overturn(Overturnable::Stack);
-                self.phase = Phase::Finished(ReleaseOutcome::Failed);
+                removal.failed();
+                self.errors.push(ErrorEntry::stack(
+                    part,
+                    ErrorKind::Other,
+                    format!("unexpected {} outcome", other.kind_str()),
+                ));
             }
+        }
+    }
+
+    /// Ends the stack phase once no part is left to try or answer.
+    fn settle_stack(&mut self) {
+        if self.phase != Phase::Stack || self.parts.values().any(Removal::is_open) {
+            return;
+        }
+        if self.own_stack {
+            self.phase = Phase::Finished(ReleaseOutcome::LeftOwnStack);
+        } else if self.parts.values().any(Removal::is_failed) {
+            self.fail(Some(Overturnable::Stack));
+        } else {
+            self.after_stack();
         }
     }
 
@@ -314,8 +411,18 @@ impl ReleaseRun {
         self.phase = Phase::Check(gate, Slot::Ready);
     }
 
-    fn checked(&mut self, outcome: Outcome, controller: Option<&ControllerId>) {
+    /// Fails the release: to wait for a re-listing when `step` may be
+    /// overturned by one and none was made for it yet, for good otherwise.
+    fn fail(&mut self, step: Option<Overturnable>) {
+        self.phase = match step {
+            Some(step) if !self.relisted => Phase::AwaitingRelist(step),
+            _ => Phase::Finished(ReleaseOutcome::Failed),
+        };
+    }
+
+    fn checked(&mut self, outcome: Outcome, controller: &ControllerId) {
         let Phase::Check(gate, Slot::Outstanding) = self.phase else {
+            debug_assert!(false, "a re-read answered outside its check");
             return;
         };
         let verdict = match outcome {
@@ -333,16 +440,17 @@ impl ReleaseRun {
         };
         self.phase = match verdict {
             Ok(()) => match gate {
-                Gate::Stack => Phase::Stack(Slot::Ready),
-                Gate::Purge => Phase::Purge(
-                    self.places
-                        .iter()
-                        .map(|_| NodePurge {
-                            listing: Listing::Ready,
-                            volumes: BTreeMap::new(),
-                        })
-                        .collect(),
-                ),
+                Gate::Stack => {
+                    self.parts = BTreeMap::from([(StackPart::Services, Removal::ready())]);
+                    Phase::Stack
+                }
+                Gate::Purge => {
+                    for purge in &mut self.purges {
+                        purge.listing = Listing::Ready;
+                        purge.volumes.clear();
+                    }
+                    Phase::Purge
+                }
                 Gate::Records => Phase::Records(Slot::Ready),
             },
             // Tried again after the re-listing stopped listing it: the
@@ -355,6 +463,8 @@ impl ReleaseRun {
                 Phase::Finished(ReleaseOutcome::Failed)
             }
         };
+        // A purge with nowhere to run is over as soon as it starts.
+        self.settle_purge();
     }
 
     /// Whether the records read now still show the release as this
@@ -363,17 +473,10 @@ impl ReleaseRun {
     fn judge(
         &self,
         reads: &[StampRead],
-        controller: Option<&ControllerId>,
+        controller: &ControllerId,
     ) -> Result<(), (StampChange, String)> {
         let release = &self.target.release.release;
         let application = &self.target.application;
-        let Some(controller) = controller else {
-            return Err((
-                StampChange::Unreadable,
-                "the plan names an invalid controller id, so nothing proves it ours; left alone"
-                    .to_owned(),
-            ));
-        };
         let mut owners: BTreeSet<Option<String>> = BTreeSet::new();
         for name in &self.names {
             let mut answers = reads.iter().filter(|r| &r.swarm == name).peekable();
@@ -436,6 +539,7 @@ impl ReleaseRun {
 
     fn records_done(&mut self, outcome: Outcome) {
         if self.phase != Phase::Records(Slot::Outstanding) {
+            debug_assert!(false, "a records deletion answered outside its step");
             return;
         }
         match outcome {
@@ -444,42 +548,36 @@ impl ReleaseRun {
             }
             other => {
                 self.fail_step(Step::DeleteRecords, None, None, &other);
-                self.may_overturn(Overturnable::Records);
-                self.phase = Phase::Finished(ReleaseOutcome::Failed);
+                self.fail(Some(Overturnable::Records));
             }
         }
     }
 
     fn listed(&mut self, i: usize, outcome: Outcome) {
-        let label = self.places.get(i).map(|p| p.label.clone());
-        let Phase::Purge(nodes) = &mut self.phase else {
+        let in_purge = self.phase == Phase::Purge;
+        let Some(purge) = self
+            .purges
+            .get_mut(i)
+            .filter(|p| p.listing == Listing::Outstanding)
+        else {
+            debug_assert!(false, "a volume listing answered that is not outstanding");
             return;
         };
-        let Some(node) = nodes.get_mut(i) else {
-            return;
-        };
-        if node.listing != Listing::Outstanding {
-            return;
-        }
+        debug_assert!(
+            in_purge,
+            "a volume listing is outstanding outside the purge"
+        );
         match outcome {
             Outcome::Volumes(names) => {
-                node.listing = Listing::Listed;
-                node.volumes = names
-                    .into_iter()
-                    .map(|n| {
-                        let v = Volume {
-                            state: VolumeState::Ready { not_before: None },
-                            deadline: None,
-                        };
-                        (n, v)
-                    })
-                    .collect();
+                purge.listing = Listing::Listed;
+                purge.volumes = names.into_iter().map(|n| (n, Removal::ready())).collect();
             }
             // Nothing to list there: nothing to remove.
-            Outcome::Failed(Failure::Gone) => node.listing = Listing::Listed,
+            Outcome::Failed(Failure::Gone) => purge.listing = Listing::Listed,
             other => {
-                node.listing = Listing::Failed;
-                self.fail_step(Step::ListVolumes, label, None, &other);
+                purge.listing = Listing::Failed;
+                let label = purge.place.label.clone();
+                self.fail_step(Step::ListVolumes, Some(label), None, &other);
             }
         }
     }
@@ -492,49 +590,37 @@ impl ReleaseRun {
         now: Timestamp,
         settings: &Settings,
     ) {
-        let label = self.places.get(i).map(|p| p.label.clone());
-        let Phase::Purge(nodes) = &mut self.phase else {
+        let Some(purge) = self.purges.get_mut(i) else {
+            debug_assert!(
+                false,
+                "a volume removal answered for a place that does not exist"
+            );
             return;
         };
-        let Some(volume) = nodes.get_mut(i).and_then(|n| n.volumes.get_mut(&name)) else {
+        let label = purge.place.label.clone();
+        let Some(volume) = purge.volumes.get_mut(&name).filter(|v| v.is_outstanding()) else {
+            debug_assert!(false, "a volume removal answered that is not outstanding");
             return;
         };
-        if volume.state != VolumeState::Outstanding {
-            return;
-        }
         match outcome {
             Outcome::Done | Outcome::Failed(Failure::Gone) => {
-                volume.state = VolumeState::Removed;
-                if let Some(label) = label {
-                    self.deleted.entry(label).or_default().insert(name);
-                }
+                volume.removed();
+                self.deleted.entry(label).or_default().insert(name);
             }
             Outcome::Failed(Failure::InUse) => {
-                let deadline = volume.deadline.unwrap_or(now);
-                if now < deadline {
-                    // The last try lands on the deadline itself, so a task
-                    // that lets go just in time is not given up on early.
-                    let next = (now + settings.retry_interval).min(deadline);
-                    volume.state = VolumeState::Ready {
-                        not_before: Some(next),
-                    };
-                } else {
-                    volume.state = VolumeState::Failed;
-                    let message = format!(
-                        "still in use after the settle timeout ({})",
-                        seconds(settings.settle_timeout)
-                    );
+                if volume.in_use(now, settings) == InUse::GaveUp {
                     self.errors.push(ErrorEntry::new(
                         Step::RemoveVolume,
-                        label,
+                        ErrorKind::InUse,
+                        Some(label),
                         Some(name),
-                        message,
+                        settle_message(settings),
                     ));
                 }
             }
             other => {
-                volume.state = VolumeState::Failed;
-                self.fail_step(Step::RemoveVolume, label, Some(name), &other);
+                volume.failed();
+                self.fail_step(Step::RemoveVolume, Some(label), Some(name), &other);
             }
         }
     }
@@ -542,25 +628,25 @@ impl ReleaseRun {
     /// Ends the purge once every place is listed (or failed) and every
     /// volume is removed (or failed).
     fn settle_purge(&mut self) {
-        let Phase::Purge(nodes) = &self.phase else {
+        if self.phase != Phase::Purge {
             return;
-        };
+        }
         let mut failed = false;
-        for node in nodes {
-            match node.listing {
+        for purge in &self.purges {
+            match purge.listing {
                 Listing::Ready | Listing::Outstanding => return,
                 Listing::Failed => failed = true,
                 Listing::Listed => {}
             }
-            for v in node.volumes.values() {
-                match v.state {
-                    VolumeState::Ready { .. } | VolumeState::Outstanding => return,
-                    VolumeState::Failed => failed = true,
-                    VolumeState::Removed => {}
+            for v in purge.volumes.values() {
+                if v.is_open() {
+                    return;
                 }
+                failed |= v.is_failed();
             }
         }
         self.phase = if failed {
+            // A listing says nothing about volumes: nothing to overturn.
             Phase::Finished(ReleaseOutcome::Failed)
         } else if self.coverage == Coverage::Partial {
             // Nodes the registry could not reach may hold volumes: the
@@ -571,12 +657,6 @@ impl ReleaseRun {
         };
     }
 
-    fn may_overturn(&mut self, step: Overturnable) {
-        if !self.relisted {
-            self.overturnable = Some(step);
-        }
-    }
-
     fn fail_step(
         &mut self,
         step: Step,
@@ -584,35 +664,45 @@ impl ReleaseRun {
         volume: Option<String>,
         outcome: &Outcome,
     ) {
-        let message = match outcome {
-            Outcome::Failed(f) => f.to_string(),
+        let (kind, message) = match outcome {
+            Outcome::Failed(f) => (f.kind(), f.to_string()),
             // Only failures reach here; the caller checked that successes
             // fit their action.
-            other => format!("unexpected {} outcome", other.kind_str()),
+            other => (
+                ErrorKind::Other,
+                format!("unexpected {} outcome", other.kind_str()),
+            ),
         };
         self.errors
-            .push(ErrorEntry::new(step, node, volume, message));
+            .push(ErrorEntry::new(step, kind, node, volume, message));
     }
 
     /// Takes the verdict of the swarm's re-listing: `Ok(names)` on the
     /// swarm now, or `Err(message)` when the re-listing failed.
     pub fn relisted(&mut self, listing: Result<&BTreeSet<String>, &str>) {
-        if !self.awaits_relisting() {
+        let Phase::AwaitingRelist(step) = self.phase else {
+            debug_assert!(
+                false,
+                "a re-listing verdict for a release not waiting for one"
+            );
             return;
-        }
+        };
         // One re-listing per release: whatever it says is final.
-        let step = self.overturnable.take();
         self.relisted = true;
-        match listing {
+        self.phase = match listing {
             Err(message) => {
                 self.errors.push(ErrorEntry::new(
                     Step::ListReleases,
+                    ErrorKind::RelistingFailed,
                     None,
                     None,
                     format!("re-listing failed, so the failure stands: {message}"),
                 ));
+                Phase::Finished(ReleaseOutcome::Failed)
             }
-            Ok(names) if names.contains(&self.target.release.release) => {}
+            Ok(names) if names.contains(&self.target.release.release) => {
+                Phase::Finished(ReleaseOutcome::Failed)
+            }
             Ok(_) => {
                 for e in &mut self.errors {
                     e.message.push_str(
@@ -626,33 +716,34 @@ impl ReleaseRun {
                 // Through the re-read again: the release may have been
                 // redeployed since, and a listing by stacks says nothing
                 // about its records.
-                self.phase = match step {
-                    Some(Overturnable::Stack) => Phase::Check(Gate::Stack, Slot::Ready),
-                    Some(Overturnable::Records) => {
+                match step {
+                    Overturnable::Stack => Phase::Check(Gate::Stack, Slot::Ready),
+                    Overturnable::Records => {
                         self.records_retry = true;
                         Phase::Check(Gate::Records, Slot::Ready)
                     }
-                    None => Phase::Finished(ReleaseOutcome::Failed),
-                };
+                }
             }
-        }
+        };
     }
 
     /// This release's entry in the report; an unfinished one is reported
     /// failed, which is what it is if the driver stops here.
     pub fn report(&self) -> ReleaseReport {
         let mut errors = self.errors.clone();
-        let outcome = match &self.phase {
-            Phase::Finished(outcome) => *outcome,
+        let outcome = match self.phase {
+            Phase::Finished(outcome) => outcome,
+            Phase::AwaitingRelist(_) => ReleaseOutcome::Failed,
             unfinished => {
                 let step = match unfinished {
                     Phase::Check(..) => Step::ReadStamps,
-                    Phase::Stack(_) => Step::RemoveStack,
+                    Phase::Stack => Step::RemoveStack,
                     Phase::Records(_) => Step::DeleteRecords,
                     _ => Step::RemoveVolume,
                 };
                 errors.push(ErrorEntry::new(
                     step,
+                    ErrorKind::Unfinished,
                     None,
                     None,
                     "the sweep ended before this release finished",
@@ -700,6 +791,14 @@ impl ReleaseRun {
             remedy,
         }
     }
+}
+
+/// Why a removal in use was given up.
+fn settle_message(settings: &Settings) -> String {
+    format!(
+        "still in use after the settle timeout ({})",
+        seconds(settings.settle_timeout)
+    )
 }
 
 /// `30s`, `1.5s`: whole seconds without a fraction.

@@ -63,14 +63,18 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
         };
         for e in &r.errors {
             write!(out, "  {label} in {}", e.action)?;
+            if let Some(part) = e.part {
+                write!(out, " ({part})")?;
+            }
             if let Some(node) = &e.node {
                 write!(out, " on {}", Escaped(node))?;
             }
             if let Some(volume) = &e.volume {
                 write!(out, " (volume {})", Escaped(volume))?;
             }
-            if let Some(change) = e.stamp {
-                write!(out, " [stamp {}]", change.as_str())?;
+            match e.stamp {
+                Some(change) => write!(out, " [stamp {}]", change.as_str())?,
+                None => write!(out, " [{}]", e.kind.as_str())?,
             }
             writeln!(out, ": {}", Escaped(&e.message))?;
         }

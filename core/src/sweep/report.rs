@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::action::Step;
+use super::action::{StackPart, Step};
+use crate::names::named_enum;
 use crate::plan::Coverage;
 use crate::refs::SwarmName;
 
@@ -49,28 +50,18 @@ pub struct ReleaseReport {
     pub remedy: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReleaseOutcome {
-    /// Stack, reachable volumes (with purge) and records are gone.
-    Deleted,
-    /// Something failed; its records stay so the next sweep retries it.
-    Failed,
-    /// The backend refused: the controller runs as this stack. Untouched.
-    LeftOwnStack,
-    /// Stack and reachable volumes are gone; records stay until a sweep
-    /// that reaches every node of the swarm can finish it.
-    PendingCoverage,
-}
-
-impl ReleaseOutcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReleaseOutcome::Deleted => "deleted",
-            ReleaseOutcome::Failed => "failed",
-            ReleaseOutcome::LeftOwnStack => "left_own_stack",
-            ReleaseOutcome::PendingCoverage => "pending_coverage",
-        }
+named_enum! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum ReleaseOutcome {
+        /// Stack, reachable volumes (with purge) and records are gone.
+        Deleted = "deleted",
+        /// Something failed; its records stay so the next sweep retries it.
+        Failed = "failed",
+        /// The backend refused: the controller runs as this stack. Untouched.
+        LeftOwnStack = "left_own_stack",
+        /// Stack and reachable volumes are gone; records stay until a sweep
+        /// that reaches every node of the swarm can finish it.
+        PendingCoverage = "pending_coverage",
     }
 }
 
@@ -79,11 +70,18 @@ impl ReleaseOutcome {
 #[non_exhaustive]
 pub struct ErrorEntry {
     pub action: Step,
+    /// The stack part, for a [`Step::RemoveStack`] error. Absent from JSON
+    /// for every other error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<StackPart>,
     /// The node's name, `(manager)` for the manager; `None` for a
     /// swarm-wide action.
     pub node: Option<String>,
     /// The volume, for a volume removal.
     pub volume: Option<String>,
+    /// What kind of failure it was: the field to match on. The message is
+    /// for people and may change.
+    pub kind: ErrorKind,
     pub message: String,
     /// Set on a [`Step::ReadStamps`] error: how the release's records
     /// changed since the plan, the typed reason it was left alone. Absent
@@ -92,60 +90,86 @@ pub struct ErrorEntry {
     pub stamp: Option<StampChange>,
 }
 
-/// How a release's records changed between the plan and a destructive
-/// step, found by the re-read before that step. The release is left alone
-/// (outcome `failed`, records kept) and the next plan decides it anew.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StampChange {
-    /// `other_application`: stamped by this controller for another
-    /// application (redeployed, or renamed, since the plan).
-    OtherApplication,
-    /// `other_controller`: another controller's stamp, or not a controller
-    /// stamp at all.
-    OtherController,
-    /// `malformed`: this controller's prefix on a stamp it never writes.
-    Malformed,
-    /// `unmanaged`: the newest record carries no stamp.
-    Unmanaged,
-    /// `names_disagree`: the names of its cluster show different stamps.
-    NamesDisagree,
-    /// `records_gone`: no records under some name of its cluster; records
-    /// go last, so someone else touched it and nothing proves it ours.
-    RecordsGone,
-    /// `unreadable`: the records could not be read (or the plan names a
-    /// controller id that is not valid), so nothing proves it ours.
-    Unreadable,
+named_enum! {
+    /// How a release's records changed between the plan and a destructive
+    /// step, found by the re-read before that step. The release is left alone
+    /// (outcome `failed`, records kept) and the next plan decides it anew.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum StampChange {
+        /// `other_application`: stamped by this controller for another
+        /// application (redeployed, or renamed, since the plan).
+        OtherApplication = "other_application",
+        /// `other_controller`: another controller's stamp, or not a controller
+        /// stamp at all.
+        OtherController = "other_controller",
+        /// `malformed`: this controller's prefix on a stamp it never writes.
+        Malformed = "malformed",
+        /// `unmanaged`: the newest record carries no stamp.
+        Unmanaged = "unmanaged",
+        /// `names_disagree`: the names of its cluster show different stamps.
+        NamesDisagree = "names_disagree",
+        /// `records_gone`: no records under some name of its cluster; records
+        /// go last, so someone else touched it and nothing proves it ours.
+        RecordsGone = "records_gone",
+        /// `unreadable`: the records could not be read (or the plan names a
+        /// controller id that is not valid), so nothing proves it ours.
+        Unreadable = "unreadable",
+    }
 }
 
-impl StampChange {
-    /// The name JSON uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StampChange::OtherApplication => "other_application",
-            StampChange::OtherController => "other_controller",
-            StampChange::Malformed => "malformed",
-            StampChange::Unmanaged => "unmanaged",
-            StampChange::NamesDisagree => "names_disagree",
-            StampChange::RecordsGone => "records_gone",
-            StampChange::Unreadable => "unreadable",
-        }
+named_enum! {
+    /// What kind of failure an [`ErrorEntry`] reports.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum ErrorKind {
+        /// `in_use`: still in use when its settle timeout ran out.
+        InUse = "in_use",
+        /// `own_stack`: the controller runs as this stack; left whole.
+        OwnStack = "own_stack",
+        /// `unreachable`: the daemon could not be reached or did not answer
+        /// in time; the step may or may not have taken effect.
+        Unreachable = "unreachable",
+        /// `refused`: the engine answered the step with an error.
+        Refused = "refused",
+        /// `invalid_reply`: the engine's answer made no sense.
+        InvalidReply = "invalid_reply",
+        /// `stamp_changed`: the re-read found the release's records changed
+        /// since the plan; `stamp` says how.
+        StampChanged = "stamp_changed",
+        /// `relisting_failed`: the re-listing that could have overturned an
+        /// earlier failure failed itself, so that failure stands.
+        RelistingFailed = "relisting_failed",
+        /// `unfinished`: the sweep ended (interrupted) before the release
+        /// finished.
+        Unfinished = "unfinished",
+        /// `other`: anything else the driver reported.
+        Other = "other",
     }
 }
 
 impl ErrorEntry {
     pub(crate) fn new(
         action: Step,
+        kind: ErrorKind,
         node: Option<String>,
         volume: Option<String>,
         message: impl Into<String>,
     ) -> Self {
         ErrorEntry {
             action,
+            part: None,
             node,
             volume,
+            kind,
             message: message.into(),
             stamp: None,
+        }
+    }
+
+    /// The error of a failed stack part.
+    pub(crate) fn stack(part: StackPart, kind: ErrorKind, message: impl Into<String>) -> Self {
+        ErrorEntry {
+            part: Some(part),
+            ..ErrorEntry::new(Step::RemoveStack, kind, None, None, message)
         }
     }
 
@@ -153,7 +177,13 @@ impl ErrorEntry {
     pub(crate) fn stamp_changed(change: StampChange, message: impl Into<String>) -> Self {
         ErrorEntry {
             stamp: Some(change),
-            ..ErrorEntry::new(Step::ReadStamps, None, None, message)
+            ..ErrorEntry::new(
+                Step::ReadStamps,
+                ErrorKind::StampChanged,
+                None,
+                None,
+                message,
+            )
         }
     }
 }

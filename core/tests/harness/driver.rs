@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use sweep_core::sweep::{Action, ActionKind, Settings, Sweep, SweepError, SweepReport, Timestamp};
+use sweep_core::sweep::{
+    Action, ActionKind, Event as SweepEvent, Settings, Sweep, SweepError, SweepReport, Timestamp,
+};
 
 use super::world::World;
 
@@ -68,6 +70,10 @@ pub struct Run {
     pub max_steps: usize,
     pub steps: usize,
     pub events: Vec<Event>,
+    /// Hand the sweep a random engine event (a container of a planned
+    /// release gone on a random node, or on none named) after about one
+    /// outcome in three.
+    pub wake_events: bool,
     outstanding: Vec<Action>,
 }
 
@@ -87,8 +93,38 @@ impl Run {
             max_steps: 100_000,
             steps: 0,
             events: Vec::new(),
+            wake_events: false,
             outstanding: Vec::new(),
         }
+    }
+
+    pub fn with_wake_events(mut self, on: bool) -> Self {
+        self.wake_events = on;
+        self
+    }
+
+    /// A random event about a planned release: an extra wake, which the
+    /// sweep must take without breaking a rule or a deadline.
+    fn random_event(&mut self) {
+        let Some(plan) = &self.world.plan else {
+            return;
+        };
+        let n = plan.deletions.len() as u64;
+        let Some(d) = plan.deletions.get(self.rng.below(n + 1) as usize) else {
+            return;
+        };
+        let (swarm, release) = (d.swarm.clone(), d.release.clone());
+        let nodes: Vec<String> = self
+            .world
+            .swarms
+            .get(&swarm)
+            .map(|s| s.nodes.iter().map(|n| n.id.clone()).collect())
+            .unwrap_or_default();
+        let node = nodes
+            .get(self.rng.below(nodes.len() as u64 + 1) as usize)
+            .cloned();
+        self.sweep
+            .handle_event(SweepEvent::container_gone(swarm, node, release), self.now);
     }
 
     pub fn with_latency(mut self, max_latency: Duration) -> Self {
@@ -137,6 +173,9 @@ impl Run {
             self.sweep
                 .handle_outcome(action.id, outcome, self.now)
                 .map_err(DriveError::Protocol)?;
+            if self.wake_events && self.rng.below(3) == 0 {
+                self.random_event();
+            }
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sweep_core::sweep::{Action, ActionKind, Outcome, StampRead, Where};
+use sweep_core::sweep::{Action, ActionKind, Outcome, StackPart, StampRead, Where};
 use sweep_core::{
     plan, AppSet, AppState, Application, Coverage, NodeEntry, Policy, ReleaseEntry, ReleaseRef,
     Snapshot, SwarmName, SwarmSnapshot, SweepPlan,
@@ -48,7 +48,8 @@ pub struct ModelSwarm {
     pub reach: Reach,
     /// The swarm reports its node count.
     pub count_known: bool,
-    pub stacks: BTreeSet<String>,
+    /// Release -> the parts of its stack still standing.
+    pub stacks: BTreeMap<String, BTreeSet<StackPart>>,
     /// Release -> owner stamp.
     pub records: BTreeMap<String, String>,
     /// The stack the controller runs as, unknown to the snapshot: the
@@ -83,10 +84,14 @@ pub struct Restamp {
 /// Faults. Counts are "the next N attempts"; they are used up.
 #[derive(Debug, Clone, Default)]
 pub struct Faults {
-    /// Stack removal fails and the stack stays.
+    /// Removing the stack's services fails and the stack stays.
     pub stack_fails: BTreeMap<ReleaseRef, u32>,
-    /// Stack removal works but reports an error.
+    /// Removing the stack's networks works but reports an error (as a
+    /// swarm-scoped network delete can).
     pub stack_lies: BTreeMap<ReleaseRef, u32>,
+    /// (release, part) -> attempts answered "in use" (a network still
+    /// attached to tasks stopping).
+    pub part_in_use: BTreeMap<(ReleaseRef, StackPart), u32>,
     pub records_fail: BTreeMap<ReleaseRef, u32>,
     pub records_lie: BTreeMap<ReleaseRef, u32>,
     /// (swarm, node id, volume) -> attempts answered "in use".
@@ -213,7 +218,7 @@ impl World {
                 nodes,
                 reach,
                 count_known,
-                stacks: BTreeSet::new(),
+                stacks: BTreeMap::new(),
                 records: BTreeMap::new(),
                 own_stack: None,
                 cluster_id: None,
@@ -246,7 +251,7 @@ impl World {
         let Some(s) = self.swarms.get_mut(&SwarmName::new(swarm)) else {
             panic!("no swarm {swarm:?} in the model");
         };
-        s.stacks.insert(release.to_owned());
+        s.stacks.insert(release.to_owned(), full_stack());
         s.records
             .insert(release.to_owned(), stamp.unwrap_or_default());
         for (node, short) in volumes {
@@ -310,7 +315,7 @@ impl World {
     pub fn has_stack(&self, swarm: &str, release: &str) -> bool {
         self.swarms
             .get(&SwarmName::new(swarm))
-            .is_some_and(|s| s.stacks.contains(release))
+            .is_some_and(|s| s.stacks.get(release).is_some_and(|p| !p.is_empty()))
     }
 
     pub fn has_records(&self, swarm: &str, release: &str) -> bool {
@@ -432,6 +437,17 @@ impl World {
         let swarm = &t.release.swarm;
         let release = t.release.release.as_str();
         match kind {
+            ActionKind::RemoveStack { part, .. }
+                if *part != StackPart::Services
+                    && self
+                        .swarms
+                        .get(swarm)
+                        .and_then(|s| s.stacks.get(release))
+                        .is_some_and(|p| p.contains(&StackPart::Services)) =>
+            {
+                self.violations
+                    .push(format!("stack part removed before its services: {kind:?}"));
+            }
             ActionKind::ListVolumes { .. } | ActionKind::RemoveVolume { .. }
                 if self.has_stack(swarm.as_str(), release) =>
             {
@@ -484,7 +500,7 @@ impl World {
                     NewStamp::Redeploy(app) => {
                         let stamp = format!("cd/{CONTROLLER}/{app}:release/{release}");
                         s.records.insert(release.clone(), stamp);
-                        s.stacks.insert(release.clone());
+                        s.stacks.insert(release.clone(), full_stack());
                     }
                     NewStamp::Remove => {
                         s.records.remove(release);
@@ -525,18 +541,27 @@ impl World {
         };
         let faults = &mut self.faults;
         match kind {
-            ActionKind::RemoveStack { target } => {
+            ActionKind::RemoveStack { target, part } => {
                 let release = &target.release.release;
                 if swarm.own_stack.as_ref() == Some(release) {
                     return Outcome::own_stack();
                 }
-                if take(&mut faults.stack_fails, &target.release) {
-                    return Outcome::other(format!(
-                        "network {release}_default: has active endpoints"
-                    ));
+                let parts = swarm.stacks.entry(release.clone()).or_default();
+                if *part != StackPart::Services && parts.contains(&StackPart::Services) {
+                    // The engine's answer: the services still use it.
+                    return Outcome::in_use();
                 }
-                let was = swarm.stacks.remove(release);
-                if take(&mut faults.stack_lies, &target.release) {
+                if *part == StackPart::Services && take(&mut faults.stack_fails, &target.release) {
+                    return Outcome::other(format!("service {release}_web: rpc error"));
+                }
+                if take(&mut faults.part_in_use, &(target.release.clone(), *part)) {
+                    return Outcome::in_use();
+                }
+                let was = parts.remove(part);
+                if parts.is_empty() {
+                    swarm.stacks.remove(release);
+                }
+                if *part == StackPart::Networks && take(&mut faults.stack_lies, &target.release) {
                     return Outcome::other(format!("network {release}_default not found"));
                 }
                 if was {
@@ -616,7 +641,7 @@ impl World {
                 }
                 let names = match faults.listing_by {
                     ListingBy::Records => swarm.records.keys().cloned().collect(),
-                    ListingBy::Stacks => swarm.stacks.iter().cloned().collect(),
+                    ListingBy::Stacks => swarm.stacks.keys().cloned().collect(),
                 };
                 Outcome::Releases(names)
             }
@@ -624,6 +649,11 @@ impl World {
             ActionKind::ReadStamps { .. } => Outcome::unreachable("read out of turn"),
         }
     }
+}
+
+/// Every part of a stack: what a deployed stack has.
+fn full_stack() -> BTreeSet<StackPart> {
+    StackPart::ALL.iter().copied().collect()
 }
 
 /// Uses up one count of a fault; true if the fault fired.

@@ -135,10 +135,13 @@ pub struct RunArgs {
     /// Actions run at once.
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub concurrency: u64,
-    /// Seconds between attempts to remove a volume still in use.
+    /// Seconds between attempts to remove something still in use (a
+    /// stack's network while its tasks stop, a volume), when no engine
+    /// event says it may be free sooner.
     #[arg(long, value_name = "SECS", default_value_t = 2.0)]
     pub retry_interval: f64,
-    /// Seconds each volume may stay in use, from its first attempt.
+    /// Seconds each network, secret, config or volume may stay in use,
+    /// from its own first attempt.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub settle_timeout: f64,
 }

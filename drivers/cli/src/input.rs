@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sweep_core::{AppSet, Snapshot, SnapshotError};
+use sweep_core::{AppSet, SnapshotError, SweepPlan};
 use sweep_docker::files::{read_limited, ReadError, APP_SET_LIMIT, SNAPSHOT_LIMIT};
 use sweep_docker::{ConfigError, FileRegistry, LocalRegistry};
 use sweep_swarms::Registry;
@@ -44,12 +44,15 @@ pub enum InputError {
     Controller(String),
 }
 
-pub fn read_snapshot(file: &Path) -> Result<Snapshot, InputError> {
-    Snapshot::from_json(&read_limited(file, SNAPSHOT_LIMIT)?).map_err(|source| {
-        InputError::Snapshot {
-            file: file.to_owned(),
-            source,
-        }
+/// Reads a snapshot file and plans it; an error names the file, and the
+/// field inside it where there is one. The snapshot is read in place from the file's text
+/// and the text is freed before the plan is returned, so a large snapshot
+/// is never held twice over, nor beside the output.
+pub fn plan_snapshot(file: &Path) -> Result<SweepPlan, InputError> {
+    let text = read_limited(file, SNAPSHOT_LIMIT)?;
+    sweep_core::plan::plan_json(&text).map_err(|source| InputError::Snapshot {
+        file: file.to_owned(),
+        source,
     })
 }
 

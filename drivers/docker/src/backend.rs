@@ -12,8 +12,9 @@ use bollard::query_parameters::{
     ListConfigsOptionsBuilder, ListNetworksOptionsBuilder, ListNodesOptions,
     ListSecretsOptionsBuilder, ListServicesOptionsBuilder, ListTasksOptionsBuilder,
 };
-use sweep_swarms::{BackendError, Node, NodeBackend, ReleaseRecord, SwarmBackend};
-use tokio::time::Instant;
+use sweep_swarms::{
+    BackendError, ContainerEvents, Node, NodeBackend, ReleaseRecord, StackPart, SwarmBackend,
+};
 
 use crate::client::{check_object_name, check_release, label_filter, Client, Failure};
 use crate::endpoint::Endpoint;
@@ -22,28 +23,27 @@ use crate::labels::{self, ConfigLabels, RECORD_TYPE, RELEASE, STACK_NAMESPACE, T
 /// How long a daemon call may take unless configured otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long [`DockerSwarm::remove_stack`] waits, unless configured
-/// otherwise, for the tasks of the services it removed to stop and for their
-/// networks to be released: a removed service's tasks get their stop grace
-/// period (10 s by default) before they are killed, and keep their networks
-/// and volumes until then.
-pub const DEFAULT_TEARDOWN_WAIT: Duration = Duration::from_secs(30);
-
-/// Networks get at least this long, even when waiting for tasks used up the
-/// teardown wait.
-const MIN_NETWORK_RETRY: Duration = Duration::from_secs(5);
-
-/// Pause between two looks at tasks still stopping, or two attempts at
-/// removing a network still in use.
-const TEARDOWN_PAUSE: Duration = Duration::from_millis(500);
-
-/// The swarm-scoped object kinds a stack is made of, in removal order.
+/// The swarm-scoped object kinds a stack is made of.
 #[derive(Clone, Copy, Debug)]
 enum Kind {
     Service,
     Network,
     Secret,
     Config,
+}
+
+impl Kind {
+    /// The object kind a stack part removes; `None` for
+    /// [`StackPart::Tasks`], which removes nothing.
+    fn of(part: StackPart) -> Option<Kind> {
+        match part {
+            StackPart::Services => Some(Kind::Service),
+            StackPart::Tasks => None,
+            StackPart::Networks => Some(Kind::Network),
+            StackPart::Secrets => Some(Kind::Secret),
+            StackPart::Configs => Some(Kind::Config),
+        }
+    }
 }
 
 impl Kind {
@@ -146,35 +146,32 @@ impl Listed {
 pub struct DockerSwarm {
     client: Client,
     self_stack: Option<String>,
-    teardown_wait: Duration,
 }
 
 impl DockerSwarm {
     /// Connects to the manager at `endpoint`, negotiating the API version;
     /// every later daemon call is bounded by `timeout`.
     pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<Self, BackendError> {
-        Ok(DockerSwarm {
-            client: Client::connect(endpoint, timeout).await?,
-            self_stack: None,
-            teardown_wait: DEFAULT_TEARDOWN_WAIT,
-        })
+        Ok(DockerSwarm::with_client(
+            Client::connect(endpoint, timeout).await?,
+        ))
     }
 
-    /// The controller runs as `stack` on this swarm: [`remove_stack`] refuses it.
+    /// The swarm whose manager `client` is connected to (a client shared
+    /// with the manager's [`DockerNode`], so that one daemon has one client).
+    pub(crate) fn with_client(client: Client) -> Self {
+        DockerSwarm {
+            client,
+            self_stack: None,
+        }
+    }
+
+    /// The controller runs as `stack` on this swarm: [`remove_stack_part`]
+    /// refuses it.
     ///
-    /// [`remove_stack`]: SwarmBackend::remove_stack
+    /// [`remove_stack_part`]: SwarmBackend::remove_stack_part
     pub fn with_self_stack(mut self, stack: Option<String>) -> Self {
         self.self_stack = stack;
-        self
-    }
-
-    /// How long [`remove_stack`] waits for removed services' tasks to stop
-    /// and their networks to be released (default
-    /// [`DEFAULT_TEARDOWN_WAIT`]).
-    ///
-    /// [`remove_stack`]: SwarmBackend::remove_stack
-    pub fn with_teardown_wait(mut self, wait: Duration) -> Self {
-        self.teardown_wait = wait;
         self
     }
 
@@ -188,52 +185,16 @@ impl DockerSwarm {
         self.client.api_version()
     }
 
-    /// The manager's node list with hostnames, down nodes included.
-    pub async fn nodes(&self) -> Result<Vec<Node>, BackendError> {
-        let what = "the node list";
-        let listed = self
-            .client
-            .call_plain(
-                what,
-                self.client.docker().list_nodes(None::<ListNodesOptions>),
-            )
-            .await?;
-        listed
-            .into_iter()
-            .map(|n| {
-                let hostname = n.description.and_then(|d| d.hostname).unwrap_or_default();
-                match n.id.filter(|id| !id.is_empty()) {
-                    Some(id) => Ok(Node::new(id, hostname)),
-                    None => Err(BackendError::Invalid {
-                        what: what.into(),
-                        message: format!("node {hostname:?} is listed without an id"),
-                    }),
-                }
-            })
-            .collect()
+    /// Closes the manager's connections kept for reuse.
+    pub(crate) fn close_idle(&self) {
+        self.client.close_idle();
     }
 
-    /// Ids of the nodes the manager reports down. Their tasks' states are
-    /// the last ones reported before the node went away and never change,
-    /// so waiting for them to stop would always wait out the deadline.
-    async fn down_nodes(&self) -> Result<std::collections::BTreeSet<String>, BackendError> {
-        let listed = self
-            .client
-            .call_plain(
-                "the node list",
-                self.client.docker().list_nodes(None::<ListNodesOptions>),
-            )
-            .await?;
-        Ok(listed
-            .into_iter()
-            .filter(|n| {
-                n.status
-                    .as_ref()
-                    .and_then(|s| s.state)
-                    .is_some_and(|state| state == NodeState::DOWN)
-            })
-            .filter_map(|n| n.id)
-            .collect())
+    /// The manager's node list with hostnames, down nodes included. Calls
+    /// made while one is in flight (the count, the members and the node
+    /// probes of one gather) share its answer rather than ask again.
+    pub async fn nodes(&self) -> Result<Vec<Node>, BackendError> {
+        self.client.node_list().await
     }
 
     /// The objects of `kind` in `release`'s stack, each checked
@@ -295,8 +256,11 @@ impl DockerSwarm {
         Ok(listed)
     }
 
-    /// Removes one object; gone already is success.
-    async fn remove(&self, kind: Kind, object: &Listed) -> Result<(), Failure> {
+    /// Removes one object: gone already is success, and the engine's
+    /// answers that mean "in use" ([`in_use`]) are [`BackendError::InUse`].
+    /// Any other refusal is one: guessing that a 500 means "in use" would
+    /// have the sweep wait on an object that will never go.
+    async fn remove(&self, kind: Kind, object: &Listed) -> Result<(), BackendError> {
         let what = format!("{} {:?}", kind.noun(), object.name);
         let docker = self.client.docker();
         let id = object.id.as_str();
@@ -308,7 +272,59 @@ impl DockerSwarm {
         };
         match result {
             Ok(()) | Err(Failure::Status { code: 404, .. }) => Ok(()),
-            Err(f) => Err(f),
+            Err(Failure::Status { code, message }) if in_use(code, &message) => {
+                Err(BackendError::InUse {
+                    object: what,
+                    message,
+                })
+            }
+            Err(f) => Err(f.into_backend(&what)),
+        }
+    }
+
+    /// `Ok` once no task of `release`'s stack is live on a node that is up,
+    /// [`BackendError::InUse`] while one is: until then the nodes keep the
+    /// stack's networks. Waits for nothing itself; the sweep asks again.
+    /// A down node's tasks keep the last state they reported and never
+    /// stop, so they are not waited for.
+    async fn tasks_stopped(&self, release: &str) -> Result<(), BackendError> {
+        let what = format!("tasks of stack {release:?}");
+        let filters = label_filter(&[(STACK_NAMESPACE, release)]);
+        let options = ListTasksOptionsBuilder::default().filters(&filters).build();
+        let docker = self.client.docker();
+        let tasks = self
+            .client
+            .call_plain(&what, docker.list_tasks(Some(options)))
+            .await?;
+        if tasks.is_empty() {
+            return Ok(());
+        }
+        let nodes = self
+            .client
+            .call_plain("the node list", docker.list_nodes(None::<ListNodesOptions>))
+            .await?;
+        let down: std::collections::BTreeSet<String> = nodes
+            .into_iter()
+            .filter(|n| {
+                n.status
+                    .as_ref()
+                    .and_then(|s| s.state)
+                    .is_some_and(|state| state == NodeState::DOWN)
+            })
+            .filter_map(|n| n.id)
+            .collect();
+        let live = tasks
+            .iter()
+            .filter(|t| t.node_id.as_ref().is_none_or(|n| !down.contains(n)))
+            .filter(|t| is_live(t.status.as_ref().and_then(|s| s.state)))
+            .count();
+        if live == 0 {
+            Ok(())
+        } else {
+            Err(BackendError::InUse {
+                object: what,
+                message: format!("{live} still running"),
+            })
         }
     }
 
@@ -316,79 +332,40 @@ impl DockerSwarm {
     /// that one stuck object does not keep the others; reports the first.
     async fn remove_all(&self, kind: Kind, release: &str) -> Result<(), BackendError> {
         let mut first = None;
+        let mut refused_networks = Vec::new();
         for object in self.list(kind, release).await? {
-            if let Err(f) = self.remove(kind, &object).await {
-                let what = format!("{} {:?}", kind.noun(), object.name);
-                first.get_or_insert(f.into_backend(&what));
-            }
-        }
-        first.map_or(Ok(()), Err)
-    }
-
-    /// Waits until no task of `release`'s stack is still live anywhere in
-    /// the swarm, or `deadline`: only then are its networks and volumes
-    /// free. Whether the wait ran out is returned, not an error: the stack's
-    /// objects are gone either way, and the tasks stop on their own.
-    async fn wait_for_tasks(&self, release: &str, deadline: Instant) -> Result<bool, BackendError> {
-        let what = format!("tasks of stack {release:?}");
-        let filters = label_filter(&[(STACK_NAMESPACE, release)]);
-        loop {
-            let options = ListTasksOptionsBuilder::default().filters(&filters).build();
-            let tasks = self
-                .client
-                .call_plain(&what, self.client.docker().list_tasks(Some(options)))
-                .await?;
-            let down = self.down_nodes().await?;
-            let live = tasks
-                .iter()
-                .filter(|t| t.node_id.as_ref().is_none_or(|n| !down.contains(n)))
-                .filter(|t| is_live(t.status.as_ref().and_then(|s| s.state)))
-                .count();
-            if live == 0 {
-                return Ok(true);
-            }
-            if Instant::now() >= deadline {
-                tracing::warn!(
-                    endpoint = self.client.endpoint(),
-                    release,
-                    live,
-                    "tasks of the removed stack are still stopping"
-                );
-                return Ok(false);
-            }
-            tokio::time::sleep(TEARDOWN_PAUSE).await;
-        }
-    }
-
-    /// Removes the stack's networks, retrying those the daemon refuses until
-    /// `deadline`: a network stays attached to tasks still stopping.
-    async fn remove_networks(&self, release: &str, deadline: Instant) -> Result<(), BackendError> {
-        let mut first = None;
-        for network in self.list(Kind::Network, release).await? {
-            let what = format!("network {:?}", network.name);
-            loop {
-                match self.remove(Kind::Network, &network).await {
-                    Ok(()) => break,
-                    Err(Failure::Status { message, .. }) if Instant::now() >= deadline => {
-                        first.get_or_insert(BackendError::InUse {
-                            object: what,
-                            message,
-                        });
-                        break;
-                    }
-                    Err(Failure::Status { .. }) => tokio::time::sleep(TEARDOWN_PAUSE).await,
-                    Err(f @ Failure::Backend(_)) => {
-                        first.get_or_insert(f.into_backend(&what));
-                        break;
-                    }
+            match self.remove(kind, &object).await {
+                Ok(()) => {}
+                Err(BackendError::Refused { .. }) if matches!(kind, Kind::Network) => {
+                    refused_networks.push(object);
                 }
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        if !refused_networks.is_empty() {
+            // A manager lists its own copy of a swarm network, removed
+            // already, until its container there lets go, and refuses to
+            // remove that copy ("not found", 500). Listed again: gone is
+            // gone; still listed, it is still going: in use, for the sweep
+            // to try again within its settle timeout, never a success.
+            let still: Vec<Listed> = self.list(kind, release).await?;
+            if let Some(object) = refused_networks
+                .iter()
+                .find(|r| still.iter().any(|s| s.id == r.id))
+            {
+                first.get_or_insert(BackendError::InUse {
+                    object: format!("network {:?}", object.name),
+                    message: "still listed after the manager refused to remove it".into(),
+                });
             }
         }
         first.map_or(Ok(()), Err)
     }
 }
 
-/// Whether a task in `state` may still hold networks and volumes; a task
+/// Whether a task in `state` may still hold the stack's networks; a task
 /// without a state is taken as live.
 fn is_live(state: Option<TaskState>) -> bool {
     !matches!(
@@ -402,6 +379,17 @@ fn is_live(state: Option<TaskState>) -> bool {
                 | TaskState::ORPHANED
         )
     )
+}
+
+/// Whether the engine's answer to a removal means "in use: try again once
+/// what holds it is gone". That is its conflict status (409), and, from a
+/// manager, swarmkit's failed precondition: a network still attached to a
+/// task that is stopping is refused with gRPC code `FailedPrecondition`,
+/// which the Engine API answers as 400 (in every version: it maps that code
+/// to 400, not 409). Every other 400 (a secret a service still mounts is
+/// `InvalidArgument`) is a refusal that waiting does not lift.
+fn in_use(status: u16, message: &str) -> bool {
+    status == 409 || (status == 400 && message.contains("code = FailedPrecondition"))
 }
 
 #[async_trait]
@@ -433,26 +421,17 @@ impl SwarmBackend for DockerSwarm {
         labels::newest_records(named)
     }
 
-    async fn remove_stack(&self, release: &str) -> Result<(), BackendError> {
+    async fn remove_stack_part(&self, release: &str, part: StackPart) -> Result<(), BackendError> {
         check_release(release)?;
         if self.self_stack.as_deref() == Some(release) {
             return Err(BackendError::OwnStack {
                 release: release.to_owned(),
             });
         }
-        // Services first: everything else is in use while they exist, so a
-        // failure here stops before the rest is even tried.
-        self.remove_all(Kind::Service, release).await?;
-        // Then let their tasks stop, so that what follows (networks here,
-        // volumes next for the caller) is no longer in use.
-        let deadline = Instant::now() + self.teardown_wait;
-        self.wait_for_tasks(release, deadline).await?;
-        let networks = self
-            .remove_networks(release, deadline.max(Instant::now() + MIN_NETWORK_RETRY))
-            .await;
-        let secrets = self.remove_all(Kind::Secret, release).await;
-        let configs = self.remove_all(Kind::Config, release).await;
-        networks.and(secrets).and(configs)
+        match Kind::of(part) {
+            Some(kind) => self.remove_all(kind, release).await,
+            None => self.tasks_stopped(release).await,
+        }
     }
 
     async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError> {
@@ -518,10 +497,7 @@ impl SwarmBackend for DockerSwarm {
             // Stop at the first failure: going on would remove newer
             // revisions while an older one stays, and that older stamp would
             // judge the release next time.
-            if let Err(f) = self.remove(Kind::Config, object).await {
-                let what = format!("config {:?}", object.name);
-                return Err(f.into_backend(&what));
-            }
+            self.remove(Kind::Config, object).await?;
         }
         Ok(())
     }
@@ -556,6 +532,13 @@ impl SwarmBackend for DockerSwarm {
     fn self_stack(&self) -> Option<&str> {
         self.self_stack.as_deref()
     }
+
+    async fn container_events(&self) -> Result<ContainerEvents, BackendError> {
+        Ok(crate::events::container_events(
+            self.client.docker(),
+            self.client.endpoint(),
+        ))
+    }
 }
 
 /// One node's own daemon; implements [`NodeBackend`].
@@ -568,9 +551,15 @@ impl DockerNode {
     /// Connects to the daemon at `endpoint`, negotiating the API version;
     /// every later call is bounded by `timeout`.
     pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<Self, BackendError> {
-        Ok(DockerNode {
-            client: Client::connect(endpoint, timeout).await?,
-        })
+        Ok(DockerNode::with_client(
+            Client::connect(endpoint, timeout).await?,
+        ))
+    }
+
+    /// The daemon `client` is connected to (shared with the
+    /// [`DockerSwarm`] when this daemon is the manager).
+    pub(crate) fn with_client(client: Client) -> Self {
+        DockerNode { client }
     }
 
     /// The daemon's endpoint.
@@ -607,6 +596,13 @@ impl NodeBackend for DockerNode {
 
     async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
         self.client.remove_volume(name).await
+    }
+
+    async fn container_events(&self) -> Result<ContainerEvents, BackendError> {
+        Ok(crate::events::container_events(
+            self.client.docker(),
+            self.client.endpoint(),
+        ))
     }
 }
 
@@ -662,6 +658,21 @@ mod tests {
         assert!(!is_live(Some(TaskState::SHUTDOWN)));
         assert!(!is_live(Some(TaskState::COMPLETE)));
         assert!(!is_live(Some(TaskState::FAILED)));
+    }
+
+    #[test]
+    fn in_use_is_a_conflict_or_a_swarm_precondition_and_nothing_else() {
+        assert!(in_use(409, "remove app_data: volume is in use - [0123]"));
+        assert!(in_use(
+            400,
+            "rpc error: code = FailedPrecondition desc = network x is in use by task y"
+        ));
+        assert!(!in_use(
+            400,
+            "rpc error: code = InvalidArgument desc = secret 'a' is in use by the following service: b"
+        ));
+        assert!(!in_use(500, "network x not found"));
+        assert!(!in_use(503, "This node is not a swarm manager."));
     }
 
     #[test]

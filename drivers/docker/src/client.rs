@@ -1,19 +1,25 @@
-//! One connection to one daemon: version negotiation, per-call timeouts, and
-//! the translation of bollard's errors into the seam's.
+//! One client per daemon: version negotiation, per-call timeouts, the
+//! translation of bollard's errors into the seam's, and the daemon's
+//! connections kept for reuse.
 
 use std::collections::HashMap;
 use std::error::Error as StdError;
+use std::fmt;
 use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bollard::errors::Error as DockerError;
-use bollard::query_parameters::{ListVolumesOptionsBuilder, RemoveVolumeOptionsBuilder};
+use bollard::query_parameters::{
+    ListNodesOptions, ListVolumesOptionsBuilder, RemoveVolumeOptionsBuilder,
+};
 use bollard::{BollardRequest, Docker, API_DEFAULT_VERSION};
-use sweep_swarms::BackendError;
+use futures::future::{BoxFuture, FutureExt, WeakShared};
+use sweep_swarms::{BackendError, Node};
 
 use crate::endpoint::{Endpoint, Transport};
 use crate::labels::STACK_NAMESPACE;
-use crate::transport::{self, reply_limit_of, REPLY_LIMIT};
+use crate::transport::{self, reply_limit_of, returning, Pool, REPLY_LIMIT};
 
 /// How a daemon call failed, before the caller decides what a status means
 /// (404 is success for a removal, 409 is "in use" for a volume).
@@ -27,8 +33,10 @@ impl Failure {
     /// The error to report for a failed call about `what`.
     pub(crate) fn into_backend(self, what: &str) -> BackendError {
         match self {
-            Failure::Status { code, message } => BackendError::Other {
-                message: format!("{what}: the daemon answered {code}: {message}"),
+            Failure::Status { code, message } => BackendError::Refused {
+                object: what.to_owned(),
+                status: code,
+                message,
             },
             Failure::Backend(e) => e,
         }
@@ -51,12 +59,38 @@ fn chain(e: &dyn StdError) -> String {
     text
 }
 
-/// A connected, version-negotiated client for one daemon.
+/// A connected, version-negotiated client for one daemon. Clones share the
+/// daemon's kept connections and its node list in flight.
 #[derive(Clone, Debug)]
 pub(crate) struct Client {
     docker: Docker,
     endpoint: String,
     timeout: Duration,
+    pool: Arc<Pool>,
+    node_list: NodeListInFlight,
+}
+
+/// The manager's node list as read once.
+type NodeList = Result<Vec<Node>, BackendError>;
+
+/// The node list request in flight, if any, for callers to join: the
+/// count, the member list and the node probes of one read of a swarm all
+/// need it at the same moment, and asking three times only loads the
+/// manager. Held weakly: a request no caller waits for any more is dropped
+/// (and its connection closed), never joined late.
+#[derive(Clone, Default)]
+struct NodeListInFlight(Arc<Mutex<Option<WeakShared<BoxFuture<'static, NodeList>>>>>);
+
+impl fmt::Debug for NodeListInFlight {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NodeListInFlight")
+    }
+}
+
+impl fmt::Debug for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Pool")
+    }
 }
 
 impl Client {
@@ -95,9 +129,10 @@ impl Client {
         // bollard's own timeout is whole seconds; ours wraps every call, so
         // bollard's only needs to be a backstop.
         let backstop = timeout.as_secs().saturating_add(1);
-        let docker = transport::connect(endpoint, backstop, API_DEFAULT_VERSION, limit)
+        let (docker, pool) = transport::connect(endpoint, backstop, API_DEFAULT_VERSION, limit)
             .map_err(unreachable)?;
-        let docker = match tokio::time::timeout(timeout, docker.negotiate_version()).await {
+        let negotiation = returning(tokio::time::timeout(timeout, docker.negotiate_version()));
+        let docker = match negotiation.await {
             Err(_) => {
                 return Err(BackendError::Timeout {
                     endpoint: url.to_owned(),
@@ -124,7 +159,80 @@ impl Client {
             docker,
             endpoint: url.to_owned(),
             timeout,
+            pool,
+            node_list: NodeListInFlight::default(),
         })
+    }
+
+    /// Closes the connections to this daemon kept for reuse (and those
+    /// still reading a reply, once it is read): the caller is done with the
+    /// daemon for now, and bounds the descriptors it holds.
+    pub(crate) fn close_idle(&self) {
+        self.pool.close_idle();
+    }
+
+    /// How many idle connections to this daemon are kept now.
+    #[cfg(test)]
+    pub(crate) fn idle_connections(&self) -> usize {
+        self.pool.idle()
+    }
+
+    /// The daemon's node list (it must be a manager), with hostnames, down
+    /// nodes included. Joins the request already in flight if there is one:
+    /// its answer is as fresh as a new one would be. A finished request is
+    /// never reused: every call after it asks again.
+    pub(crate) async fn node_list(&self) -> NodeList {
+        let flight = {
+            let mut slot = self
+                .node_list
+                .0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let running = slot
+                .as_ref()
+                .and_then(WeakShared::upgrade)
+                .filter(|f| f.peek().is_none());
+            match running {
+                Some(flight) => flight,
+                None => {
+                    let flight = self.read_node_list().boxed().shared();
+                    *slot = flight.downgrade();
+                    flight
+                }
+            }
+        };
+        flight.await
+    }
+
+    /// One read of the node list. Owns what it uses (not the client), so
+    /// that the request in flight holds nothing that holds it.
+    fn read_node_list(&self) -> impl Future<Output = NodeList> + Send + 'static {
+        let client = Client {
+            docker: self.docker.clone(),
+            endpoint: self.endpoint.clone(),
+            timeout: self.timeout,
+            pool: self.pool.clone(),
+            node_list: NodeListInFlight::default(),
+        };
+        async move {
+            let what = "the node list";
+            let listed = client
+                .call_plain(what, client.docker.list_nodes(None::<ListNodesOptions>))
+                .await?;
+            listed
+                .into_iter()
+                .map(|n| {
+                    let hostname = n.description.and_then(|d| d.hostname).unwrap_or_default();
+                    match n.id.filter(|id| !id.is_empty()) {
+                        Some(id) => Ok(Node::new(id, hostname)),
+                        None => Err(BackendError::Invalid {
+                            what: what.into(),
+                            message: format!("node {hostname:?} is listed without an id"),
+                        }),
+                    }
+                })
+                .collect()
+        }
     }
 
     pub(crate) fn docker(&self) -> &Docker {
@@ -145,7 +253,7 @@ impl Client {
         what: &str,
         fut: impl Future<Output = Result<T, DockerError>>,
     ) -> Result<T, Failure> {
-        match tokio::time::timeout(self.timeout, fut).await {
+        match returning(tokio::time::timeout(self.timeout, fut)).await {
             Err(_) => Err(Failure::Backend(BackendError::Timeout {
                 endpoint: self.endpoint.clone(),
                 after: self.timeout,
@@ -434,6 +542,159 @@ mod tests {
         );
     }
 
+    /// Serves requests on one connection until the client closes it, like
+    /// a daemon keeping connections alive: `/version`, a volume listing
+    /// with `small`, and an endless configs listing.
+    async fn serve_kept(mut stream: tokio::net::UnixStream, small: &'static str) {
+        loop {
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") {
+                match stream.read(&mut byte).await {
+                    Ok(1) => head.push(byte[0]),
+                    _ => return,
+                }
+            }
+            let head = String::from_utf8_lossy(&head).into_owned();
+            let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
+            let body = if path.ends_with("/version") {
+                VERSION_REPLY
+            } else if path.contains("/volumes") {
+                small
+            } else {
+                let start = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+                if stream.write_all(start.as_bytes()).await.is_err() {
+                    return;
+                }
+                let chunk = format!("8000\r\n{}\r\n", " ".repeat(0x8000));
+                while stream.write_all(chunk.as_bytes()).await.is_ok() {}
+                return;
+            };
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            if stream.write_all(reply.as_bytes()).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Replies on a kept connection are bounded each on its own: the count
+    /// starts from zero for every request (ten replies, together past the
+    /// limit, are all read), and a reply past the limit is still refused,
+    /// its connection closed rather than reused. Kept connections are
+    /// closed on request.
+    #[tokio::test]
+    async fn kept_connections_bound_every_reply_on_its_own() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("kept.sock");
+        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let small = r#"{"Volumes":[{"Name":"app_data","Driver":"local","Mountpoint":"/m","Labels":{"com.docker.stack.namespace":"app"},"Scope":"local","Options":{}}],"Warnings":[]}"#;
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(serve_kept(stream, small));
+            }
+        });
+        let endpoint = Endpoint::parse(&format!("unix://{}", socket.display()), None).unwrap();
+        let limit = 1024;
+        let client = Client::connect_limited(&endpoint, Duration::from_secs(30), limit)
+            .await
+            .unwrap();
+        for _ in 0..10 {
+            assert_eq!(client.stack_volumes("app").await.unwrap(), vec!["app_data"]);
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1, "one connection for all");
+        assert_eq!(client.idle_connections(), 1);
+
+        let what = "configs";
+        let e = client
+            .call_plain(
+                what,
+                client
+                    .docker()
+                    .list_configs(None::<bollard::query_parameters::ListConfigsOptions>),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, BackendError::Invalid { message, .. } if message.contains("exceeds 1024 bytes")),
+            "{e:?}"
+        );
+        assert_eq!(
+            client.idle_connections(),
+            0,
+            "a refused reply's connection is not kept"
+        );
+        assert_eq!(client.stack_volumes("app").await.unwrap(), vec!["app_data"]);
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+        assert_eq!(client.idle_connections(), 1);
+        client.close_idle();
+        assert_eq!(client.idle_connections(), 0);
+    }
+
+    /// Calls made while the node list is in flight share it; a call after
+    /// it asks again.
+    #[tokio::test]
+    async fn the_node_list_in_flight_is_shared_and_never_reused_after() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("nodes.sock");
+        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+        let lists = Arc::new(AtomicUsize::new(0));
+        let counter = lists.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    loop {
+                        let mut head = Vec::new();
+                        let mut byte = [0u8; 1];
+                        while !head.ends_with(b"\r\n\r\n") {
+                            match stream.read(&mut byte).await {
+                                Ok(1) => head.push(byte[0]),
+                                _ => return,
+                            }
+                        }
+                        let head = String::from_utf8_lossy(&head).into_owned();
+                        let body = if head.contains("/nodes") {
+                            counter.fetch_add(1, Ordering::SeqCst);
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                            r#"[{"ID":"n1","Description":{"Hostname":"h1"}}]"#
+                        } else {
+                            VERSION_REPLY
+                        };
+                        let reply = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if stream.write_all(reply.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let endpoint = Endpoint::parse(&format!("unix://{}", socket.display()), None).unwrap();
+        let client = Client::connect(&endpoint, Duration::from_secs(30))
+            .await
+            .unwrap();
+        let other = client.clone();
+        let (a, b, c) = tokio::join!(client.node_list(), other.node_list(), client.node_list());
+        let expected = vec![Node::new("n1", "h1")];
+        assert_eq!(
+            (a.unwrap(), b.unwrap(), c.unwrap()),
+            (expected.clone(), expected.clone(), expected.clone())
+        );
+        assert_eq!(lists.load(Ordering::SeqCst), 1);
+        assert_eq!(client.node_list().await.unwrap(), expected);
+        assert_eq!(lists.load(Ordering::SeqCst), 2);
+    }
+
     #[test]
     fn object_names_that_could_leave_the_path_are_refused() {
         assert!(check_object_name("volume", "app_data-1.x").is_ok());
@@ -462,8 +723,10 @@ mod tests {
         assert!(matches!(f, Failure::Status { code: 409, .. }));
         assert_eq!(
             f.into_backend("volume \"v\""),
-            BackendError::Other {
-                message: "volume \"v\": the daemon answered 409: in use".into()
+            BackendError::Refused {
+                object: "volume \"v\"".into(),
+                status: 409,
+                message: "in use".into()
             }
         );
         let f = translate(

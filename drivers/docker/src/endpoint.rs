@@ -35,7 +35,7 @@ pub enum EndpointError {
 
 /// The files a TLS-protected `tcp://` endpoint is reached with.
 #[non_exhaustive]
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TlsFiles {
     /// The CA that signed the daemon's certificate: the only one trusted
     /// (the system's roots are not), as with the docker CLI.
@@ -68,7 +68,7 @@ impl TlsFiles {
 }
 
 /// How a daemon is reached.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Transport {
     Unix,
     Tcp,
@@ -76,7 +76,7 @@ pub(crate) enum Transport {
 }
 
 /// A checked daemon address.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Endpoint {
     url: String,
     transport: Transport,

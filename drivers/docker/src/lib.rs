@@ -19,12 +19,13 @@ mod client;
 pub mod config;
 pub mod context;
 mod endpoint;
+mod events;
 pub mod files;
 pub mod labels;
 mod registry;
 mod transport;
 
-pub use backend::{DockerNode, DockerSwarm, DEFAULT_TEARDOWN_WAIT, DEFAULT_TIMEOUT};
+pub use backend::{DockerNode, DockerSwarm, DEFAULT_TIMEOUT};
 pub use config::{ConfigError, RegistryConfig, SwarmConfig};
 pub use context::{ContextError, Resolved};
 pub use endpoint::{Endpoint, EndpointError, TlsFiles, DEFAULT_DOCKER_HOST};

@@ -14,7 +14,8 @@ use sweep_swarms::{
 };
 use tokio::sync::OnceCell;
 
-use crate::backend::{DockerNode, DockerSwarm, DEFAULT_TEARDOWN_WAIT, DEFAULT_TIMEOUT};
+use crate::backend::{DockerNode, DockerSwarm, DEFAULT_TIMEOUT};
+use crate::client::Client;
 use crate::config::{ConfigError, RegistryConfig, SwarmConfig};
 use crate::endpoint::{Endpoint, EndpointError};
 
@@ -31,13 +32,20 @@ fn connect_error(swarm: &str, endpoint: &Endpoint, e: BackendError) -> RegistryE
     }
 }
 
+fn not_configured(swarm: &str, endpoint: &Endpoint) -> RegistryError {
+    RegistryError::Connect {
+        swarm: swarm.to_owned(),
+        endpoint: endpoint.url().to_owned(),
+        message: "not a configured endpoint".into(),
+    }
+}
+
 /// The swarm `DOCKER_HOST` (or the default socket) points at, as the local
 /// swarm (target `""`); it resolves no other name, and neither lists swarms
 /// nor reaches nodes individually.
 pub struct LocalRegistry {
     endpoint: Endpoint,
     timeout: Duration,
-    teardown_wait: Duration,
     self_stack: Option<String>,
     backend: OnceCell<Arc<DockerSwarm>>,
 }
@@ -49,7 +57,6 @@ impl LocalRegistry {
         LocalRegistry {
             endpoint,
             timeout: DEFAULT_TIMEOUT,
-            teardown_wait: DEFAULT_TEARDOWN_WAIT,
             self_stack: None,
             backend: OnceCell::new(),
         }
@@ -83,13 +90,6 @@ impl LocalRegistry {
         self
     }
 
-    /// How long stack removal waits for removed services' tasks to stop
-    /// (default [`DEFAULT_TEARDOWN_WAIT`]).
-    pub fn with_teardown_wait(mut self, wait: Duration) -> Self {
-        self.teardown_wait = wait;
-        self
-    }
-
     /// The manager endpoint.
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
@@ -109,30 +109,37 @@ impl Registry for LocalRegistry {
             .get_or_try_init(|| async {
                 DockerSwarm::connect(&self.endpoint, self.timeout)
                     .await
-                    .map(|s| {
-                        Arc::new(
-                            s.with_self_stack(self.self_stack.clone())
-                                .with_teardown_wait(self.teardown_wait),
-                        )
-                    })
+                    .map(|s| Arc::new(s.with_self_stack(self.self_stack.clone())))
                     .map_err(|e| connect_error("", &self.endpoint, e))
             })
             .await?;
         Ok(backend.clone())
+    }
+
+    /// Closes the manager's connections kept for reuse.
+    fn close_idle(&self, target: &Target) {
+        if let (true, Some(backend)) = (target.is_local(), self.backend.get()) {
+            backend.close_idle();
+        }
     }
 }
 
 /// The swarms of a registry file ([`crate::config`]); implements
 /// [`Registry`], [`Lister`] and [`NodeReach`].
 ///
-/// Each swarm's manager and each node daemon is connected once, on first
-/// use, and the connection kept; a failed connection is retried on the next
-/// use.
+/// Each daemon has one client, connected (its API version negotiated) on
+/// first use and kept, whether it is reached as a swarm's manager, as a
+/// node, or both, and under however many swarm names; a failed connection
+/// is retried on the next use. The client keeps a few idle connections for
+/// reuse; [`Registry::close_idle`] closes those of a swarm.
 pub struct FileRegistry {
     config: RegistryConfig,
-    teardown_wait: Duration,
+    /// One per configured endpoint (address and TLS files): the manager's
+    /// client serves the manager probed as a node too, so its version is
+    /// negotiated once.
+    clients: HashMap<Endpoint, OnceCell<Client>>,
     backends: HashMap<String, OnceCell<Arc<DockerSwarm>>>,
-    node_daemons: HashMap<String, OnceCell<Arc<DockerNode>>>,
+    node_daemons: HashMap<Endpoint, OnceCell<Arc<DockerNode>>>,
     /// The nodes each swarm's last [`NodeReach::nodes`] found, by node id,
     /// with the endpoint that answered for them.
     reached: Mutex<HashMap<String, HashMap<String, Endpoint>>>,
@@ -151,26 +158,21 @@ impl FileRegistry {
             .iter()
             .map(|s| (s.name.clone(), OnceCell::new()))
             .collect();
-        let node_daemons = config
-            .swarms
-            .iter()
-            .flat_map(|s| std::iter::once(&s.manager).chain(&s.nodes))
-            .map(|e| (e.url().to_owned(), OnceCell::new()))
-            .collect();
+        let endpoints = || {
+            config
+                .swarms
+                .iter()
+                .flat_map(|s| std::iter::once(&s.manager).chain(&s.nodes))
+        };
+        let clients = endpoints().map(|e| (e.clone(), OnceCell::new())).collect();
+        let node_daemons = endpoints().map(|e| (e.clone(), OnceCell::new())).collect();
         FileRegistry {
             config,
-            teardown_wait: DEFAULT_TEARDOWN_WAIT,
+            clients,
             backends,
             node_daemons,
             reached: Mutex::new(HashMap::new()),
         }
-    }
-
-    /// How long stack removal waits for removed services' tasks to stop
-    /// (default [`DEFAULT_TEARDOWN_WAIT`]).
-    pub fn with_teardown_wait(mut self, wait: Duration) -> Self {
-        self.teardown_wait = wait;
-        self
     }
 
     /// The configuration the registry serves.
@@ -198,18 +200,30 @@ impl FileRegistry {
             })?;
         let swarm = cell
             .get_or_try_init(|| async {
-                DockerSwarm::connect(&config.manager, self.config.timeout)
-                    .await
-                    .map(|s| {
-                        Arc::new(
-                            s.with_self_stack(config.self_stack.clone())
-                                .with_teardown_wait(self.teardown_wait),
-                        )
-                    })
-                    .map_err(|e| connect_error(&config.name, &config.manager, e))
+                let client = self.client(&config.name, &config.manager).await?;
+                Ok::<_, RegistryError>(Arc::new(
+                    DockerSwarm::with_client(client).with_self_stack(config.self_stack.clone()),
+                ))
             })
             .await?;
         Ok(swarm.clone())
+    }
+
+    /// The one client of the daemon at `endpoint`, connected on first use;
+    /// callers at the same time wait for the same connection.
+    async fn client(&self, swarm: &str, endpoint: &Endpoint) -> Result<Client, RegistryError> {
+        let cell = self
+            .clients
+            .get(endpoint)
+            .ok_or_else(|| not_configured(swarm, endpoint))?;
+        let client = cell
+            .get_or_try_init(|| async {
+                Client::connect(endpoint, self.config.timeout)
+                    .await
+                    .map_err(|e| connect_error(swarm, endpoint, e))
+            })
+            .await?;
+        Ok(client.clone())
     }
 
     async fn node_daemon(
@@ -219,18 +233,12 @@ impl FileRegistry {
     ) -> Result<Arc<DockerNode>, RegistryError> {
         let cell = self
             .node_daemons
-            .get(endpoint.url())
-            .ok_or_else(|| RegistryError::Connect {
-                swarm: swarm.to_owned(),
-                endpoint: endpoint.url().to_owned(),
-                message: "not a configured endpoint".into(),
-            })?;
+            .get(endpoint)
+            .ok_or_else(|| not_configured(swarm, endpoint))?;
         let node = cell
             .get_or_try_init(|| async {
-                DockerNode::connect(endpoint, self.config.timeout)
-                    .await
-                    .map(Arc::new)
-                    .map_err(|e| connect_error(swarm, endpoint, e))
+                let client = self.client(swarm, endpoint).await?;
+                Ok::<_, RegistryError>(Arc::new(DockerNode::with_client(client)))
             })
             .await?;
         Ok(node.clone())
@@ -264,10 +272,11 @@ impl FileRegistry {
     }
 
     /// The longest [`NodeReach::nodes`] takes: connecting to the manager
-    /// (when not connected yet), reading its node list, and the probes,
-    /// which run at once; each is bounded by the per-call timeout.
+    /// (when not connected yet) and then reading its node list, while the
+    /// probes run; each step is bounded by the per-call timeout, and each
+    /// probe as a whole by one.
     fn nodes_bound(&self) -> Duration {
-        self.config.timeout.saturating_mul(3)
+        self.config.timeout.saturating_mul(2)
     }
 
     /// The daemons [`NodeReach::nodes`] probes for `config`: the manager
@@ -296,6 +305,19 @@ impl Registry for FileRegistry {
     fn as_node_reach(&self) -> Option<&dyn NodeReach> {
         Some(self)
     }
+
+    /// Closes the kept connections of the swarm's manager and configured
+    /// nodes (of any other swarm on the same daemons too: they reconnect).
+    fn close_idle(&self, target: &Target) {
+        let Ok(config) = self.swarm_config(target) else {
+            return;
+        };
+        for endpoint in std::iter::once(&config.manager).chain(&config.nodes) {
+            if let Some(client) = self.clients.get(endpoint).and_then(OnceCell::get) {
+                client.close_idle();
+            }
+        }
+    }
 }
 
 #[async_trait]
@@ -323,28 +345,33 @@ impl NodeReach for FileRegistry {
     /// a whole, and the answer holds every one that answered: a silent
     /// daemon costs only itself, and is named (endpoint and reason) at
     /// warn level, like every configured node left out.
+    ///
+    /// The probes run while the manager's node list is read (each answer
+    /// is only checked against the list once both are in), and the list is
+    /// the one the manager's backend has in flight when it has: reading a
+    /// swarm takes two rounds (versions, then everything else), not four.
     async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError> {
         let config = self.swarm_config(target)?;
         if config.nodes.is_empty() {
             return Ok(None);
         }
-        let manager = self.docker_swarm(target).await?;
-        let members: HashMap<String, String> = manager
-            .nodes()
-            .await
-            .map_err(|source| RegistryError::Manager {
-                swarm: config.name.clone(),
-                source,
-            })?
-            .into_iter()
-            .map(|n| (n.id, n.hostname))
-            .collect();
-
+        let members = async {
+            let manager = self.docker_swarm(target).await?;
+            manager
+                .nodes()
+                .await
+                .map_err(|source| RegistryError::Manager {
+                    swarm: config.name.clone(),
+                    source,
+                })
+        };
         let candidates = Self::candidates(config);
         let probes = candidates
             .iter()
             .map(|endpoint| self.probe(&config.name, endpoint));
-        let answers = futures::future::join_all(probes).await;
+        let (members, answers) = tokio::join!(members, futures::future::join_all(probes));
+        let members: HashMap<String, String> =
+            members?.into_iter().map(|n| (n.id, n.hostname)).collect();
 
         let mut listed = Vec::new();
         let mut seen = HashSet::new();
@@ -404,14 +431,17 @@ impl NodeReach for FileRegistry {
         Some(self.nodes_bound())
     }
 
-    /// The probes run at once, one connection each; the node list read
-    /// before them is one more, never at the same time. A connected daemon
-    /// holds no connection between calls (each request has one of its own,
-    /// closed with its reply), so nothing else counts. None without
-    /// `[[swarm.node]]` entries.
+    /// Two per probed daemon: the probe's, and one the daemon's client may
+    /// still keep from the version request before it (a reply read to its
+    /// end is marked reusable a moment later, so the next request can find
+    /// none idle and open another). The node list shares the manager's
+    /// read in flight, counted by the caller as a manager read. None
+    /// without `[[swarm.node]]` entries.
     fn nodes_connections(&self, target: &Target) -> usize {
         match self.swarm_config(target) {
-            Ok(config) if !config.nodes.is_empty() => Self::candidates(config).len(),
+            Ok(config) if !config.nodes.is_empty() => {
+                Self::candidates(config).len().saturating_mul(2)
+            }
             _ => 0,
         }
     }

@@ -5,9 +5,11 @@
 //! hostile or broken endpoint streaming an endless body grows the process
 //! without bound (3.7 GB was seen). bollard 0.21 has no hook on the response
 //! body, and its custom transport must hand back hyper's own body type, so
-//! the bound sits under HTTP: each request gets a connection of its own
-//! ([`Transport::request`]), and that connection refuses to read more than
-//! [`REPLY_LIMIT`] bytes of plaintext.
+//! the bound sits under HTTP: the connection a request goes out on refuses
+//! to read more than [`REPLY_LIMIT`] bytes of plaintext for its reply. A
+//! connection is kept open for the next request once its reply has been
+//! read to the end ([`Transport::request`]), and its count starts again at
+//! zero for each request, so every reply has the whole limit and no more.
 //!
 //! Bytes alone do not bound memory: bollard decodes a listing into structs
 //! of up to 2 KiB each, and `[{},{},...]` spends three bytes per struct (a
@@ -23,18 +25,29 @@
 //! TLS is rustls (ring provider, no system library), set up as the docker
 //! CLI sets it up: the endpoint's CA is the only trusted root, and the
 //! client presents its certificate.
+//!
+//! Kept connections are few and short-lived: at most [`IDLE_PER_DAEMON`]
+//! per daemon and [`IDLE_LIMIT`] in the whole process, none reused after
+//! [`IDLE_TIMEOUT`], and [`Pool::close_idle`] closes a daemon's at once. A
+//! caller that bounds its open descriptors closes what it no longer needs,
+//! since a kept connection holds one.
 
+use std::cell::RefCell;
 use std::error::Error as StdError;
+use std::future::Future;
 use std::io;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use bollard::errors::Error as DockerError;
 use bollard::{BollardRequest, ClientVersion, Docker};
 use http::header::{HeaderValue, HOST};
 use hyper::body::Incoming;
+use hyper::client::conn::http1::SendRequest;
 use hyper::Response;
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject;
@@ -43,6 +56,7 @@ use rustls::{ClientConfig, RootCertStore};
 use thiserror::Error;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
+use tokio::sync::oneshot;
 use tokio_rustls::TlsConnector;
 
 use crate::endpoint::{Endpoint, TlsFiles, Transport as Kind};
@@ -62,6 +76,57 @@ pub const REPLY_LIMIT: u64 = 64 * 1024 * 1024;
 /// thousands of services; a 256-byte config for the release records:
 /// a million objects, some 200 000 records).
 pub const OBJECT_BUDGET: u64 = 256 * 1024 * 1024;
+
+/// The most idle connections kept for reuse per daemon. Reading a swarm
+/// sends the manager a few requests at once; more kept would only hold
+/// descriptors.
+pub const IDLE_PER_DAEMON: usize = 2;
+
+/// The most idle connections kept for reuse in the whole process, over all
+/// daemons: each holds a file descriptor, and descriptors running out fails
+/// every further connection, to healthy daemons too.
+pub const IDLE_LIMIT: usize = 256;
+
+/// How long an idle connection is reused: one idle longer is closed
+/// instead. A daemon or a proxy in front of it may drop a connection that
+/// has been idle for long, and a request sent just as it does fails.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Idle connections kept in the process ([`IDLE_LIMIT`]).
+static IDLE: AtomicUsize = AtomicUsize::new(0);
+
+/// The longest [`returning`] waits for one connection to be marked
+/// reusable after its reply was read (it takes microseconds; the bound only
+/// keeps a surprise from stalling a call).
+const RETURN_WAIT: Duration = Duration::from_millis(100);
+
+tokio::task_local! {
+    /// Set by [`returning`] around one daemon call: one receiver per
+    /// connection the call used, resolved once that connection is back in
+    /// its pool or closed.
+    static RETURNS: RefCell<Vec<oneshot::Receiver<()>>>;
+}
+
+/// Runs `call` (one daemon call), then waits until every connection it
+/// used is back in its pool or closed. hyper marks a connection reusable a
+/// moment after its reply has been read to the end; a request sent in that
+/// moment (the next round of a swarm's reads, sent at once) would find no
+/// connection idle and open another, so connections would hardly ever be
+/// reused.
+pub(crate) async fn returning<T>(call: impl Future<Output = T>) -> T {
+    let (value, returns) = RETURNS
+        .scope(RefCell::new(Vec::new()), async {
+            let value = call.await;
+            let returns = RETURNS.with(|r| std::mem::take(&mut *r.borrow_mut()));
+            (value, returns)
+        })
+        .await;
+    for back in returns {
+        // Err: the connection closed instead; either way it is settled.
+        let _ = tokio::time::timeout(RETURN_WAIT, back).await;
+    }
+    value
+}
 
 /// The largest struct any reply decodes into (a service, a task or the
 /// daemon's info: about 2 KiB), for replies not otherwise known.
@@ -141,14 +206,6 @@ pub(crate) fn reply_limit_of(e: &DockerError) -> Option<ReplyTooLarge> {
     None
 }
 
-/// A stream that fails reads once more than `limits` came through.
-struct Limited<S> {
-    inner: S,
-    bytes: u64,
-    objects: u64,
-    limits: Limits,
-}
-
 /// The bounds on one reply.
 #[derive(Clone, Copy, Debug)]
 struct Limits {
@@ -156,24 +213,66 @@ struct Limits {
     objects: u64,
 }
 
-impl<S> Limited<S> {
-    fn new(inner: S, limits: Limits) -> Self {
-        Limited {
-            inner,
-            bytes: 0,
-            objects: 0,
-            limits,
+/// What came through one connection for the reply now awaited, against
+/// that reply's bounds. Shared between the connection (which counts) and
+/// the transport (which starts the count again for each request).
+#[derive(Debug)]
+struct Meter {
+    bytes: AtomicU64,
+    objects: AtomicU64,
+    max_bytes: AtomicU64,
+    max_objects: AtomicU64,
+}
+
+impl Meter {
+    fn new(limits: Limits) -> Self {
+        Meter {
+            bytes: AtomicU64::new(0),
+            objects: AtomicU64::new(0),
+            max_bytes: AtomicU64::new(limits.bytes),
+            max_objects: AtomicU64::new(limits.objects),
         }
     }
 
+    /// Counts from zero against `limits`, for the next reply. Only called
+    /// on a connection whose last reply was read to its end: hyper refuses
+    /// bytes arriving on an idle connection (and closes it), so nothing
+    /// read before the request counts for less than it should.
+    fn restart(&self, limits: Limits) {
+        self.max_bytes.store(limits.bytes, Ordering::SeqCst);
+        self.max_objects.store(limits.objects, Ordering::SeqCst);
+        self.bytes.store(0, Ordering::SeqCst);
+        self.objects.store(0, Ordering::SeqCst);
+    }
+
     fn exceeded(&self) -> Option<ReplyTooLarge> {
-        if self.bytes > self.limits.bytes {
-            Some(ReplyTooLarge::Bytes(self.limits.bytes))
-        } else if self.objects > self.limits.objects {
-            Some(ReplyTooLarge::Objects(self.limits.objects))
+        let max_bytes = self.max_bytes.load(Ordering::SeqCst);
+        let max_objects = self.max_objects.load(Ordering::SeqCst);
+        if self.bytes.load(Ordering::SeqCst) > max_bytes {
+            Some(ReplyTooLarge::Bytes(max_bytes))
+        } else if self.objects.load(Ordering::SeqCst) > max_objects {
+            Some(ReplyTooLarge::Objects(max_objects))
         } else {
             None
         }
+    }
+}
+
+/// A stream that fails reads once more than its meter's limits came
+/// through.
+struct Limited<S> {
+    inner: S,
+    meter: Arc<Meter>,
+}
+
+impl<S> Limited<S> {
+    #[cfg(test)]
+    fn new(inner: S, limits: Limits) -> Self {
+        Limited::metered(inner, Arc::new(Meter::new(limits)))
+    }
+
+    fn metered(inner: S, meter: Arc<Meter>) -> Self {
+        Limited { inner, meter }
     }
 }
 
@@ -183,7 +282,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Limited<S> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        if let Some(e) = self.exceeded() {
+        if let Some(e) = self.meter.exceeded() {
             return Poll::Ready(Err(io::Error::other(e)));
         }
         let before = buf.filled().len();
@@ -191,10 +290,12 @@ impl<S: AsyncRead + Unpin> AsyncRead for Limited<S> {
         match Pin::new(&mut this.inner).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
                 let new = &buf.filled()[before..];
-                this.bytes = this.bytes.saturating_add(new.len() as u64);
                 let braces = new.iter().filter(|&&b| b == b'{').count() as u64;
-                this.objects = this.objects.saturating_add(braces);
-                if let Some(e) = this.exceeded() {
+                this.meter
+                    .bytes
+                    .fetch_add(new.len() as u64, Ordering::SeqCst);
+                this.meter.objects.fetch_add(braces, Ordering::SeqCst);
+                if let Some(e) = this.meter.exceeded() {
                     // A failed read must not leave bytes in the buffer.
                     buf.set_filled(before);
                     return Poll::Ready(Err(io::Error::other(e)));
@@ -255,24 +356,145 @@ enum Dial {
     },
 }
 
+/// The request body type bollard sends (not exported by name).
+trait HasBody {
+    type Body;
+}
+
+impl<B> HasBody for http::Request<B> {
+    type Body = B;
+}
+
+type Body = <BollardRequest as HasBody>::Body;
+
+/// One open connection: where requests go, and its reply meter.
+struct Conn {
+    sender: SendRequest<Body>,
+    meter: Arc<Meter>,
+    /// The [`Pool::generation`] it was handed out in.
+    generation: u64,
+}
+
+/// One of the [`IDLE_LIMIT`] places for an idle connection; given back
+/// when the connection is taken or closed.
+struct IdleSlot;
+
+impl IdleSlot {
+    fn take() -> Option<IdleSlot> {
+        IDLE.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < IDLE_LIMIT).then_some(n + 1)
+        })
+        .ok()
+        .map(|_| IdleSlot)
+    }
+}
+
+impl Drop for IdleSlot {
+    fn drop(&mut self) {
+        IDLE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A connection kept for the next request.
+struct Idle {
+    conn: Conn,
+    since: Instant,
+    _slot: IdleSlot,
+}
+
+/// The idle connections to one daemon.
+#[derive(Default)]
+pub(crate) struct Pool {
+    state: Mutex<PoolState>,
+}
+
+#[derive(Default)]
+struct PoolState {
+    idle: Vec<Idle>,
+    /// Bumped by [`Pool::close_idle`]: a connection handed out before is
+    /// closed when its reply is done instead of kept, so closing a
+    /// daemon's idle connections also covers those still reading.
+    generation: u64,
+}
+
+impl Pool {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn generation(&self) -> u64 {
+        self.lock().generation
+    }
+
+    /// An idle connection ready for a request: the newest, skipping (and
+    /// closing) those the daemon closed and those idle too long.
+    fn take(&self) -> Option<Conn> {
+        let mut state = self.lock();
+        let generation = state.generation;
+        while let Some(idle) = state.idle.pop() {
+            let fresh = idle.since.elapsed() < IDLE_TIMEOUT;
+            if fresh && idle.conn.sender.is_ready() && !idle.conn.sender.is_closed() {
+                let mut conn = idle.conn;
+                conn.generation = generation;
+                return Some(conn);
+            }
+        }
+        None
+    }
+
+    /// Keeps `conn` for the next request if there is room, else closes it.
+    fn keep(&self, conn: Conn) {
+        let mut state = self.lock();
+        if conn.generation != state.generation || state.idle.len() >= IDLE_PER_DAEMON {
+            return;
+        }
+        if let Some(slot) = IdleSlot::take() {
+            state.idle.push(Idle {
+                conn,
+                since: Instant::now(),
+                _slot: slot,
+            });
+        }
+    }
+
+    /// Closes every idle connection to this daemon, and every connection
+    /// still reading a reply once it is done.
+    pub(crate) fn close_idle(&self) {
+        let closed = {
+            let mut state = self.lock();
+            state.generation = state.generation.wrapping_add(1);
+            std::mem::take(&mut state.idle)
+        };
+        // Dropped outside the lock: dropping a sender wakes its connection.
+        drop(closed);
+    }
+
+    /// How many idle connections to this daemon are kept now.
+    #[cfg(test)]
+    pub(crate) fn idle(&self) -> usize {
+        self.lock().idle.len()
+    }
+}
+
 /// A bollard transport to one daemon.
 struct Transport {
     dial: Dial,
     /// The byte limit on one reply.
     limit: u64,
+    pool: Arc<Pool>,
 }
 
 impl Transport {
-    /// A new connection, bounded by `limits`. The bound is on the plaintext
+    /// A new connection, counted by `meter`. The bound is on the plaintext
     /// (above TLS), where the `{` can be counted; rustls bounds the
     /// handshake itself.
-    async fn connect(&self, limits: Limits) -> io::Result<Box<dyn Stream>> {
+    async fn connect(&self, meter: Arc<Meter>) -> io::Result<Box<dyn Stream>> {
         Ok(match &self.dial {
-            Dial::Unix(path) => Box::new(Limited::new(UnixStream::connect(path).await?, limits)),
+            Dial::Unix(path) => Box::new(Limited::metered(UnixStream::connect(path).await?, meter)),
             Dial::Tcp { host, port } => {
                 let tcp = TcpStream::connect((host.as_str(), *port)).await?;
                 tcp.set_nodelay(true)?;
-                Box::new(Limited::new(tcp, limits))
+                Box::new(Limited::metered(tcp, meter))
             }
             Dial::Tls {
                 host,
@@ -283,14 +505,17 @@ impl Transport {
                 let tcp = TcpStream::connect((host.as_str(), *port)).await?;
                 tcp.set_nodelay(true)?;
                 let tls = connector.connect(name.clone(), tcp).await?;
-                Box::new(Limited::new(tls, limits))
+                Box::new(Limited::metered(tls, meter))
             }
         })
     }
 
-    /// Sends `request` over a connection of its own, so that the limit on
-    /// the connection is the limit on this one reply. bollard's own clients
-    /// keep no idle connections either.
+    /// Sends `request` over a kept connection to this daemon when one is
+    /// idle, else over a new one, with the reply bounded by the limits
+    /// (counted from zero for it). The connection is kept for the next
+    /// request once the reply has been read to its end; a reply given up on
+    /// (a timeout, an error) closes its connection, since hyper cannot tell
+    /// where that reply would have ended.
     async fn request(
         self: Arc<Self>,
         request: BollardRequest,
@@ -316,31 +541,70 @@ impl Transport {
             bytes: self.limit,
             objects: object_limit(&path),
         };
-        let stream = self.connect(limits).await?;
+        let mut request = BollardRequest::from_parts(parts, body);
+        while let Some(mut conn) = self.pool.take() {
+            conn.meter.restart(limits);
+            match conn.sender.try_send_request(request).await {
+                Ok(response) => {
+                    self.keep_when_read(conn);
+                    return Ok(response);
+                }
+                Err(mut e) => match e.take_message() {
+                    // Never sent (the daemon had closed the connection):
+                    // the next connection takes it.
+                    Some(unsent) => request = unsent,
+                    None => return Err(e.into_error().into()),
+                },
+            }
+        }
+        let generation = self.pool.generation();
+        let meter = Arc::new(Meter::new(limits));
+        let stream = self.connect(meter.clone()).await?;
         let (mut sender, connection) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-        // The connection is driven until the reply is read or dropped
-        // (hyper closes it when the caller gives up on the reply).
+        // The connection is driven until it closes: when its reply is given
+        // up on, when the daemon hangs up, or when no one holds its sender.
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::trace!(error = %e, "daemon connection ended");
             }
         });
-        Ok(sender
-            .send_request(BollardRequest::from_parts(parts, body))
-            .await?)
+        let response = sender.send_request(request).await?;
+        self.keep_when_read(Conn {
+            sender,
+            meter,
+            generation,
+        });
+        Ok(response)
+    }
+
+    /// Puts `conn` back in the pool once its reply has been read to its
+    /// end; dropped (and so closed) when the reply is given up on. A call
+    /// run by [`returning`] waits for this.
+    fn keep_when_read(&self, mut conn: Conn) {
+        let pool = self.pool.clone();
+        let (back, settled) = oneshot::channel();
+        // Outside a `returning` call nobody waits: nothing to leave.
+        let _ = RETURNS.try_with(|r| r.borrow_mut().push(settled));
+        tokio::spawn(async move {
+            if conn.sender.ready().await.is_ok() {
+                pool.keep(conn);
+            }
+            let _ = back.send(());
+        });
     }
 }
 
 /// A bollard client for `endpoint` whose replies are bounded by `limit`
-/// bytes each; `timeout` is bollard's own (whole seconds). Fails with a
-/// message when the TLS files cannot be used.
+/// bytes each, and the pool of its idle connections; `timeout` is bollard's
+/// own (whole seconds). Fails with a message when the TLS files cannot be
+/// used.
 pub(crate) fn connect(
     endpoint: &Endpoint,
     timeout: u64,
     version: &ClientVersion,
     limit: u64,
-) -> Result<Docker, String> {
+) -> Result<(Docker, Arc<Pool>), String> {
     let url = endpoint.url();
     let (dial, client_addr) = match endpoint.transport() {
         Kind::Unix => {
@@ -369,14 +633,20 @@ pub(crate) fn connect(
             )
         }
     };
-    let transport = Arc::new(Transport { dial, limit });
-    Docker::connect_with_custom_transport(
+    let pool = Arc::new(Pool::default());
+    let transport = Arc::new(Transport {
+        dial,
+        limit,
+        pool: pool.clone(),
+    });
+    let docker = Docker::connect_with_custom_transport(
         move |request: BollardRequest| transport.clone().request(request),
         Some(client_addr),
         timeout,
         version,
     )
-    .map_err(|e| e.to_string())
+    .map_err(|e| e.to_string())?;
+    Ok((docker, pool))
 }
 
 /// Host (brackets removed), port and authority of a checked `tcp://` URL.

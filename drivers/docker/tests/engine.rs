@@ -6,41 +6,22 @@
 //! to other users of the bed, and again after a failed run; each removes
 //! what it created, also when it fails.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod bed;
 
-use bed::{bed, bed_script};
+use bed::{bed, bed_script, sock, unique};
 use sweep_docker::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STACK_NAMESPACE, STATUS, TYPE};
 use sweep_docker::{DockerNode, DockerSwarm, Endpoint, FileRegistry, LocalRegistry, TlsFiles};
-use sweep_swarms::{BackendError, Node, Registry, RegistryError, ReleaseRecord, Target};
+use sweep_swarms::{BackendError, Node, Registry, RegistryError, ReleaseRecord, StackPart, Target};
 
 const DOCKER: &str = "/usr/bin/docker";
 const IMAGE: &str = "127.0.0.1:1/sweep/busybox:1";
 
-/// The docker endpoint of bed node `node`.
-fn sock(node: &str) -> String {
-    static SOCKS: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
-    bed();
-    let mut socks = SOCKS.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(s) = socks.get(node) {
-        return s.clone();
-    }
-    let out = Command::new("bash")
-        .arg(bed_script())
-        .args(["sock", node])
-        .output()
-        .expect("bed sock");
-    assert!(out.status.success(), "bed sock {node}");
-    let s = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    socks.insert(node.to_owned(), s.clone());
-    s
-}
 
 fn docker_raw(node: &str, args: &[&str], stdin: Option<&str>) -> Output {
     let mut cmd = Command::new(DOCKER);
@@ -84,20 +65,6 @@ fn lines(s: String) -> BTreeSet<String> {
         .collect()
 }
 
-/// A name no other test (nor an earlier run) uses.
-fn unique(prefix: &str) -> String {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!(
-        "{prefix}{:x}{:x}{}",
-        std::process::id() & 0xffff,
-        nanos & 0xfffff,
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
-}
 
 /// Docker commands run when the test ends, however it ends, last added
 /// first; retried briefly since tasks of a removed stack take a moment to
@@ -340,7 +307,7 @@ async fn releases_carry_the_stamp_of_the_highest_revision() {
 
     // It is the stack's, so removing the stack takes it: once the records
     // are gone nothing else would ever find it.
-    beta.remove_stack(&app).await.unwrap();
+    bed::remove_stack(&*beta, &app).await.unwrap();
     let left = lines(docker(
         node,
         &[
@@ -477,21 +444,29 @@ async fn remove_stack_removes_the_stack_and_nothing_else() {
     let reg = registry();
     let alpha = reg.backend(&Target::new("alpha")).await.unwrap();
     assert_eq!(stack_objects(node, "network", &app).len(), 1);
-    alpha.remove_stack(&app).await.unwrap();
+    bed::remove_stack(&*alpha, &app).await.unwrap();
 
     assert!(stack_objects(node, "service", &app).is_empty());
-    // remove_stack waited for the tasks to stop: no container is left.
+    // The services are gone, so their tasks stop: no container is left
+    // after their grace period.
+    let deadline = Instant::now() + Duration::from_secs(30);
     for n in ["alpha-1", "alpha-2", "alpha-3"] {
-        let running = docker(
-            n,
-            &[
-                "ps",
-                "-q",
-                "--filter",
-                &format!("label={STACK_NAMESPACE}={app}"),
-            ],
-        );
-        assert!(running.is_empty(), "{n} still runs {running}");
+        loop {
+            let running = docker(
+                n,
+                &[
+                    "ps",
+                    "-aq",
+                    "--filter",
+                    &format!("label={STACK_NAMESPACE}={app}"),
+                ],
+            );
+            if running.is_empty() {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{n} still runs {running}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
     // A node drops its copy of the network once its task is gone; the
     // manager has already deleted the swarm's network object.
@@ -525,7 +500,7 @@ async fn remove_stack_removes_the_stack_and_nothing_else() {
     assert_eq!(stack_objects(node, "config", &other).len(), 1);
 
     // Gone already is success.
-    alpha.remove_stack(&app).await.unwrap();
+    bed::remove_stack(&*alpha, &app).await.unwrap();
 }
 
 /// Names of `kind` objects on `node` carrying label `key=value`.
@@ -610,7 +585,7 @@ async fn nothing_labelled_with_a_deleted_release_s_namespace_survives() {
         "the config in the stack does not stand for the release"
     );
 
-    gamma.remove_stack(&app).await.unwrap();
+    bed::remove_stack(&*gamma, &app).await.unwrap();
     // Records never go with the stack: they are removed last, separately.
     assert_eq!(
         labelled(node, "config", RELEASE, &app),
@@ -626,7 +601,7 @@ async fn nothing_labelled_with_a_deleted_release_s_namespace_survives() {
     for member in &members {
         let on_node = reach.node_backend(&target, member).await.unwrap();
         for volume in on_node.stack_volumes(&app).await.unwrap() {
-            on_node.remove_volume(&volume).await.unwrap();
+            bed::remove_volume(&*on_node, &volume).await.unwrap();
         }
     }
     gamma.remove_release_records(&app).await.unwrap();
@@ -651,8 +626,16 @@ async fn nothing_labelled_with_a_deleted_release_s_namespace_survives() {
     for n in nodes {
         let left = labelled(n, "volume", STACK_NAMESPACE, &app);
         assert!(left.is_empty(), "volumes of {app} left on {n}: {left:?}");
-        let running = docker(n, &["ps", "-q", "--filter", &format!("label={ns}")]);
-        assert!(running.is_empty(), "{n} still runs {running}");
+        // The tasks stop on their own once their service is gone.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let running = docker(n, &["ps", "-aq", "--filter", &format!("label={ns}")]);
+            if running.is_empty() {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{n} still runs {running}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
     assert_eq!(
         labelled(node, "config", RELEASE, &app),
@@ -680,12 +663,14 @@ async fn own_stack_is_refused_before_anything_is_touched() {
     let reg = FileRegistry::load(&file).unwrap();
     let gamma = reg.backend(&Target::new("gamma")).await.unwrap();
     assert_eq!(gamma.self_stack(), Some(me.as_str()));
-    assert_eq!(
-        gamma.remove_stack(&me).await,
-        Err(BackendError::OwnStack {
-            release: me.clone()
-        })
-    );
+    for &part in StackPart::ALL {
+        assert_eq!(
+            gamma.remove_stack_part(&me, part).await,
+            Err(BackendError::OwnStack {
+                release: me.clone()
+            })
+        );
+    }
     assert_eq!(stack_objects(node, "config", &me), BTreeSet::from([conf]));
 }
 
@@ -1141,4 +1126,64 @@ async fn records_are_removed_oldest_revision_first_and_the_newest_last() {
             format!("{app}.v10")
         ]
     );
+}
+
+/// "In use" is what the engine answers for something that goes once what
+/// holds it goes: a network a service or task still uses is the manager's
+/// failed precondition (400). A secret or config a service mounts is
+/// refused otherwise (400, invalid argument): a refusal, never waited on.
+/// The sweep removes the services first, so the rest then goes.
+#[tokio::test]
+async fn parts_a_service_still_uses_are_in_use_or_refused_and_go_once_it_is_gone() {
+    let node = "alpha-1";
+    let dir = tempfile::tempdir().unwrap();
+    let mut cleanup = Cleanup::new();
+    let app = unique("part");
+    deploy_stack(node, &mut cleanup, dir.path(), &app);
+    wait_running(node, &format!("{app}_web"));
+    let reg = registry();
+    let alpha = reg.backend(&Target::new("alpha")).await.unwrap();
+
+    match alpha.remove_stack_part(&app, StackPart::Networks).await {
+        Err(BackendError::InUse { .. }) => {}
+        other => panic!("network while the service stands: {other:?}"),
+    }
+    for (part, kind) in [
+        (StackPart::Secrets, "secret"),
+        (StackPart::Configs, "config"),
+    ] {
+        match alpha.remove_stack_part(&app, part).await {
+            Err(BackendError::Refused { status, .. }) => {
+                assert_eq!(status, 400, "{part}");
+            }
+            other => panic!("{part} while the service stands: {other:?}"),
+        }
+        assert_eq!(stack_objects(node, kind, &app).len(), 1, "{kind} went");
+    }
+    assert_eq!(
+        stack_objects(node, "network", &app).len(),
+        1,
+        "network went"
+    );
+
+    alpha
+        .remove_stack_part(&app, StackPart::Services)
+        .await
+        .unwrap();
+    // The network stays in use until the service's task has stopped.
+    bed::remove_stack(&*alpha, &app).await.unwrap();
+    for kind in ["service", "secret", "config"] {
+        assert!(stack_objects(node, kind, &app).is_empty(), "{kind} left");
+    }
+    // The manager lists its own copy of the swarm network until its task
+    // there stops (a delete of that copy is a 500 "not found"); once it is
+    // gone, removing the parts again is success: gone already.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !stack_objects(node, "network", &app).is_empty() {
+        assert!(Instant::now() < deadline, "network of {app} still listed");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for part in [StackPart::Networks, StackPart::Secrets, StackPart::Configs] {
+        alpha.remove_stack_part(&app, part).await.unwrap();
+    }
 }

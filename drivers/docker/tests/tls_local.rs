@@ -174,30 +174,34 @@ fn acceptor(dir: &Path) -> TlsAcceptor {
     TlsAcceptor::from(Arc::new(config))
 }
 
-/// Answers `/version`, and anything else with an endless body (stopping at
-/// four times the limit, so that a client without one survives).
+/// Answers `/version` (keeping the connection, as a daemon does), and
+/// anything else with an endless body (stopping at four times the limit,
+/// so that a client without one survives).
 async fn serve<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S) {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match stream.read(&mut byte).await {
-            Ok(1) => head.push(byte[0]),
-            _ => return,
+    loop {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            match stream.read(&mut byte).await {
+                Ok(1) => head.push(byte[0]),
+                _ => return,
+            }
         }
-    }
-    let head = String::from_utf8_lossy(&head).into_owned();
-    if head
-        .split_whitespace()
-        .nth(1)
-        .is_some_and(|p| p.ends_with("/version"))
-    {
+        let head = String::from_utf8_lossy(&head).into_owned();
+        if !head
+            .split_whitespace()
+            .nth(1)
+            .is_some_and(|p| p.ends_with("/version"))
+        {
+            break;
+        }
         let reply = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{VERSION_REPLY}",
             VERSION_REPLY.len()
         );
-        let _ = stream.write_all(reply.as_bytes()).await;
-        let _ = stream.flush().await;
-        return;
+        if stream.write_all(reply.as_bytes()).await.is_err() || stream.flush().await.is_err() {
+            return;
+        }
     }
     let start =
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use sweep_core::sweep::{
-    Action, ActionId, ActionKind, Failure, Outcome, Settings, StampRead, Sweep, SweepReport,
-    Timestamp, Where,
+    Action, ActionId, ActionKind, Failure, Outcome, Settings, StackPart, StampRead, Sweep,
+    SweepReport, Timestamp, Where,
 };
 use sweep_core::{ReleaseEntry, SwarmName, SweepPlan};
 use sweep_swarms::{Node, NodeBackend, Registry, RegistryError, Target};
@@ -27,8 +27,8 @@ pub struct ExecuteSettings {
     pub sweep: Settings,
     /// How many actions run at once (at least 1; default 8).
     pub concurrency: usize,
-    /// The limit for each action (default 120 s: removing a stack waits
-    /// for its networks to be released).
+    /// The limit for each action (default 120 s). An action never waits
+    /// for anything to be released: the sweep retries what is in use.
     pub action_timeout: Duration,
 }
 
@@ -81,6 +81,9 @@ pub async fn execute_until(
         .map(|s| (&s.swarm, s.names.as_slice()))
         .collect();
 
+    // The engine's own word on when what is in use may be free: each event
+    // is handed to the sweep, which decides what it wakes.
+    let mut events = std::pin::pin!(crate::events::subscribe(registry, plan));
     let mut stop = std::pin::pin!(stop);
     let mut stopping = false;
     loop {
@@ -116,6 +119,11 @@ pub async fn execute_until(
                 }
             }
             _ = sleep_until(deadline.unwrap_or(epoch)), if deadline.is_some() => {}
+            // Only while something can still happen: a live subscription
+            // must not keep a stalled sweep waiting for ever.
+            Some(event) = events.next(), if !stopping && (deadline.is_some() || !running.is_empty()) => {
+                sweep.handle_event(event, now());
+            }
             () = &mut stop, if !stopping => {
                 stopping = true;
                 tracing::warn!(in_flight = running.len(), "interrupted: finishing the steps in flight, starting no more");
@@ -170,14 +178,20 @@ async fn perform(registry: &dyn Registry, aliases: &[SwarmName], kind: &ActionKi
     match kind {
         // The sweep re-read the records (`ReadStamps`) and judged them just
         // before handing this out.
-        ActionKind::RemoveStack { target } => {
-            tracing::warn!(
-                swarm = %target.release.swarm,
-                application = %target.application,
-                release = %target.release.release,
-                "deleting release"
-            );
-            done(backend.remove_stack(&target.release.release).await)
+        ActionKind::RemoveStack { target, part } => {
+            if *part == StackPart::Services {
+                tracing::warn!(
+                    swarm = %target.release.swarm,
+                    application = %target.application,
+                    release = %target.release.release,
+                    "deleting release"
+                );
+            }
+            done(
+                backend
+                    .remove_stack_part(&target.release.release, *part)
+                    .await,
+            )
         }
         ActionKind::ListVolumes { target, at } => {
             let release = &target.release.release;

@@ -5,6 +5,12 @@
 //! `error` set, so the planner holds it: one dead manager must never fail
 //! the whole sweep, nor look like a swarm with no releases.
 //!
+//! One swarm is read in as few dependent rounds as the registry allows:
+//! its nodes are looked at (through [`NodeReach`]) while the manager is
+//! connected and read, not after. Over the docker registry that is two
+//! rounds: every daemon's API version, then the manager's release records,
+//! cluster id and node list with every daemon's info.
+//!
 //! Two bounds keep one slow or silent daemon costing only itself:
 //! - the connections open at once stay within a budget
 //!   ([`GatherSettings::max_connections`]), so that hundreds of swarms read
@@ -27,7 +33,9 @@ use crate::limits::{connection_budget, open_file_limit};
 
 /// The manager reads of one swarm that run at once (release records,
 /// cluster id, node count, node list), one connection each. Connecting
-/// before them is one connection, never at the same time.
+/// before them is one connection, never at the same time. (A registry may
+/// serve the count and the list with one request; counting both stays on
+/// the safe side.)
 const MANAGER_READS: usize = 4;
 
 /// How much longer than the registry's own bound on node listing gathering
@@ -125,10 +133,10 @@ pub async fn gather(
 ///
 /// The permits are taken before any timeout starts, so waiting for room is
 /// never mistaken for a daemon that does not answer; and they are held for
-/// the whole read, since its connections are open at once. Connections a
-/// registry keeps open between reads would not be counted; the docker
-/// registry keeps none (each request has a connection of its own, closed
-/// with its reply), so a finished read holds no descriptor.
+/// the whole read, since its connections are open at once. Connections the
+/// registry keeps for reuse are closed ([`Registry::close_idle`]) before
+/// the permits go, so that a finished read holds no descriptor: kept, they
+/// would pile up past the budget over many swarms.
 async fn read_swarm_within(
     registry: &dyn Registry,
     target: &Target,
@@ -154,7 +162,18 @@ async fn read_swarm_within(
     // The semaphore is never closed; were it, reading unbounded beats not
     // reading.
     let _permits = connections.acquire_many(permits).await.ok();
-    read_swarm(registry, target, settings).await
+    let snapshot = read_swarm(registry, target, settings).await;
+    registry.close_idle(target);
+    snapshot
+}
+
+/// What the manager alone says about a swarm.
+struct ManagerRead {
+    backend: Arc<dyn SwarmBackend>,
+    releases: Vec<sweep_swarms::ReleaseRecord>,
+    cluster_id: String,
+    node_count: Option<u64>,
+    members: Option<Vec<NodeEntry>>,
 }
 
 async fn read_swarm(
@@ -163,36 +182,68 @@ async fn read_swarm(
     settings: GatherSettings,
 ) -> SwarmSnapshot {
     let limit = settings.timeout;
-    let unreadable = |message: String| {
-        tracing::error!(swarm = %target, %message, "swarm could not be read; it is held");
-        SwarmSnapshot::unreadable(target.swarm.as_str(), message)
-    };
-    let backend: Arc<dyn SwarmBackend> = match timeout(limit, registry.backend(target)).await {
-        Ok(Ok(b)) => b,
-        Ok(Err(e)) => return unreadable(e.to_string()),
-        Err(_) => return unreadable(format!("connecting timed out after {limit:?}")),
+    // The nodes are looked at while the manager is read: probing a node
+    // starts with connecting to it, which needs nothing from the manager.
+    // A manager that cannot be read ends the read at once (the nodes' look
+    // is dropped): the swarm is held whatever its nodes say.
+    let read = tokio::try_join!(read_manager(registry, target, limit), async {
+        Ok(read_nodes(registry, target, limit).await)
+    });
+    let (manager, nodes) = match read {
+        Ok(read) => read,
+        Err(message) => {
+            tracing::error!(swarm = %target, %message, "swarm could not be read; it is held");
+            return SwarmSnapshot::unreadable(target.swarm.as_str(), message);
+        }
     };
 
-    let (releases, cluster_id, node_count, members, nodes) = tokio::join!(
+    let mut snapshot = SwarmSnapshot::new(target.swarm.as_str());
+    snapshot.cluster_id = Some(manager.cluster_id);
+    snapshot.releases = manager
+        .releases
+        .into_iter()
+        .map(|r| ReleaseEntry::new(r.name, r.owner))
+        .collect();
+    snapshot.releases.sort_by(|a, b| a.name.cmp(&b.name));
+    snapshot.nodes = nodes;
+    snapshot.node_count = manager.node_count;
+    snapshot.members = manager.members;
+    snapshot.self_stack = manager.backend.self_stack().map(str::to_owned);
+    snapshot
+}
+
+/// Connects to `target`'s manager and reads what the snapshot needs from
+/// it; `Err` says why the swarm cannot be read.
+async fn read_manager(
+    registry: &dyn Registry,
+    target: &Target,
+    limit: Duration,
+) -> Result<ManagerRead, String> {
+    let backend: Arc<dyn SwarmBackend> = match timeout(limit, registry.backend(target)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => return Err(e.to_string()),
+        Err(_) => return Err(format!("connecting timed out after {limit:?}")),
+    };
+
+    let (releases, cluster_id, node_count, members) = tokio::join!(
         timeout(limit, backend.releases()),
         timeout(limit, backend.cluster_id()),
         timeout(limit, backend.node_count()),
         timeout(limit, backend.members()),
-        read_nodes(registry, target, limit),
     );
     let releases = match releases {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => return unreadable(format!("listing release records: {e}")),
-        Err(_) => return unreadable(format!("listing release records timed out after {limit:?}")),
+        Ok(Err(e)) => return Err(format!("listing release records: {e}")),
+        Err(_) => return Err(format!("listing release records timed out after {limit:?}")),
     };
     // Without the cluster id, two names of one cluster could not be told
     // apart, and a release declared under one name would look undeclared
     // under the other: such a swarm is not safe to sweep.
     let cluster_id = match cluster_id {
         Ok(Ok(id)) if !id.is_empty() => id,
-        Ok(Ok(_)) => return unreadable("the swarm reports an empty cluster id".to_owned()),
-        Ok(Err(e)) => return unreadable(format!("reading the cluster id: {e}")),
-        Err(_) => return unreadable(format!("reading the cluster id timed out after {limit:?}")),
+        Ok(Ok(_)) => return Err("the swarm reports an empty cluster id".to_owned()),
+        Ok(Err(e)) => return Err(format!("reading the cluster id: {e}")),
+        Err(_) => return Err(format!("reading the cluster id timed out after {limit:?}")),
     };
     // An unknown count only lowers coverage: never "complete" on a guess.
     let node_count = match node_count {
@@ -224,19 +275,13 @@ async fn read_swarm(
         }
         Err(_) => None,
     };
-
-    let mut snapshot = SwarmSnapshot::new(target.swarm.as_str());
-    snapshot.cluster_id = Some(cluster_id);
-    snapshot.releases = releases
-        .into_iter()
-        .map(|r| ReleaseEntry::new(r.name, r.owner))
-        .collect();
-    snapshot.releases.sort_by(|a, b| a.name.cmp(&b.name));
-    snapshot.nodes = nodes;
-    snapshot.node_count = node_count;
-    snapshot.members = members;
-    snapshot.self_stack = backend.self_stack().map(str::to_owned);
-    snapshot
+    Ok(ManagerRead {
+        backend,
+        releases,
+        cluster_id,
+        node_count,
+        members,
+    })
 }
 
 /// The nodes the registry reaches: `None` without node reach for this

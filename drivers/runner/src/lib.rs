@@ -9,6 +9,7 @@
 //! [`Sweep`]: sweep_core::sweep::Sweep
 
 mod classify;
+mod events;
 mod execute;
 mod gather;
 mod limits;

@@ -173,6 +173,13 @@ async fn a_node_that_could_not_be_checked_is_named_at_warn_level() {
         .with_ansi(false)
         .with_writer(move || writer.clone())
         .finish();
+    // With a single subscriber registered in the process, tracing decides
+    // whether a log statement is wanted by asking the subscriber of the
+    // thread that reaches it first, once for all threads: another test
+    // reaching the same warning first (on a thread with no subscriber)
+    // would silence it here. A second one registered makes tracing ask
+    // every subscriber instead.
+    let _second = tracing::Dispatch::new(tracing_subscriber::registry());
     // The test runtime runs every task on this thread.
     let _guard = tracing::subscriber::set_default(subscriber);
 

@@ -1,8 +1,11 @@
 //! Backends: what the sweep may read from and do to one swarm or one node.
 
+use std::pin::Pin;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures_util::Stream;
+pub use sweep_core::sweep::StackPart;
 use thiserror::Error;
 
 use crate::target::Node;
@@ -43,7 +46,8 @@ pub enum BackendError {
     #[error("cannot reach the Docker daemon at {endpoint}: {message}")]
     Unreachable { endpoint: String, message: String },
     /// The object is still in use (a volume mounted by a container, a
-    /// network with attached tasks) and was left in place.
+    /// network with attached tasks) and was left in place: the engine's
+    /// answer says it goes once what holds it goes.
     #[error("{object} is in use: {message}")]
     InUse { object: String, message: String },
     /// Refused before touching anything: `release` is the stack the
@@ -58,6 +62,14 @@ pub enum BackendError {
     /// missing id, an unparsable label); nothing was decided from it.
     #[error("unexpected reply about {what}: {message}")]
     Invalid { what: String, message: String },
+    /// The daemon refused the call with an error status other than "not
+    /// found" or "in use" (its conflict answer).
+    #[error("{object}: refused with status {status}: {message}")]
+    Refused {
+        object: String,
+        status: u16,
+        message: String,
+    },
     /// Any other failure; the message names the object.
     #[error("{message}")]
     Other { message: String },
@@ -73,8 +85,8 @@ pub enum BackendError {
 ///   (not) listed;
 /// - be cheap to call repeatedly: one connection, reused.
 ///
-/// Implementations must not retry a failed removal indefinitely; a bounded
-/// wait for something the swarm itself is tearing down is fine.
+/// Implementations neither wait nor retry: when to try again is the
+/// sweep's decision, made by one policy for every driver.
 #[async_trait]
 pub trait SwarmBackend: Send + Sync {
     /// Every release that has release records on this swarm, one entry per
@@ -86,13 +98,26 @@ pub trait SwarmBackend: Send + Sync {
     /// older stamp must never stand in for the newest one.
     async fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError>;
 
-    /// Removes the stack of `release` like `docker stack rm`: its services,
-    /// then its networks, secrets and configs.
+    /// Removes one part of `release`'s stack: every object of that kind
+    /// labelled with its stack namespace, and nothing else. The caller
+    /// orders the parts (services first, the others once the services are
+    /// gone) and decides when to try again; an implementation neither
+    /// waits nor retries.
+    ///
+    /// Must go on past an object that cannot be removed, so that one stuck
+    /// network does not keep the secrets, and then report the first
+    /// failure. An object still in use must be left in place and reported
+    /// as [`BackendError::InUse`] only when the engine's answer says it will
+    /// go once what holds it goes (a network attached to a task still
+    /// stopping); any other refusal is another error, never waited on.
+    ///
+    /// [`StackPart::Tasks`] removes nothing: `Ok` once no task of the stack
+    /// is live on a node that is up, [`BackendError::InUse`] while one is.
     ///
     /// Must return [`BackendError::OwnStack`] without touching anything when
     /// `release` is [`SwarmBackend::self_stack`]. Must never remove release
     /// records, nor volumes.
-    async fn remove_stack(&self, release: &str) -> Result<(), BackendError>;
+    async fn remove_stack_part(&self, release: &str, part: StackPart) -> Result<(), BackendError>;
 
     /// Names of the volumes of `release`'s stack on the manager's own
     /// daemon (volumes are local to each node: other nodes' volumes are
@@ -142,7 +167,36 @@ pub trait SwarmBackend: Send + Sync {
     /// The stack the controller runs as on this swarm, if known. Must not do
     /// any I/O.
     fn self_stack(&self) -> Option<&str>;
+
+    /// The manager's own daemon's container events (see
+    /// [`ContainerEvents`]), for a sweep without node reach. The default
+    /// has none: the sweep then tries again on its retry interval.
+    async fn container_events(&self) -> Result<ContainerEvents, BackendError> {
+        Ok(Box::pin(futures_util::stream::empty()))
+    }
 }
+
+/// A container of a stack went (stopped or was removed) on one daemon: as
+/// the daemon's event stream reported it, unjudged.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContainerGone {
+    /// The container's stack namespace label: the release it belonged to.
+    pub namespace: String,
+}
+
+impl ContainerGone {
+    pub fn new(namespace: impl Into<String>) -> Self {
+        ContainerGone {
+            namespace: namespace.into(),
+        }
+    }
+}
+
+/// A daemon's container events, as they come; the stream ends (or yields
+/// an error) when the subscription breaks. Only containers carrying a stack
+/// namespace label are reported.
+pub type ContainerEvents = Pin<Box<dyn Stream<Item = Result<ContainerGone, BackendError>> + Send>>;
 
 /// One node's own daemon, for what is local to a node: volumes.
 ///
@@ -154,9 +208,16 @@ pub trait NodeBackend: Send + Sync {
     async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError>;
 
     /// Removes the volume `name` from this node. Already gone is `Ok`; in
-    /// use is [`BackendError::InUse`] and the volume is left in place. Must
-    /// not force removal.
+    /// use (the engine's conflict answer) is [`BackendError::InUse`] and the
+    /// volume is left in place. Must not force removal.
     async fn remove_volume(&self, name: &str) -> Result<(), BackendError>;
+
+    /// This node's container events (see [`ContainerEvents`]): a container
+    /// gone is what frees the volumes it mounted. The default has none:
+    /// the sweep then tries again on its retry interval.
+    async fn container_events(&self) -> Result<ContainerEvents, BackendError> {
+        Ok(Box::pin(futures_util::stream::empty()))
+    }
 }
 
 #[cfg(test)]

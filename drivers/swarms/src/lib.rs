@@ -19,6 +19,9 @@ mod backend;
 mod registry;
 mod target;
 
-pub use backend::{BackendError, NodeBackend, ReleaseRecord, SwarmBackend};
+pub use backend::{
+    BackendError, ContainerEvents, ContainerGone, NodeBackend, ReleaseRecord, StackPart,
+    SwarmBackend,
+};
 pub use registry::{Lister, NodeReach, Registry, RegistryError};
 pub use target::{Node, Target};

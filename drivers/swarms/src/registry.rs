@@ -60,6 +60,21 @@ pub trait Registry: Send + Sync {
     fn as_node_reach(&self) -> Option<&dyn NodeReach> {
         None
     }
+
+    /// Closes the connections this registry keeps open for reuse to
+    /// `target`'s manager and nodes, without waiting; those still reading a
+    /// reply close when it is read. Nothing changes for the next call, which
+    /// connects again if it must. The default, for registries that keep no
+    /// connections, does nothing.
+    ///
+    /// A caller that bounds the connections open at once calls this when it
+    /// is done with `target`: every kept connection holds a file
+    /// descriptor, and kept connections piling up over hundreds of swarms
+    /// would run the process out of them, failing connections to healthy
+    /// daemons.
+    fn close_idle(&self, target: &Target) {
+        let _ = target;
+    }
 }
 
 /// A registry that knows every swarm it serves.
@@ -94,9 +109,10 @@ pub trait NodeReach: Send + Sync {
     }
 
     /// How many daemon connections [`NodeReach::nodes`] holds open at once
-    /// for `target`, at most (each one a file descriptor while it is open).
-    /// A caller that bounds its open connections counts this many for the
-    /// call. The default, 1, is one read of the manager's node list.
+    /// for `target`, at most (each one a file descriptor while it is open),
+    /// connections kept for reuse while it runs included. A caller that
+    /// bounds its open connections counts this many for the call. The
+    /// default, 1, is one read of the manager's node list.
     fn nodes_connections(&self, target: &Target) -> usize {
         let _ = target;
         1

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sweep_swarms::{
-    BackendError, Lister, Node, NodeBackend, NodeReach, Registry, RegistryError, ReleaseRecord,
-    SwarmBackend, Target,
+    BackendError, ContainerEvents, Lister, Node, NodeBackend, NodeReach, Registry, RegistryError,
+    ReleaseRecord, StackPart, SwarmBackend, Target,
 };
 
 /// A call through the seam, to aim a fault at and to read a call log by.
@@ -36,7 +36,8 @@ pub enum Call {
     Nodes,
     /// [`SwarmBackend::releases`].
     Releases,
-    /// [`SwarmBackend::remove_stack`].
+    /// [`SwarmBackend::remove_stack_part`], whatever the part: a fault
+    /// counted in calls hits the services first, as they go first.
     RemoveStack,
     /// `stack_volumes` of either backend.
     StackVolumes,
@@ -52,6 +53,9 @@ pub enum Call {
     Members,
     /// [`SwarmBackend::cluster_id`].
     ClusterId,
+    /// `container_events` of either backend: the subscription, not the
+    /// events it yields.
+    Events,
 }
 
 /// What a fault does to the call it hits.
@@ -390,6 +394,12 @@ impl<R: Registry> Registry for Faulty<R> {
     fn as_node_reach(&self) -> Option<&dyn NodeReach> {
         self.inner.as_node_reach().map(|_| self as &dyn NodeReach)
     }
+
+    /// Forwarded, fault-free: closing kept connections is bookkeeping the
+    /// caller's connection bound relies on, not a call that can fail.
+    fn close_idle(&self, target: &Target) {
+        self.inner.close_idle(target);
+    }
 }
 
 #[async_trait]
@@ -532,9 +542,9 @@ impl SwarmBackend for FaultyBackend {
         self.shared.apply(at, self.inner.releases(), same).await
     }
 
-    async fn remove_stack(&self, release: &str) -> Result<(), BackendError> {
+    async fn remove_stack_part(&self, release: &str, part: StackPart) -> Result<(), BackendError> {
         let at = self.at(Call::RemoveStack, release);
-        let call = self.inner.remove_stack(release);
+        let call = self.inner.remove_stack_part(release, part);
         self.shared.apply(at, call, same).await
     }
 
@@ -581,6 +591,15 @@ impl SwarmBackend for FaultyBackend {
     fn self_stack(&self) -> Option<&str> {
         self.inner.self_stack()
     }
+
+    // Forwarded explicitly: the trait's default would hide the inner
+    // backend's events, and the sweep would only ever retry on time.
+    async fn container_events(&self) -> Result<ContainerEvents, BackendError> {
+        let at = self.at(Call::Events, "");
+        self.shared
+            .apply(at, self.inner.container_events(), same)
+            .await
+    }
 }
 
 /// A node backend handed out by a [`Faulty`] registry.
@@ -614,6 +633,14 @@ impl NodeBackend for FaultyNodeBackend {
         let at = self.at(Call::RemoveVolume, name);
         let call = self.inner.remove_volume(name);
         self.shared.apply(at, call, same).await
+    }
+
+    // Forwarded explicitly, as for the manager's backend.
+    async fn container_events(&self) -> Result<ContainerEvents, BackendError> {
+        let at = self.at(Call::Events, "");
+        self.shared
+            .apply(at, self.inner.container_events(), same)
+            .await
     }
 }
 
@@ -673,14 +700,18 @@ mod tests {
         let reg = faulty();
         let b = reg.backend(&Target::new("alpha")).await.unwrap();
         reg.inject(Fault::new("alpha", Call::RemoveStack, Effect::Fail(boom())).times(1));
-        assert_eq!(b.remove_stack("app").await, Err(boom()));
+        // The fixture's stack is a network alone: no service holds it.
+        let networks = |b: Arc<dyn SwarmBackend>| async move {
+            b.remove_stack_part("app", StackPart::Networks).await
+        };
+        assert_eq!(networks(b.clone()).await, Err(boom()));
         assert!(reg.inner().stack("alpha", "app").is_some());
         reg.inject(
             Fault::new("alpha", Call::RemoveStack, Effect::FailAfterEffect(boom())).times(1),
         );
-        assert_eq!(b.remove_stack("app").await, Err(boom()));
+        assert_eq!(networks(b.clone()).await, Err(boom()));
         assert!(reg.inner().stack("alpha", "app").is_none());
-        b.remove_stack("app").await.unwrap();
+        networks(b.clone()).await.unwrap();
         assert_eq!(reg.injected().len(), 2);
         // Only the two calls that went through reached the world.
         assert_eq!(reg.inner().events().len(), 2);
@@ -792,5 +823,40 @@ mod tests {
         assert_eq!(start.elapsed(), second * 4);
         let hung = tokio::time::timeout(second * 60, b.cluster_id()).await;
         assert!(hung.is_err(), "never answers");
+    }
+    #[tokio::test]
+    async fn container_events_are_forwarded_and_their_subscription_can_fail() {
+        use futures_util::StreamExt;
+        let reg = Faulty::new(
+            MemoryRegistry::new().with_swarm(
+                MemorySwarm::new("alpha", "cluster-a")
+                    .node(MemoryNode::new("a1", "alpha-1").volume("app_data", Some("app")))
+                    .node(MemoryNode::new("a2", "alpha-2").volume("app_cache", Some("app")))
+                    .stack("app", MemoryStack::new().service("app_web")),
+            ),
+        );
+        let alpha = Target::new("alpha");
+        let b = reg.backend(&alpha).await.unwrap();
+        let reach = reg.as_node_reach().unwrap();
+        let a1 = reach
+            .node_backend(&alpha, &Node::new("a1", "alpha-1"))
+            .await
+            .unwrap();
+        let a2 = reach
+            .node_backend(&alpha, &Node::new("a2", "alpha-2"))
+            .await
+            .unwrap();
+        reg.inject(Fault::new("alpha", Call::Events, Effect::Fail(boom())).on_node("a2"));
+        let mut on_a1 = a1.container_events().await.unwrap();
+        assert_eq!(a2.container_events().await.err(), Some(boom()));
+        b.remove_stack_part("app", StackPart::Services)
+            .await
+            .unwrap();
+        assert_eq!(
+            on_a1.next().await,
+            Some(Ok(sweep_swarms::ContainerGone::new("app")))
+        );
+        assert_eq!(reg.injected().len(), 1);
+        assert_eq!(reg.injected()[0].call, Call::Events);
     }
 }

@@ -14,7 +14,12 @@
 //! - removing what is already gone succeeds;
 //! - unreachable nodes still count in the manager's node list, which
 //!   [`SwarmBackend::members`] reads with hostnames, as the docker backend
-//!   does.
+//!   does;
+//! - removing a release's services reports its containers gone
+//!   ([`ContainerGone`]) on the container events of every node holding the
+//!   release's volumes (and of the manager when it holds some, or when the
+//!   swarm has no node reach), to the subscribers of the moment, as a
+//!   daemon reports only what happens after a subscription.
 //!
 //! The knobs here model the world (a manager or node down, a node that
 //! vanishes after listing, a volume a container holds, a record removal cut
@@ -32,9 +37,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 
 use sweep_swarms::{
-    BackendError, Lister, Node, NodeBackend, NodeReach, Registry, RegistryError, ReleaseRecord,
-    SwarmBackend, Target,
+    BackendError, ContainerEvents, ContainerGone, Lister, Node, NodeBackend, NodeReach, Registry,
+    RegistryError, ReleaseRecord, StackPart, SwarmBackend, Target,
 };
+use tokio::sync::broadcast;
 
 use crate::Call;
 
@@ -426,7 +432,18 @@ struct Inner {
     state: Mutex<State>,
     backends: Mutex<HashMap<Target, Arc<MemoryBackend>>>,
     node_backends: Mutex<HashMap<(Target, String), Arc<MemoryNodeBackend>>>,
+    /// The container event streams, by swarm and node (`None`: the
+    /// manager's own daemon).
+    container_events: Mutex<HashMap<Daemon, broadcast::Sender<ContainerGone>>>,
 }
+
+/// One daemon of the model: its swarm, and its node id (`None`: the
+/// manager's own daemon).
+type Daemon = (String, Option<String>);
+
+/// How many events a subscriber may fall behind by before it misses some:
+/// a missed event only costs the sweep its retry interval.
+const EVENT_BACKLOG: usize = 64;
 
 /// Locks, carrying on after a panic elsewhere: the state is plain data that
 /// every method leaves consistent, and a test must still be able to inspect it.
@@ -703,6 +720,62 @@ impl MemoryRegistry {
         lock(&self.inner.state).events.clear();
     }
 
+    /// Subscribers of the container events of `node` (`None`: the
+    /// manager's own daemon) of `swarm`: a test waits for the subscription
+    /// before acting, since a daemon reports only what happens after it.
+    pub fn event_subscribers(&self, swarm: &str, node: Option<&str>) -> usize {
+        let key = (swarm.to_owned(), node.map(str::to_owned));
+        lock(&self.inner.container_events)
+            .get(&key)
+            .map_or(0, broadcast::Sender::receiver_count)
+    }
+
+    /// Reports a container of stack `namespace` gone on `node` (`None`: the
+    /// manager's own daemon) of `swarm`, to whoever subscribed; removing a
+    /// release's services reports this by itself.
+    pub fn emit_container_gone(&self, swarm: &str, node: Option<&str>, namespace: &str) {
+        let key = (swarm.to_owned(), node.map(str::to_owned));
+        if let Some(sender) = lock(&self.inner.container_events).get(&key) {
+            // No receiver is no error: nobody listens, as on a real daemon.
+            let _ = sender.send(ContainerGone::new(namespace));
+        }
+    }
+
+    /// A subscription to the container events of `node` (`None`: the
+    /// manager's own daemon) of `swarm`; refused as any call is while that
+    /// daemon is unreachable. Not logged: it neither reads nor changes the
+    /// swarm.
+    fn subscribe(&self, swarm: &str, node: Option<&str>) -> Result<ContainerEvents, BackendError> {
+        {
+            let mut state = lock(&self.inner.state);
+            match state.swarms.get_mut(swarm) {
+                None => {
+                    return Err(BackendError::Unreachable {
+                        endpoint: endpoint(swarm, node),
+                        message: "the swarm no longer exists".into(),
+                    })
+                }
+                Some(s) => run(s, swarm, node, |_| Ok(()))?,
+            }
+        }
+        let key = (swarm.to_owned(), node.map(str::to_owned));
+        let receiver = lock(&self.inner.container_events)
+            .entry(key)
+            .or_insert_with(|| broadcast::channel(EVENT_BACKLOG).0)
+            .subscribe();
+        let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+            loop {
+                match receiver.recv().await {
+                    Ok(gone) => return Some((Ok(gone), receiver)),
+                    // Fell behind: what was missed only costs a retry.
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        });
+        Ok(Box::pin(stream))
+    }
+
     /// Runs one backend call against `swarm` (and `node`, `None` for the
     /// manager): reachability, then `f`, then the log.
     fn call<T>(
@@ -714,6 +787,7 @@ impl MemoryRegistry {
         f: impl FnOnce(&mut SwarmState) -> Result<T, BackendError>,
     ) -> Result<T, BackendError> {
         let mut state = lock(&self.inner.state);
+        let had_services = op == Call::RemoveStack && has_services(&state, swarm, subject);
         let result = match state.swarms.get_mut(swarm) {
             None => Err(BackendError::Unreachable {
                 endpoint: endpoint(swarm, node),
@@ -721,6 +795,13 @@ impl MemoryRegistry {
             }),
             Some(s) => run(s, swarm, node, f),
         };
+        if had_services && !has_services(&state, swarm, subject) {
+            // The services' tasks stopped and their containers went, on
+            // every node that held the release's volumes.
+            for daemon in daemons_of(&state, swarm, subject) {
+                self.emit_container_gone(swarm, daemon.as_deref(), subject);
+            }
+        }
         state.events.push(MemoryEvent {
             swarm: swarm.to_owned(),
             node: node.map(str::to_owned),
@@ -730,6 +811,43 @@ impl MemoryRegistry {
         });
         result
     }
+}
+
+/// Whether `release`'s stack on `swarm` still has services.
+fn has_services(state: &State, swarm: &str, release: &str) -> bool {
+    state
+        .swarms
+        .get(swarm)
+        .and_then(|s| s.stacks.get(release))
+        .is_some_and(|stack| !stack.services.is_empty())
+}
+
+/// The daemons that ran `release`'s tasks, as far as the model knows: every
+/// node holding its volumes, and the manager's own daemon (`None`) when the
+/// manager is one of them or the swarm has no node reach (whose sweep
+/// listens to the manager alone).
+fn daemons_of(state: &State, swarm: &str, release: &str) -> Vec<Option<String>> {
+    let Some(s) = state.swarms.get(swarm) else {
+        return Vec::new();
+    };
+    let holders: Vec<&NodeState> = s
+        .nodes
+        .iter()
+        .filter(|n| {
+            n.volumes
+                .values()
+                .any(|v| v.release.as_deref() == Some(release))
+        })
+        .collect();
+    let manager_held = match (s.nodes.first(), holders.first()) {
+        (Some(manager), Some(first)) => manager.id == first.id,
+        _ => false,
+    };
+    let mut daemons: Vec<Option<String>> = holders.iter().map(|n| Some(n.id.clone())).collect();
+    if manager_held || !s.node_reach {
+        daemons.push(None);
+    }
+    daemons
 }
 
 fn run<T>(
@@ -765,7 +883,7 @@ impl SwarmBackend for MemoryBackend {
             .call(&self.swarm, None, Call::Releases, "", |s| s.releases())
     }
 
-    async fn remove_stack(&self, release: &str) -> Result<(), BackendError> {
+    async fn remove_stack_part(&self, release: &str, part: StackPart) -> Result<(), BackendError> {
         let own = self.self_stack.as_deref() == Some(release);
         self.registry
             .call(&self.swarm, None, Call::RemoveStack, release, |s| {
@@ -774,7 +892,35 @@ impl SwarmBackend for MemoryBackend {
                         release: release.to_owned(),
                     });
                 }
-                s.stacks.remove(release);
+                let Some(stack) = s.stacks.get_mut(release) else {
+                    return Ok(());
+                };
+                let held = part != StackPart::Services && !stack.services.is_empty();
+                let objects = match part {
+                    StackPart::Services => &mut stack.services,
+                    // The model's tasks stop with their services.
+                    StackPart::Tasks if held => {
+                        return Err(BackendError::InUse {
+                            object: format!("tasks of stack {release:?}"),
+                            message: "still running".into(),
+                        })
+                    }
+                    StackPart::Tasks => return Ok(()),
+                    StackPart::Networks => &mut stack.networks,
+                    StackPart::Secrets => &mut stack.secrets,
+                    StackPart::Configs => &mut stack.configs,
+                };
+                if held && !objects.is_empty() {
+                    // The engine's answer while services still use them.
+                    return Err(BackendError::InUse {
+                        object: format!("{part} of stack {release:?}"),
+                        message: "in use by the stack's services".into(),
+                    });
+                }
+                objects.clear();
+                if stack.is_empty() {
+                    s.stacks.remove(release);
+                }
                 Ok(())
             })
     }
@@ -837,6 +983,10 @@ impl SwarmBackend for MemoryBackend {
     fn self_stack(&self) -> Option<&str> {
         self.self_stack.as_deref()
     }
+
+    async fn container_events(&self) -> Result<ContainerEvents, BackendError> {
+        self.registry.subscribe(&self.swarm, None)
+    }
 }
 
 /// One node's own backend on one memory swarm.
@@ -862,6 +1012,10 @@ impl NodeBackend for MemoryNodeBackend {
             .call(&self.swarm, node, Call::RemoveVolume, name, |s| {
                 s.remove_volume(node, name)
             })
+    }
+
+    async fn container_events(&self) -> Result<ContainerEvents, BackendError> {
+        self.registry.subscribe(&self.swarm, Some(&self.node))
     }
 }
 
@@ -1065,19 +1219,49 @@ mod tests {
         );
     }
 
+    /// Every part of `release`'s stack, services first.
+    async fn remove_stack(b: &dyn SwarmBackend, release: &str) -> Result<(), BackendError> {
+        for &part in StackPart::ALL {
+            b.remove_stack_part(release, part).await?;
+        }
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn the_other_parts_are_in_use_while_the_services_stand() {
+        let reg = registry();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        assert!(matches!(
+            b.remove_stack_part("app", StackPart::Networks).await,
+            Err(BackendError::InUse { .. })
+        ));
+        assert!(reg
+            .stack("alpha", "app")
+            .is_some_and(|s| !s.networks.is_empty()));
+        b.remove_stack_part("app", StackPart::Services)
+            .await
+            .unwrap();
+        b.remove_stack_part("app", StackPart::Networks)
+            .await
+            .unwrap();
+        assert!(reg
+            .stack("alpha", "app")
+            .is_some_and(|s| s.networks.is_empty()));
+    }
+
     #[tokio::test]
     async fn remove_stack_keeps_records_and_volumes_and_refuses_self() {
         let reg = registry();
         let b = reg.backend(&Target::new("alpha")).await.unwrap();
         assert_eq!(b.self_stack(), Some("swarm-sweep"));
         assert_eq!(
-            b.remove_stack("swarm-sweep").await,
+            remove_stack(&*b, "swarm-sweep").await,
             Err(BackendError::OwnStack {
                 release: "swarm-sweep".into()
             })
         );
-        b.remove_stack("app").await.unwrap();
-        b.remove_stack("app").await.unwrap();
+        remove_stack(&*b, "app").await.unwrap();
+        remove_stack(&*b, "app").await.unwrap();
         assert_eq!(reg.stack("alpha", "app"), None);
         assert_eq!(reg.records("alpha").len(), 4);
         assert_eq!(reg.volumes("alpha", "a1").len(), 1);
@@ -1092,7 +1276,7 @@ mod tests {
             b.remove_volume("app_data").await,
             Err(BackendError::InUse { .. })
         ));
-        b.remove_stack("app").await.unwrap();
+        remove_stack(&*b, "app").await.unwrap();
         b.remove_volume("app_data").await.unwrap();
         b.remove_volume("app_data").await.unwrap();
         assert!(reg.volumes("alpha", "a1").is_empty());
@@ -1340,5 +1524,77 @@ mod tests {
             assert!(matches!(h.join(), Ok(Ok(()))));
         }
         assert_eq!(reg.records("alpha").len(), 8);
+    }
+    #[tokio::test]
+    async fn removing_services_reports_containers_gone_where_volumes_are() {
+        use futures_util::StreamExt;
+        let reg = registry();
+        let alpha = Target::new("alpha");
+        let b = reg.backend(&alpha).await.unwrap();
+        let reach = reg.as_node_reach().unwrap();
+        let a1 = reach
+            .node_backend(&alpha, &Node::new("a1", "alpha-1"))
+            .await
+            .unwrap();
+        let a2 = reach
+            .node_backend(&alpha, &Node::new("a2", "alpha-2"))
+            .await
+            .unwrap();
+        let mut on_a1 = a1.container_events().await.unwrap();
+        let mut on_a2 = a2.container_events().await.unwrap();
+        let mut on_manager = b.container_events().await.unwrap();
+        assert_eq!(reg.event_subscribers("alpha", Some("a1")), 1);
+        assert_eq!(reg.event_subscribers("alpha", None), 1);
+        let calls = reg.events().len();
+
+        // Parts held by the services go nowhere, and report nothing.
+        assert!(b
+            .remove_stack_part("app", StackPart::Networks)
+            .await
+            .is_err());
+        b.remove_stack_part("app", StackPart::Services)
+            .await
+            .unwrap();
+        let gone = Some(Ok(ContainerGone::new("app")));
+        assert_eq!(on_a1.next().await, gone);
+        assert_eq!(on_a2.next().await, gone);
+        // a1 is the manager: its own daemon reports too.
+        assert_eq!(on_manager.next().await, gone);
+
+        // No services left: removing them again reports nothing, so the
+        // next event is the one sent by hand.
+        b.remove_stack_part("app", StackPart::Services)
+            .await
+            .unwrap();
+        reg.emit_container_gone("alpha", Some("a1"), "marker");
+        assert_eq!(on_a1.next().await, Some(Ok(ContainerGone::new("marker"))));
+        // Subscribing is not a call the log shows.
+        assert_eq!(reg.events().len(), calls + 3);
+
+        drop(on_a1);
+        assert_eq!(reg.event_subscribers("alpha", Some("a1")), 0);
+        reg.set_node_reachable("alpha", "a2", false).unwrap();
+        assert!(matches!(
+            a2.container_events().await,
+            Err(BackendError::Unreachable { .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn without_node_reach_the_manager_reports_for_its_workers() {
+        use futures_util::StreamExt;
+        let reg = MemoryRegistry::new().with_swarm(
+            MemorySwarm::new("solo", "cluster-s")
+                .node(MemoryNode::new("m", "mgr"))
+                .node(MemoryNode::new("w", "wkr").volume("db_data", Some("db")))
+                .stack("db", MemoryStack::new().service("db_pg"))
+                .without_node_reach(),
+        );
+        let b = reg.backend(&Target::new("solo")).await.unwrap();
+        let mut events = b.container_events().await.unwrap();
+        b.remove_stack_part("db", StackPart::Services)
+            .await
+            .unwrap();
+        assert_eq!(events.next().await, Some(Ok(ContainerGone::new("db"))));
     }
 }

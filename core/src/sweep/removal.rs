@@ -1,0 +1,176 @@
+//! One removal that may find its object still in use: a stack part or a
+//! volume. The one retry policy of the sweep lives here, so that a network
+//! and a volume wait by the same rule and no driver needs a wait of its
+//! own.
+//!
+//! An object in use is tried again after [`Settings::retry_interval`], or
+//! at once when an engine event says something that held it went
+//! ([`Removal::wake`]); it is given up once its own settle deadline, set at
+//! its first attempt, has passed. Each object gets the whole settle timeout
+//! from its own first attempt, so a slow first object does not eat the
+//! time of the others.
+
+use super::time::Timestamp;
+use super::Settings;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Removal {
+    state: State,
+    /// Set at the first attempt.
+    deadline: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// May be handed out at `not_before` (at once when `None`).
+    Ready {
+        not_before: Option<Timestamp>,
+    },
+    Outstanding,
+    Removed,
+    Failed,
+}
+
+/// What became of an attempt that found the object in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InUse {
+    /// It is tried again.
+    Retrying,
+    /// Its settle deadline has passed: given up.
+    GaveUp,
+}
+
+impl Removal {
+    /// Not tried yet; may go at once.
+    pub fn ready() -> Self {
+        Removal {
+            state: State::Ready { not_before: None },
+            deadline: None,
+        }
+    }
+
+    /// Whether it may be handed out at `now`.
+    pub fn is_due(&self, now: Timestamp) -> bool {
+        matches!(self.state, State::Ready { not_before } if not_before.is_none_or(|t| t <= now))
+    }
+
+    /// Handed out at `now`: outstanding until its outcome comes.
+    pub fn start(&mut self, now: Timestamp, settings: &Settings) {
+        debug_assert!(self.is_due(now), "a removal started before it was due");
+        self.state = State::Outstanding;
+        if self.deadline.is_none() {
+            self.deadline = Some(now + settings.settle_timeout);
+        }
+    }
+
+    pub fn is_outstanding(&self) -> bool {
+        self.state == State::Outstanding
+    }
+
+    /// Still to be tried or answered.
+    pub fn is_open(&self) -> bool {
+        matches!(self.state, State::Ready { .. } | State::Outstanding)
+    }
+
+    pub fn is_failed(&self) -> bool {
+        self.state == State::Failed
+    }
+
+    /// The attempt worked, or the object was already gone.
+    pub fn removed(&mut self) {
+        self.state = State::Removed;
+    }
+
+    /// The attempt failed for good.
+    pub fn failed(&mut self) {
+        self.state = State::Failed;
+    }
+
+    /// The attempt found the object in use at `now`: tried again after
+    /// the retry interval, the last try landing on the deadline itself so
+    /// that an object let go just in time is not given up on early.
+    pub fn in_use(&mut self, now: Timestamp, settings: &Settings) -> InUse {
+        let deadline = self.deadline.unwrap_or(now);
+        if now < deadline {
+            let next = (now + settings.retry_interval).min(deadline);
+            self.state = State::Ready {
+                not_before: Some(next),
+            };
+            InUse::Retrying
+        } else {
+            self.state = State::Failed;
+            InUse::GaveUp
+        }
+    }
+
+    /// Something that held the object went: a removal waiting for its
+    /// retry may go at once. Its deadline stays, so events never extend
+    /// the wait. Whether it changed.
+    pub fn wake(&mut self) -> bool {
+        match self.state {
+            State::Ready {
+                not_before: Some(_),
+            } => {
+                self.state = State::Ready { not_before: None };
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// When a removal waiting for its retry becomes due.
+    pub fn retry_at(&self) -> Option<Timestamp> {
+        match self.state {
+            State::Ready { not_before } => not_before,
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings::new(Duration::from_secs(2), Duration::from_secs(5))
+    }
+
+    #[test]
+    fn in_use_retries_until_the_deadline_and_lands_on_it() {
+        let s = settings();
+        let mut r = Removal::ready();
+        r.start(Timestamp::ZERO, &s);
+        assert_eq!(r.in_use(Timestamp::from_millis(4000), &s), InUse::Retrying);
+        assert_eq!(r.retry_at(), Some(Timestamp::from_millis(5000)));
+        assert!(!r.is_due(Timestamp::from_millis(4999)));
+        r.start(Timestamp::from_millis(5000), &s);
+        assert_eq!(r.in_use(Timestamp::from_millis(5000), &s), InUse::GaveUp);
+        assert!(r.is_failed());
+    }
+
+    #[test]
+    fn a_wake_makes_a_waiting_removal_due_without_moving_its_deadline() {
+        let s = settings();
+        let mut r = Removal::ready();
+        r.start(Timestamp::ZERO, &s);
+        r.in_use(Timestamp::from_millis(10), &s);
+        assert!(r.wake());
+        assert!(r.is_due(Timestamp::from_millis(10)));
+        assert!(!r.wake(), "a due removal has nothing to wake");
+        r.start(Timestamp::from_millis(10), &s);
+        assert_eq!(r.in_use(Timestamp::from_millis(6000), &s), InUse::GaveUp);
+    }
+
+    #[test]
+    fn an_outstanding_or_finished_removal_is_not_woken() {
+        let s = settings();
+        let mut r = Removal::ready();
+        r.start(Timestamp::ZERO, &s);
+        assert!(!r.wake());
+        r.removed();
+        assert!(!r.wake());
+        assert!(!r.is_open());
+    }
+}

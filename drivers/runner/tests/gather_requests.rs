@@ -1,0 +1,91 @@
+//! What gathering asks each daemon, counted by fake daemons on unix
+//! sockets (the benchmark's, `benches/fake_swarms`). No Docker engine
+//! needed, and nothing here is timed: the wall time is the benchmark's to
+//! measure (`cargo bench -p sweep-runner --bench gather`).
+
+#[path = "../benches/fake_swarms/mod.rs"]
+mod fake_swarms;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fake_swarms::{registry, Counts, NODES};
+use sweep_core::{AppSet, Application, Policy};
+use sweep_runner::{gather, GatherSettings};
+
+const SWARMS: usize = 3;
+
+/// Every daemon is asked each thing once: the manager its version, release
+/// records, cluster id, node list and info; every other node its version
+/// and info. Before, the node list went out three times and the manager's
+/// version twice (by two clients of the same daemon), and every request
+/// had a connection of its own. Now each daemon's version connection is
+/// reused for its info, and once a swarm is read none of its connections
+/// stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_daemon_is_asked_each_thing_once_over_kept_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let counts = Arc::new(Counts::default());
+    // A delay, so that the reads of one swarm that could share a request
+    // are in flight together, as against real daemons.
+    let registry = registry(dir.path(), SWARMS, Duration::from_millis(100), &counts);
+
+    let snapshot = gather(
+        &registry,
+        Policy::new("default", true, None),
+        AppSet::new(true, vec![Application::reconciled("keep", "s0", &[])]),
+        GatherSettings::new(Duration::from_secs(30)),
+    )
+    .await;
+
+    for swarm in &snapshot.swarms {
+        let name = swarm.swarm.as_str();
+        assert_eq!(swarm.error, None, "{name}");
+        assert_eq!(swarm.node_count, Some(NODES as u64), "{name}");
+        assert_eq!(
+            swarm.nodes.as_ref().map(Vec::len),
+            Some(NODES),
+            "{name}: {:?}",
+            swarm.nodes
+        );
+    }
+    assert_eq!(snapshot.swarms.len(), SWARMS);
+
+    let mut asked: BTreeMap<String, Vec<(String, usize)>> = BTreeMap::new();
+    for ((daemon, path), n) in counts.requests() {
+        asked.entry(daemon).or_default().push((path, n));
+    }
+    let once = |paths: &[&str]| -> Vec<(String, usize)> {
+        let mut v: Vec<(String, usize)> = paths.iter().map(|p| ((*p).to_owned(), 1)).collect();
+        v.sort();
+        v
+    };
+    let manager = once(&["/configs", "/info", "/nodes", "/swarm", "/version"]);
+    let node = once(&["/info", "/version"]);
+    assert_eq!(asked.len(), SWARMS * NODES, "{asked:?}");
+    for (daemon, paths) in &asked {
+        let expected = if daemon.ends_with("-n0") {
+            &manager
+        } else {
+            &node
+        };
+        assert_eq!(paths, expected, "{daemon}");
+    }
+
+    // A node's info goes over the connection its version went over; the
+    // manager's four reads at once take the version's and three more.
+    for (daemon, accepted) in counts.connections() {
+        let most = if daemon.ends_with("-n0") { 4 } else { 1 };
+        assert!(accepted <= most, "{daemon}: {accepted} connections");
+    }
+
+    // Kept connections are closed once their swarm is read: the client
+    // closes them as gathering returns, the daemons notice a moment later.
+    let mut waited = Duration::ZERO;
+    while counts.open() > 0 && waited < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        waited += Duration::from_millis(20);
+    }
+    assert_eq!(counts.open(), 0, "connections left open after gathering");
+}
