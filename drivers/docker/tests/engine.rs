@@ -22,7 +22,6 @@ use sweep_swarms::{BackendError, Node, Registry, RegistryError, ReleaseRecord, S
 const DOCKER: &str = "/usr/bin/docker";
 const IMAGE: &str = "127.0.0.1:1/sweep/busybox:1";
 
-
 fn docker_raw(node: &str, args: &[&str], stdin: Option<&str>) -> Output {
     let mut cmd = Command::new(DOCKER);
     cmd.arg("-H").arg(sock(node)).args(args);
@@ -64,7 +63,6 @@ fn lines(s: String) -> BTreeSet<String> {
         .map(str::to_owned)
         .collect()
 }
-
 
 /// Docker commands run when the test ends, however it ends, last added
 /// first; retried briefly since tasks of a removed stack take a moment to

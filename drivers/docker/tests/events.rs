@@ -23,7 +23,6 @@ const IMAGE: &str = "127.0.0.1:1/sweep/busybox:1";
 /// is well.
 const BOUND: Duration = Duration::from_secs(90);
 
-
 fn docker_raw(node: &str, args: &[&str]) -> Output {
     Command::new(DOCKER)
         .arg("-H")
@@ -45,7 +44,6 @@ fn docker(node: &str, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
-
 
 /// Removes the service `name` through `node` when the test ends, however
 /// it ends.
