@@ -12,20 +12,26 @@
 
 pub mod app_set_doc;
 pub mod escape;
+pub mod explain;
+pub mod format;
 mod names;
+pub mod objects;
 pub mod owner;
 pub mod plan;
 pub mod refs;
 pub mod render;
+pub mod saved;
 pub mod snapshot;
 pub mod sweep;
 pub mod verdict;
 
 pub use app_set_doc::AppSetError;
+pub use format::{FormatVersion, FORMAT_VERSION};
+pub use objects::{NodeVolumes, ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL};
 pub use owner::{is_application_name, ControllerId, OwnerError, Ownership};
 pub use plan::{
-    plan, Coverage, Deletion, DeletionReason, Hold, HoldReason, SpareReason, Spared, SwarmPlan,
-    SweepPlan, Uncovered,
+    plan, Coverage, Deletion, DeletionReason, Hold, HoldReason, Observed, SpareReason, Spared,
+    SwarmPlan, SweepPlan, Uncovered,
 };
 pub use refs::{ReleaseRef, SwarmName};
 pub use snapshot::{
@@ -36,4 +42,4 @@ pub use sweep::{
     report_text, Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, StampChange,
     StampRead, Sweep, SweepError, SweepReport, Timestamp,
 };
-pub use verdict::{apply_status, plan_status, snapshot_status, Status};
+pub use verdict::{apply_status, plan_detailed_status, plan_status, snapshot_status, Status};

@@ -79,6 +79,25 @@ macro_rules! named_enum {
                 deserializer.deserialize_str(Names)
             }
         }
+
+        // The names, as serialized and read: the same one list.
+        #[cfg(feature = "schema")]
+        impl ::schemars::JsonSchema for $name {
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn schema_id() -> ::std::borrow::Cow<'static, str> {
+                concat!(module_path!(), "::", stringify!($name)).into()
+            }
+
+            fn json_schema(_: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+                ::schemars::json_schema!({
+                    "type": "string",
+                    "enum": [ $( $text, )+ ],
+                })
+            }
+        }
     };
 }
 

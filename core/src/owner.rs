@@ -30,6 +30,7 @@ pub enum OwnerError {
 /// A plan read back from JSON goes through the same check: a hand-edited
 /// plan cannot smuggle in an id that matches another controller's stamps.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(into = "String", try_from = "String")]
 pub struct ControllerId(String);
 

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 /// string names a swarm the registry resolves by that name. Two different
 /// names may still be one cluster: the planner groups them by cluster id.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SwarmName(String);
 

@@ -9,15 +9,51 @@
 use std::fmt::{Display, Write};
 
 use crate::escape::Escaped;
-use crate::plan::{Coverage, SweepPlan};
+use crate::plan::{Coverage, Deletion, SweepPlan};
+use crate::refs::SwarmName;
 
-/// A short summary of a plan: holds, what will be deleted, what is spared
-/// and why, what a volume purge cannot reach.
+/// The plan for a person: holds, then per swarm one line per release
+/// with its reason and, below a deletion, the objects it removes; what a
+/// volume purge cannot reach; totals last.
 pub fn plan_text(plan: &SweepPlan) -> String {
+    plan_text_styled(plan, Style::plain())
+}
+
+/// [`plan_text`] in `style`.
+pub fn plan_text_styled(plan: &SweepPlan, style: Style) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail.
-    let _ = write_plan(&mut out, plan);
+    let _ = write_plan(&mut out, plan, style);
     out
+}
+
+/// How text is marked up: plain, or with ANSI colours for a terminal. The
+/// caller decides (a terminal, `NO_COLOR`); the colour codes are ours,
+/// never from a name, so escaping names still leaves no control character
+/// of outside origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Style {
+    pub colour: bool,
+}
+
+impl Style {
+    pub const fn plain() -> Self {
+        Style { colour: false }
+    }
+
+    pub const fn coloured(colour: bool) -> Self {
+        Style { colour }
+    }
+
+    /// `text` in ANSI colour `code` (31 red, 32 green, 33 yellow, 1 bold).
+    pub(crate) fn paint(self, code: u8, text: &str) -> String {
+        if self.colour {
+            format!("\u{1b}[{code}m{text}\u{1b}[0m")
+        } else {
+            text.to_owned()
+        }
+    }
 }
 
 /// `items`, each escaped, separated by `, `.
@@ -33,43 +69,15 @@ pub(crate) fn escaped_list<T: Display>(items: impl IntoIterator<Item = T>) -> St
     out
 }
 
-fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
+fn write_plan(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt::Result {
     writeln!(
         out,
         "controller {}, volume purge {}",
         Escaped(&plan.controller),
         if plan.purge_volumes { "on" } else { "off" }
     )?;
-    if !plan.swarms.is_empty() {
-        writeln!(out, "\nswarms ({}):", plan.swarms.len())?;
-        for sw in &plan.swarms {
-            write!(out, "  {}", Escaped(&sw.swarm))?;
-            if sw.names.len() > 1 {
-                write!(out, " (one cluster under {})", escaped_list(&sw.names))?;
-            }
-            if !sw.readable {
-                writeln!(out, ": could not be read")?;
-                continue;
-            }
-            match (&sw.nodes, sw.node_count) {
-                (Some(nodes), Some(count)) => {
-                    writeln!(out, ": {} of {count} nodes reached", nodes.len())?
-                }
-                (Some(nodes), None) => {
-                    writeln!(out, ": {} nodes reached, node count unknown", nodes.len())?
-                }
-                (None, Some(count)) => {
-                    writeln!(out, ": {count} nodes, reached through the manager only")?
-                }
-                (None, None) => writeln!(
-                    out,
-                    ": node count unknown, reached through the manager only"
-                )?,
-            }
-        }
-    }
     if !plan.holds.is_empty() {
-        writeln!(out, "\nheld ({}):", plan.holds.len())?;
+        writeln!(out, "\n{} ({}):", style.paint(33, "held"), plan.holds.len())?;
         for h in &plan.holds {
             match &h.swarm {
                 None => write!(out, "  whole sweep")?,
@@ -85,44 +93,61 @@ fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
             writeln!(out)?;
         }
     }
-    writeln!(out, "\nto delete ({}):", plan.deletions.len())?;
-    if plan.deletions.is_empty() {
-        writeln!(out, "  nothing")?;
-    }
-    for d in &plan.deletions {
-        writeln!(
-            out,
-            "  {}/{}  application {}, {}, volumes {}",
-            Escaped(&d.swarm),
-            Escaped(&d.release),
-            Escaped(&d.application),
-            d.reason.as_str(),
-            d.volumes.as_str()
-        )?;
-    }
-    writeln!(out, "\nspared ({}):", plan.spared.len())?;
-    if plan.spared.is_empty() {
-        writeln!(out, "  nothing")?;
-    }
-    for s in &plan.spared {
-        write!(
-            out,
-            "  {}/{}  {}",
-            Escaped(&s.swarm),
-            Escaped(&s.release),
-            s.reason.as_str()
-        )?;
-        if let Some(a) = &s.application {
-            write!(out, ", application {}", Escaped(a))?;
-        }
-        if let Some(d) = &s.detail {
-            write!(out, " - {}", Escaped(d))?;
-        }
+    // Releases by swarm: both lists are sorted by swarm, then release.
+    let mut deletions = plan.deletions.iter().peekable();
+    let mut spared = plan.spared.iter().peekable();
+    let mut named: Vec<&SwarmName> = plan.swarms.iter().map(|s| &s.swarm).collect();
+    named.extend(plan.deletions.iter().map(|d| &d.swarm));
+    named.extend(plan.spared.iter().map(|s| &s.swarm));
+    named.sort();
+    named.dedup();
+    for name in named {
         writeln!(out)?;
+        write_swarm_header(out, plan, name)?;
+        let mut any = false;
+        loop {
+            let d = deletions.peek().filter(|d| &d.swarm == name);
+            let s = spared.peek().filter(|s| &s.swarm == name);
+            let delete_next = match (d, s) {
+                (Some(d), Some(s)) => d.release <= s.release,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            any = true;
+            if delete_next {
+                if let Some(d) = deletions.next() {
+                    write_deletion(out, plan, d, style)?;
+                }
+            } else if let Some(s) = spared.next() {
+                write!(
+                    out,
+                    "  {}  {}  {}",
+                    style.paint(32, "spare "),
+                    Escaped(&s.release),
+                    s.reason.as_str()
+                )?;
+                if let Some(a) = &s.application {
+                    write!(out, ", application {}", Escaped(a))?;
+                }
+                if let Some(d) = &s.detail {
+                    write!(out, " - {}", Escaped(d))?;
+                }
+                writeln!(out)?;
+            }
+        }
+        if !any {
+            writeln!(out, "  no releases")?;
+        }
     }
+    let mut not_covered = 0u64;
     if !plan.uncovered.is_empty() {
         writeln!(out, "\nnot covered by the volume purge:")?;
         for u in &plan.uncovered {
+            not_covered += u
+                .missing
+                .or(u.unreached.as_ref().map(|n| n.len() as u64))
+                .unwrap_or(1);
             let count = u.node_count.map_or("unknown".to_owned(), |c| c.to_string());
             let missing = u.missing.map_or("unknown".to_owned(), |c| c.to_string());
             let reached = match (u.coverage, u.reached.is_empty()) {
@@ -147,5 +172,112 @@ fn write_plan(out: &mut String, plan: &SweepPlan) -> std::fmt::Result {
             }
         }
     }
+    writeln!(
+        out,
+        "\n{} to delete, {} spared, {} not covered",
+        plan.deletions.len(),
+        plan.spared.len(),
+        match not_covered {
+            1 => "1 node".to_owned(),
+            n => format!("{n} nodes"),
+        }
+    )?;
     Ok(())
+}
+
+/// `swarm NAME: ...` with what the plan knows of its reach.
+fn write_swarm_header(out: &mut String, plan: &SweepPlan, name: &SwarmName) -> std::fmt::Result {
+    write!(out, "swarm {}", Escaped(name))?;
+    let Some(sw) = plan.swarm(name) else {
+        return writeln!(out);
+    };
+    if sw.names.len() > 1 {
+        write!(out, " (one cluster under {})", escaped_list(&sw.names))?;
+    }
+    if !sw.readable {
+        return writeln!(out, ": could not be read");
+    }
+    match (&sw.nodes, sw.node_count) {
+        (Some(nodes), Some(count)) => writeln!(out, ": {} of {count} nodes reached", nodes.len()),
+        (Some(nodes), None) => writeln!(out, ": {} nodes reached, node count unknown", nodes.len()),
+        (None, Some(count)) => writeln!(out, ": {count} nodes, reached through the manager only"),
+        (None, None) => writeln!(
+            out,
+            ": node count unknown, reached through the manager only"
+        ),
+    }
+}
+
+/// One deletion and, indented below, what it removes in the order it
+/// goes: services, networks, secrets, configs, volumes, records last.
+fn write_deletion(
+    out: &mut String,
+    plan: &SweepPlan,
+    d: &Deletion,
+    style: Style,
+) -> std::fmt::Result {
+    writeln!(
+        out,
+        "  {}  {}  {}, application {}, volumes {}",
+        style.paint(31, "delete"),
+        Escaped(&d.release),
+        d.reason.as_str(),
+        Escaped(&d.application),
+        d.volumes.as_str()
+    )?;
+    let Some(objects) = &d.objects else {
+        return writeln!(out, "      objects: not listed in the snapshot");
+    };
+    let names = |list: &[String]| {
+        if list.is_empty() {
+            "none".to_owned()
+        } else {
+            escaped_list(list)
+        }
+    };
+    let services: Vec<&String> = objects.services.iter().map(|s| &s.name).collect();
+    writeln!(
+        out,
+        "      services: {}",
+        if services.is_empty() {
+            "none".to_owned()
+        } else {
+            escaped_list(services)
+        }
+    )?;
+    writeln!(out, "      networks: {}", names(&objects.networks))?;
+    writeln!(out, "      secrets: {}", names(&objects.secrets))?;
+    writeln!(out, "      configs: {}", names(&objects.configs))?;
+    if plan.purge_volumes {
+        match &objects.volumes {
+            None => writeln!(out, "      volumes: not listed")?,
+            Some(nodes) => {
+                let host = |id: &str| -> String {
+                    plan.swarm(&d.swarm)
+                        .and_then(|sw| sw.nodes.as_ref())
+                        .and_then(|n| n.iter().find(|n| n.id == id))
+                        .map_or(id, |n| n.display_name())
+                        .to_owned()
+                };
+                let held: Vec<String> = nodes
+                    .iter()
+                    .filter(|n| !n.volumes.is_empty())
+                    .map(|n| format!("{}: {}", Escaped(host(&n.node)), escaped_list(&n.volumes)))
+                    .collect();
+                if held.is_empty() {
+                    writeln!(
+                        out,
+                        "      volumes: none on the {} nodes listed",
+                        nodes.len()
+                    )?;
+                } else {
+                    writeln!(out, "      volumes: {}", held.join("; "))?;
+                }
+            }
+        }
+    }
+    match &d.observed {
+        Some(o) => writeln!(out, "      release records: {} (last)", o.records.len()),
+        None => writeln!(out, "      release records (last)"),
+    }
 }

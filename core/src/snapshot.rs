@@ -22,6 +22,8 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::format::FormatVersion;
+use crate::objects::{NodeVolumes, ObjectVersion, ServiceEntry, StackObjects};
 use crate::owner::{is_application_name, ControllerId, OwnerError};
 use crate::refs::SwarmName;
 
@@ -57,16 +59,27 @@ pub enum SnapshotError {
 
 /// A whole snapshot: the policy, the app set and what each swarm holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+// The schema describes what is read, so its defaults and refusals are those
+// of `wire`; a test removes each field in turn and requires the schema and
+// `from_json` to agree.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct Snapshot {
+    /// Optional on input (a snapshot without it is of version 1).
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub format_version: FormatVersion,
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub policy: Policy,
     pub app_set: AppSet,
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub swarms: Vec<SwarmSnapshot>,
 }
 
 impl Snapshot {
     pub fn new(policy: Policy, app_set: AppSet, swarms: Vec<SwarmSnapshot>) -> Self {
         Snapshot {
+            format_version: FormatVersion,
             policy,
             app_set,
             swarms,
@@ -94,13 +107,18 @@ impl Snapshot {
 }
 
 /// What the operator asked for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct Policy {
     /// The `<controller>` in `cd/<controller>/<application>` stamps.
+    #[cfg_attr(feature = "schema", schemars(default = "default_controller"))]
     pub controller: String,
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub purge_volumes: bool,
     /// Above this many deletions the whole sweep is held.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub max_deletions: Option<u64>,
 }
 
@@ -134,11 +152,14 @@ impl Policy {
 
 /// The applications the controller is told to run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct AppSet {
     /// False when the app set could not be read completely. Required: a
     /// snapshot that forgot to say must not read as "loaded".
     pub loaded: bool,
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub applications: Vec<Application>,
 }
 
@@ -159,6 +180,8 @@ impl AppSet {
 
 /// One application of the app set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct Application {
     /// Of the grammar [`is_application_name`] checks, the only names owner
@@ -168,7 +191,9 @@ pub struct Application {
     /// destination left out must not read as "the local swarm".
     pub swarm: SwarmName,
     /// The releases it declares; `None` until it has reconciled once.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub releases: Option<Vec<String>>,
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub state: AppState,
 }
 
@@ -211,6 +236,7 @@ impl Application {
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AppState {
     #[default]
@@ -235,24 +261,33 @@ impl AppState {
 
 /// What one swarm holds, as its registry read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct SwarmSnapshot {
     pub swarm: SwarmName,
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub cluster_id: Option<String>,
     /// Set when the swarm could not be read; its releases are then unknown.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub error: Option<String>,
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub releases: Vec<ReleaseEntry>,
     /// The nodes the registry reached; `None` when it cannot reach nodes
     /// individually at all, `Some(vec![])` when it reaches none.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub nodes: Option<Vec<NodeEntry>>,
     /// The node count the swarm itself reports; `None` if unreadable.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub node_count: Option<u64>,
     /// The swarm's own node list (down nodes included), as its manager
     /// reports it; `None` when not read. With it, the plan names the nodes
     /// a purge does not reach instead of only counting them.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub members: Option<Vec<NodeEntry>>,
     /// The stack the controller itself runs as on this swarm.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub self_stack: Option<String>,
 }
 
@@ -282,11 +317,23 @@ impl SwarmSnapshot {
 
 /// One release as its records show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct ReleaseEntry {
     pub name: String,
     /// The `com.swarmcli.owner` stamp of its newest record, if any.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub owner: Option<String>,
+    /// Every revision of its release records (config id and version),
+    /// when read: what a saved plan proves unchanged before it deletes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub records: Option<Vec<ObjectVersion>>,
+    /// The objects of its stack, when listed: what its deletion removes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub objects: Option<StackObjects>,
 }
 
 impl ReleaseEntry {
@@ -294,17 +341,35 @@ impl ReleaseEntry {
         ReleaseEntry {
             name: name.into(),
             owner,
+            records: None,
+            objects: None,
         }
+    }
+
+    /// With the revisions of its release records.
+    pub fn with_records(mut self, mut records: Vec<ObjectVersion>) -> Self {
+        records.sort();
+        self.records = Some(records);
+        self
+    }
+
+    /// With the objects of its stack.
+    pub fn with_objects(mut self, objects: StackObjects) -> Self {
+        self.objects = Some(objects.sorted());
+        self
     }
 }
 
 /// One swarm node the registry reached.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct NodeEntry {
     /// The swarm node id: the key.
     pub id: String,
     /// For people; not unique.
+    #[cfg_attr(feature = "schema", schemars(default))]
     pub hostname: String,
 }
 
@@ -395,6 +460,10 @@ from_map_only! {
     SwarmSnapshot => SwarmSnapshotWire, "a swarm object";
     ReleaseEntry => ReleaseEntryWire, "a release object";
     NodeEntry => NodeEntryWire, "a node object";
+    ObjectVersion => ObjectVersionWire, "an object version";
+    ServiceEntry => ServiceEntryWire, "a service object";
+    NodeVolumes => NodeVolumesWire, "a node's volumes object";
+    StackObjects => StackObjectsWire, "a stack objects object";
 }
 
 /// The input schema of each struct. `remote` makes serde check that every
@@ -407,11 +476,55 @@ mod wire {
         default_controller, AppSet, AppState, Application, NodeEntry, Policy, ReleaseEntry,
         Snapshot, SwarmSnapshot,
     };
+    use crate::format::FormatVersion;
+    use crate::objects::{NodeVolumes, ObjectVersion, ServiceEntry, StackObjects};
     use crate::refs::SwarmName;
+
+    #[derive(Deserialize)]
+    #[serde(remote = "ObjectVersion", deny_unknown_fields)]
+    pub(super) struct ObjectVersionWire {
+        id: String,
+        version: u64,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(remote = "ServiceEntry", deny_unknown_fields)]
+    pub(super) struct ServiceEntryWire {
+        id: String,
+        name: String,
+        version: u64,
+        #[serde(default)]
+        keep: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(remote = "NodeVolumes", deny_unknown_fields)]
+    pub(super) struct NodeVolumesWire {
+        node: String,
+        #[serde(default)]
+        volumes: Vec<String>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(remote = "StackObjects", deny_unknown_fields)]
+    pub(super) struct StackObjectsWire {
+        #[serde(default)]
+        services: Vec<ServiceEntry>,
+        #[serde(default)]
+        networks: Vec<String>,
+        #[serde(default)]
+        secrets: Vec<String>,
+        #[serde(default)]
+        configs: Vec<String>,
+        #[serde(default)]
+        volumes: Option<Vec<NodeVolumes>>,
+    }
 
     #[derive(Deserialize)]
     #[serde(remote = "Snapshot", deny_unknown_fields)]
     pub(super) struct SnapshotWire {
+        #[serde(default)]
+        format_version: FormatVersion,
         #[serde(default)]
         policy: Policy,
         app_set: AppSet,
@@ -475,6 +588,10 @@ mod wire {
         name: String,
         #[serde(default)]
         owner: Option<String>,
+        #[serde(default)]
+        records: Option<Vec<ObjectVersion>>,
+        #[serde(default)]
+        objects: Option<StackObjects>,
     }
 
     #[derive(Deserialize)]
@@ -579,19 +696,51 @@ impl<'a> Releases<'a> {
         }
     }
 
-    pub(crate) fn iter(self) -> impl Iterator<Item = (&'a str, Option<&'a str>)> + Clone {
+    pub(crate) fn iter(self) -> impl Iterator<Item = ReleaseView<'a>> + Clone {
         let (owned, parsed): (&'a [ReleaseEntry], &'a [Obj<ReleaseDoc<'a>>]) = match self {
             Releases::Owned(list) => (list, &[]),
             Releases::Parsed(list) => (&[], list),
         };
         owned
             .iter()
-            .map(|r| (r.name.as_str(), r.owner.as_deref()))
-            .chain(
-                parsed
-                    .iter()
-                    .map(|r| (r.0.name.as_str(), r.0.owner.as_ref().map(Text::as_str))),
-            )
+            .map(|r| ReleaseView {
+                name: r.name.as_str(),
+                owner: r.owner.as_deref(),
+                facts: Facts {
+                    records: r.records.as_deref(),
+                    objects: r.objects.as_ref(),
+                },
+            })
+            .chain(parsed.iter().map(|r| ReleaseView {
+                name: r.0.name.as_str(),
+                owner: r.0.owner.as_ref().map(Text::as_str),
+                facts: Facts {
+                    records: r.0.records.as_deref(),
+                    objects: r.0.objects.as_ref(),
+                },
+            }))
+    }
+}
+
+/// One release of a swarm entry, read in place.
+#[derive(Clone, Copy)]
+pub(crate) struct ReleaseView<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) owner: Option<&'a str>,
+    pub(crate) facts: Facts<'a>,
+}
+
+/// What was observed of a release beside its stamp (see
+/// [`crate::objects`]), by reference.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Facts<'a> {
+    pub(crate) records: Option<&'a [ObjectVersion]>,
+    pub(crate) objects: Option<&'a StackObjects>,
+}
+
+impl Facts<'_> {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.records.is_none() && self.objects.is_none()
     }
 }
 
@@ -724,7 +873,7 @@ impl<'a> View<'a> {
                 });
             }
             unique_names(
-                swarm.releases.iter().map(|(name, _)| name),
+                swarm.releases.iter().map(|r| r.name),
                 swarm.releases.len(),
                 |j| SnapshotError::EmptyName {
                     field: format!("swarms[{i}].releases[{j}].name"),
@@ -794,6 +943,9 @@ where
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SnapshotDoc<'a> {
+    // Read for its check alone: only the one known version parses.
+    #[serde(default, rename = "format_version")]
+    _format_version: FormatVersion,
     #[serde(default, borrow)]
     policy: Obj<PolicyDoc<'a>>,
     #[serde(borrow)]
@@ -886,6 +1038,11 @@ pub(crate) struct ReleaseDoc<'a> {
     name: Text<'a>,
     #[serde(default, borrow)]
     owner: Option<Text<'a>>,
+    // Small beside the names, and only in gathered snapshots: read owned.
+    #[serde(default)]
+    records: Option<Vec<ObjectVersion>>,
+    #[serde(default)]
+    objects: Option<StackObjects>,
 }
 
 #[derive(Deserialize)]

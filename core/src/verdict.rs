@@ -9,6 +9,8 @@
 //! | `0` | success: nothing a person has to look at |
 //! | `1` | it ran, and a person has to act (see below) |
 //! | `2` | bad input: an unreadable flag, file, snapshot or app set; nothing was planned or deleted. Callers decide this one (the core never sees the command line); [`BAD_INPUT`] is its value |
+//! | `3` | `apply --plan`: the saved plan is stale (something it relied on changed); nothing was deleted ([`Status::Stale`]) |
+//! | `4` | `plan --detailed-exitcode`: the plan deletes something and nothing else needs a person ([`plan_detailed_status`]) |
 //!
 //! What makes `1`, per command:
 //!
@@ -45,6 +47,12 @@ pub enum Status {
     Success,
     /// It ran, and a person has to act. Exit status 1.
     NeedsAttention,
+    /// A saved plan relied on something that changed since it was made;
+    /// nothing was deleted. Exit status 3.
+    Stale,
+    /// `plan --detailed-exitcode`: the plan deletes something, and nothing
+    /// else needs a person. Exit status 4.
+    Deletes,
 }
 
 impl Status {
@@ -53,6 +61,8 @@ impl Status {
         match self {
             Status::Success => 0,
             Status::NeedsAttention => 1,
+            Status::Stale => 3,
+            Status::Deletes => 4,
         }
     }
 
@@ -80,6 +90,18 @@ pub fn plan_status(plan: &SweepPlan) -> Status {
         .iter()
         .any(|d| matches!(d.volumes, Coverage::Partial | Coverage::NodeLocal));
     Status::from_needs_attention(held || unreadable || leaves_data)
+}
+
+/// The status of `swarm-sweep plan --detailed-exitcode`, so that CI can
+/// gate on a plan that deletes: [`plan_status`], except that a plan that
+/// needs nobody's attention and deletes something is [`Status::Deletes`].
+/// A plan that needs attention stays `1` whatever it deletes: the gate must
+/// not read a broken sweep as an ordinary change.
+pub fn plan_detailed_status(plan: &SweepPlan) -> Status {
+    match plan_status(plan) {
+        Status::Success if !plan.deletions.is_empty() => Status::Deletes,
+        status => status,
+    }
 }
 
 /// The status of `swarm-sweep apply`: its plan's, or worse when anything

@@ -41,6 +41,52 @@ fn holds(p: &SweepPlan) -> Vec<String> {
 
 const CASES: &[Case] = &[
     Case {
+        name: "a_deletion_lists_the_objects_it_removes_records_last",
+        snapshot: r#"{
+          "policy": {"purge_volumes": true},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": []}]},
+          "swarms": [{"swarm": "alpha", "cluster_id": "A", "node_count": 2,
+            "nodes": [{"id": "n1", "hostname": "manager"}, {"id": "n2", "hostname": "worker"}],
+            "releases": [{"name": "shop", "owner": "cd/default/shop:release/shop",
+              "records": [{"id": "r2", "version": 40}, {"id": "r1", "version": 12}],
+              "objects": {
+                "services": [{"id": "s2", "name": "shop_web", "version": 31}, {"id": "s1", "name": "shop_db", "version": 30}],
+                "networks": ["shop_default"], "secrets": ["shop_key"], "configs": ["shop_conf"],
+                "volumes": [{"node": "n2", "volumes": ["shop_data"]}, {"node": "n1", "volumes": []}]}}]}]
+        }"#,
+        check: |p| {
+            assert_eq!(deleted(p), ["alpha/shop"]);
+            let d = &p.deletions[0];
+            let observed = d.observed.as_ref().expect("fingerprint");
+            assert_eq!(observed.records.len(), 2);
+            assert_eq!(observed.services.len(), 2);
+            let text = render::plan_text(p);
+            assert!(text.contains("volumes: worker: shop_data"), "{text}");
+            assert!(text.contains("release records: 2 (last)"), "{text}");
+        },
+    },
+    Case {
+        name: "a_keep_label_spares_a_departed_release",
+        snapshot: r#"{
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": []}]},
+          "swarms": [{"swarm": "alpha", "cluster_id": "A",
+            "releases": [
+              {"name": "kept", "owner": "cd/default/gone:release/kept",
+               "objects": {"services": [{"id": "s1", "name": "kept_web", "version": 3, "keep": "true"}]}},
+              {"name": "odd", "owner": "cd/default/gone:release/odd",
+               "objects": {"services": [{"id": "s2", "name": "odd_web", "version": 3, "keep": "yes"}]}},
+              {"name": "off", "owner": "cd/default/gone:release/off",
+               "objects": {"services": [{"id": "s3", "name": "off_web", "version": 3, "keep": "false"}]}}]}]
+        }"#,
+        check: |p| {
+            assert_eq!(deleted(p), ["alpha/off"]);
+            assert!(p
+                .spared
+                .iter()
+                .all(|s| s.reason == sweep_core::SpareReason::Kept));
+        },
+    },
+    Case {
         name: "departed_release_is_deleted_others_spared",
         snapshot: r#"{
           "policy": {"controller": "default", "purge_volumes": true},
@@ -423,18 +469,27 @@ const CASES: &[Case] = &[
                 .lines()
                 .filter(|l| !l.starts_with(' ') && !l.is_empty())
                 .collect();
-            assert_eq!(
-                headers,
-                [
-                    "controller default, volume purge on",
-                    "swarms (2):",
-                    "held (1):",
-                    "to delete (1):",
-                    "spared (3):",
-                    "not covered by the volume purge:"
-                ]
+            assert_eq!(headers.len(), 6, "{headers:#?}");
+            assert_eq!(headers[0], "controller default, volume purge on");
+            assert_eq!(headers[1], "held (1):");
+            assert!(
+                headers[2].starts_with("swarm x\\u{1b}[2K: "),
+                "{}",
+                headers[2]
             );
-            assert!(!text.contains("\n  nothing\n"));
+            assert_eq!(headers[3], "swarm y\\u{a}held (0):: could not be read");
+            assert_eq!(headers[4], "not covered by the volume purge:");
+            assert!(
+                headers[5].starts_with("1 to delete, 3 spared, "),
+                "{}",
+                headers[5]
+            );
+            // Every release line is indented under its swarm.
+            let releases = text
+                .lines()
+                .filter(|l| l.starts_with("  delete") || l.starts_with("  spare"))
+                .count();
+            assert_eq!(releases, 4, "{text}");
         },
     },
     Case {
@@ -593,7 +648,7 @@ fn bidi_and_c1_controls_are_escaped_in_the_text() {
             .any(|c| c != '\n' && sweep_core::escape::is_unsafe(c)),
         "{text}"
     );
-    for escaped in ["s\\u{2066}/u\\u{9b}2J", "h\\u{202e}evil"] {
+    for escaped in ["swarm s\\u{2066}", "delete  u\\u{9b}2J", "h\\u{202e}evil"] {
         assert!(text.contains(escaped), "{escaped} not in {text}");
     }
 }

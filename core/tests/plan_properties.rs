@@ -7,10 +7,13 @@
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
+use sweep_core::explain::explain;
 use sweep_core::plan::swarms;
+use sweep_core::saved::{check, Change, ReleaseChange, SavedPlan};
 use sweep_core::{
-    plan, AppSet, AppState, Application, ControllerId, HoldReason, NodeEntry, Ownership, Policy,
-    ReleaseEntry, Snapshot, SpareReason, SwarmName, SwarmSnapshot, SweepPlan,
+    plan, AppSet, AppState, Application, ControllerId, HoldReason, NodeEntry, ObjectVersion,
+    Ownership, Policy, ReleaseEntry, ReleaseRef, ServiceEntry, Snapshot, SpareReason, StackObjects,
+    SwarmName, SwarmSnapshot, SweepPlan,
 };
 
 const SWARMS: &[&str] = &["", "alpha", "beta", "gamma"];
@@ -30,12 +33,28 @@ fn stamp() -> impl Strategy<Value = Option<String>> {
     ]
 }
 
+/// What a gatherer observed beside the stamp: a record version, a service
+/// version and the service's keep label, or nothing (an embedder's
+/// snapshot).
+type Facts = Option<(u64, u64, Option<&'static str>)>;
+
+fn facts() -> impl Strategy<Value = Facts> {
+    prop::option::weighted(
+        0.8,
+        (
+            1u64..3,
+            1u64..3,
+            prop::option::weighted(0.15, prop::sample::select(&["true", "false", "yes"][..])),
+        ),
+    )
+}
+
 fn swarm_snapshot() -> impl Strategy<Value = SwarmSnapshot> {
     (
         prop::sample::select(SWARMS),
         prop::option::weighted(0.8, prop::sample::select(&["C1", "C2", "C3"][..])),
         prop::option::weighted(0.15, Just("unreachable".to_owned())),
-        prop::collection::btree_map(prop::sample::select(RELEASES), stamp(), 0..4),
+        prop::collection::btree_map(prop::sample::select(RELEASES), (stamp(), facts()), 0..4),
         prop::option::of(prop::collection::btree_set(0u8..4, 0..4)),
         prop::option::of(0u64..5),
         prop::option::weighted(0.3, prop::sample::select(RELEASES)),
@@ -48,7 +67,33 @@ fn swarm_snapshot() -> impl Strategy<Value = SwarmSnapshot> {
                 s.error = error;
                 s.releases = releases
                     .into_iter()
-                    .map(|(r, stamp)| ReleaseEntry::new(r, stamp.map(|s| s.replace("{}", r))))
+                    .map(|(r, (stamp, facts))| {
+                        let entry = ReleaseEntry::new(r, stamp.map(|s| s.replace("{}", r)));
+                        match facts {
+                            Some((record, service, keep)) => {
+                                let mut svc = ServiceEntry::new(
+                                    format!("svc-{r}"),
+                                    format!("{r}_app"),
+                                    service,
+                                );
+                                if let Some(k) = keep {
+                                    svc = svc.with_keep(k);
+                                }
+                                entry
+                                    .with_records(vec![ObjectVersion::new(
+                                        format!("rec-{r}"),
+                                        record,
+                                    )])
+                                    .with_objects(StackObjects::new(
+                                        vec![svc],
+                                        vec![],
+                                        vec![],
+                                        vec![],
+                                    ))
+                            }
+                            None => entry,
+                        }
+                    })
                     .collect();
                 s.nodes = nodes.map(|ids| {
                     ids.into_iter()
@@ -321,6 +366,107 @@ proptest! {
         let with: BTreeSet<String> = plan(&s).unwrap().deletions.iter().map(|d| d.release_ref().to_string()).collect();
         let wo: BTreeSet<String> = plan(&without).unwrap().deletions.iter().map(|d| d.release_ref().to_string()).collect();
         prop_assert!(with.is_subset(&wo), "with {drop}: {with:?}, without: {wo:?}");
+    }
+
+    /// A release a service of which carries the keep label with any value
+    /// but `false` is never deleted.
+    #[test]
+    fn a_kept_release_is_never_deleted(s in snapshot()) {
+        let p = plan(&s).unwrap();
+        for d in &p.deletions {
+            for sw in s.swarms.iter().filter(|sw| same_swarm(&s, &sw.swarm, &d.swarm)) {
+                let kept = sw.releases.iter().filter(|r| r.name == d.release)
+                    .flat_map(|r| r.objects.iter().flat_map(|o| &o.services))
+                    .any(|svc| svc.keep.as_deref().is_some_and(|k| k != "false"));
+                prop_assert!(!kept, "deleted {} though kept on {}", d.release_ref(), sw.swarm);
+            }
+        }
+    }
+
+    /// A saved plan checked against the very snapshot it was made from is
+    /// applied with exactly its deletions, or refused only for deletions
+    /// nothing proves unchanged.
+    #[test]
+    fn a_saved_plan_of_an_unchanged_snapshot_applies_exactly(s in snapshot()) {
+        let p = plan(&s).unwrap();
+        let saved = SavedPlan::new(&s, p.clone(), "t");
+        let unproven: BTreeSet<ReleaseRef> = p.deletions.iter()
+            .filter(|d| d.observed.is_none())
+            .map(|d| d.release_ref())
+            .collect();
+        match check(&saved, &s, "t").unwrap() {
+            Ok(approved) => {
+                prop_assert!(unproven.is_empty());
+                prop_assert_eq!(&approved.plan.deletions, &p.deletions);
+                prop_assert!(approved.unreviewed.is_empty());
+            }
+            Err(stale) => {
+                // A swarm without a cluster id proves no identity either.
+                let anonymous: BTreeSet<SwarmName> = s.swarms.iter()
+                    .filter(|sw| sw.cluster_id.is_none())
+                    .map(|sw| sw.swarm.clone())
+                    .collect();
+                let mut named = BTreeSet::new();
+                for c in &stale.changes {
+                    match c {
+                        Change::Release { release, change: ReleaseChange::Unproven } => {
+                            named.insert(release.clone());
+                        }
+                        Change::Cluster { swarm, planned: None, .. } if anonymous.contains(swarm) => {}
+                        other => return Err(TestCaseError::fail(format!("{other}"))),
+                    }
+                }
+                prop_assert_eq!(named, unproven);
+            }
+        }
+    }
+
+    /// Whatever changed between the saved plan and now, what is applied is
+    /// never more than the saved deletions, and a change to a deleted
+    /// release's records refuses the whole plan.
+    #[test]
+    fn a_saved_plan_never_applies_more_than_it_holds(s in snapshot(), t in snapshot(), bump in any::<prop::sample::Index>()) {
+        let p = plan(&s).unwrap();
+        let saved = SavedPlan::new(&s, p.clone(), "t");
+        if let Ok(approved) = check(&saved, &t, "t").unwrap() {
+            for d in &approved.plan.deletions {
+                prop_assert!(p.deletions.contains(d), "{} was not in the saved plan", d.release_ref());
+            }
+        }
+        // Restamp one planned release under every name of its cluster.
+        if p.deletions.is_empty() {
+            return Ok(());
+        }
+        let d = &p.deletions[bump.index(p.deletions.len())];
+        let mut restamped = s.clone();
+        for sw in &mut restamped.swarms {
+            if same_swarm(&s, &sw.swarm, &d.swarm) {
+                for r in sw.releases.iter_mut().filter(|r| r.name == d.release) {
+                    if let Some(records) = &mut r.records {
+                        for rec in records.iter_mut() {
+                            rec.version += 10;
+                        }
+                    }
+                }
+            }
+        }
+        prop_assert!(check(&saved, &restamped, "t").unwrap().is_err());
+    }
+
+    /// `explain` gives every release the plan's own verdict.
+    #[test]
+    fn explain_gives_the_plan_s_verdict(s in snapshot()) {
+        let p = plan(&s).unwrap();
+        for d in &p.deletions {
+            let e = explain(&s, &d.release_ref()).unwrap();
+            prop_assert!(e.deleted);
+            prop_assert_eq!(e.reason, d.reason.as_str());
+        }
+        for x in &p.spared {
+            let e = explain(&s, &ReleaseRef::new(x.swarm.clone(), x.release.clone())).unwrap();
+            prop_assert!(!e.deleted);
+            prop_assert_eq!(e.reason, x.reason.as_str());
+        }
     }
 }
 

@@ -8,9 +8,10 @@ use std::collections::HashMap;
 
 use super::swarms::{GroupRelease, GroupedRelease, Groups, SwarmGroup};
 use super::{DeletionReason, SpareReason};
+use crate::objects::{ServiceEntry, KEEP_LABEL};
 use crate::owner::{ControllerId, Ownership};
 use crate::refs::SwarmName;
-use crate::snapshot::{Snapshot, View};
+use crate::snapshot::{Facts, Snapshot, View};
 
 /// The live applications, indexed once per plan so that deciding each
 /// release is a lookup, not a scan of the app set. Lookups only: nothing
@@ -308,10 +309,34 @@ pub(crate) fn decide_at(
         Some(_) => DeletionReason::DestinationMoved,
         None => DeletionReason::Departed,
     };
+    // Last, so that the plan says what the release would otherwise be: an
+    // operator's keep label overrides only a deletion.
+    if let Some(service) = release.every_facts().find_map(keeper) {
+        let detail = format!(
+            "would be deleted ({}) but service {:?} carries {}={:?}",
+            reason.as_str(),
+            service.name,
+            KEEP_LABEL,
+            service.keep.as_deref().unwrap_or_default()
+        );
+        return spare(SpareReason::Kept, Some(application), detail);
+    }
     Decision::Delete {
         application,
         reason,
     }
+}
+
+/// The first service of an observation that keeps its release. The keep
+/// label kept by any value but `false`: an operator who wrote `yes` or
+/// `True` meant to keep, and reading it as "not kept" would delete what
+/// they asked to keep.
+fn keeper(facts: Facts<'_>) -> Option<&ServiceEntry> {
+    facts
+        .objects?
+        .services
+        .iter()
+        .find(|s| s.keep.as_deref().is_some_and(|v| v.trim() != "false"))
 }
 
 /// `map`, unless it is empty: most plans have no application draining to

@@ -15,18 +15,23 @@ pub mod swarms;
 
 use serde::{Deserialize, Serialize};
 
+use crate::format::FormatVersion;
 use crate::names::named_enum;
+use crate::objects::{ObjectVersion, StackObjects};
 use crate::owner::ControllerId;
 use crate::refs::{ReleaseRef, SwarmName};
-use crate::snapshot::{NodeEntry, Snapshot, SnapshotDoc, SnapshotError, View};
+use crate::snapshot::{Facts, NodeEntry, Snapshot, SnapshotDoc, SnapshotError, View};
 
 pub use classify::Decision;
 pub use coverage::Coverage;
 
 /// The plan for one sweep. Every list is sorted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SweepPlan {
+    #[serde(default)]
+    pub format_version: FormatVersion,
     /// The controller whose releases the plan deletes, checked when the
     /// plan was made (and again when one is read back from JSON), so that
     /// no driver has to.
@@ -64,6 +69,7 @@ impl SweepPlan {
 
 /// Why nothing is deleted somewhere.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Hold {
     /// `"sweep"` for the whole sweep, else the swarm's name.
@@ -132,6 +138,7 @@ impl HoldReason {
 
 /// A release that may be deleted.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Deletion {
     pub swarm: SwarmName,
@@ -140,6 +147,48 @@ pub struct Deletion {
     pub reason: DeletionReason,
     /// What a volume purge of this release can reach.
     pub volumes: Coverage,
+    /// The objects its deletion removes, as listed when the snapshot was
+    /// gathered (the release records go last); `None` when the snapshot
+    /// did not list them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objects: Option<StackObjects>,
+    /// What the deletion relies on being unchanged (see [`Observed`]);
+    /// `None` when the snapshot did not carry it, or its names of one
+    /// cluster disagreed about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<Observed>,
+}
+
+/// The fingerprint of a release as planned: its release records' ids and
+/// versions and its stack's services' ids and versions. A restamp raises a
+/// record's version, a redeploy a service's, a re-creation changes ids: a
+/// saved plan whose deletion's fingerprint is not what is observed again is
+/// stale for that release.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct Observed {
+    /// Sorted.
+    pub records: Vec<ObjectVersion>,
+    /// Sorted.
+    pub services: Vec<ObjectVersion>,
+}
+
+impl Observed {
+    /// The fingerprint of what was observed, when both the records and the
+    /// stack's services were.
+    pub(crate) fn of(facts: Facts<'_>) -> Option<Self> {
+        let mut records = facts.records?.to_vec();
+        let mut services: Vec<ObjectVersion> = facts
+            .objects?
+            .services
+            .iter()
+            .map(|s| ObjectVersion::new(s.id.clone(), s.version))
+            .collect();
+        records.sort();
+        services.sort();
+        Some(Observed { records, services })
+    }
 }
 
 impl Deletion {
@@ -160,6 +209,7 @@ named_enum! {
 
 /// A release that stays, and why.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Spared {
     pub swarm: SwarmName,
@@ -180,11 +230,15 @@ named_enum! {
         CurrentApplication = "current_application",
         Declared = "declared",
         Held = "held",
+        /// A service of its stack carries the keep label
+        /// ([`crate::objects::KEEP_LABEL`]): an operator kept it by hand.
+        Kept = "kept",
     }
 }
 
 /// A swarm whose volume purge cannot reach every node it counts.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Uncovered {
     pub swarm: SwarmName,
@@ -217,6 +271,7 @@ impl Uncovered {
 
 /// One swarm (cluster) as the plan sees it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SwarmPlan {
     /// The name deletions use: the smallest of the cluster's names.
@@ -312,13 +367,21 @@ fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
                 Decision::Delete {
                     application,
                     reason,
-                } => deletions.push(Deletion {
-                    swarm: group.swarm.clone(),
-                    release: release.name.to_owned(),
-                    application,
-                    reason,
-                    volumes: reach.coverage(purge),
-                }),
+                } => {
+                    let facts = release.facts();
+                    deletions.push(Deletion {
+                        swarm: group.swarm.clone(),
+                        release: release.name.to_owned(),
+                        application,
+                        reason,
+                        volumes: reach.coverage(purge),
+                        objects: facts
+                            .and_then(|f| f.objects)
+                            .cloned()
+                            .map(StackObjects::sorted),
+                        observed: facts.and_then(Observed::of),
+                    })
+                }
             }
         }
     }
@@ -374,6 +437,7 @@ fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
         .collect();
 
     let mut plan = SweepPlan {
+        format_version: FormatVersion,
         controller: controller.clone(),
         purge_volumes: purge,
         holds,

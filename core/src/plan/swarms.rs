@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::refs::SwarmName;
-use crate::snapshot::{NodeEntry, NodeView, Snapshot, SwarmView, View};
+use crate::snapshot::{Facts, NodeEntry, NodeView, Snapshot, SwarmView, View};
 
 /// One cluster, possibly seen under several names. Release names and
 /// stamps are borrowed from the snapshot (`'a`), never copied.
@@ -39,6 +39,10 @@ pub struct SwarmGroup<'a> {
 pub struct GroupedRelease<'a> {
     pub name: &'a str,
     owners: Owners<'a>,
+    /// What its first name (in name order) observed beside the stamp.
+    facts: Facts<'a>,
+    /// Every name's observation, when the names of the cluster disagree.
+    disagreeing: Option<Box<[Facts<'a>]>>,
 }
 
 impl<'a> GroupedRelease<'a> {
@@ -50,6 +54,22 @@ impl<'a> GroupedRelease<'a> {
             Owners::One(owner) => std::slice::from_ref(owner),
             Owners::Many(owners) => owners,
         }
+    }
+
+    /// What was observed of it, when every name of the cluster that
+    /// observed something observed the same; `None` when they disagree,
+    /// which proves nothing about it.
+    pub(crate) fn facts(&self) -> Option<Facts<'a>> {
+        match self.disagreeing {
+            None => Some(self.facts),
+            Some(_) => None,
+        }
+    }
+
+    /// Every observation of it, one per name that observed something.
+    pub(crate) fn every_facts(&self) -> impl Iterator<Item = Facts<'a>> + '_ {
+        let one = std::slice::from_ref(&self.facts);
+        self.disagreeing.as_deref().unwrap_or(one).iter().copied()
     }
 }
 
@@ -208,9 +228,11 @@ fn releases<'a>(entries: &[&SwarmView<'a>]) -> Vec<GroupedRelease<'a>> {
     let total = entries.iter().map(|s| s.releases.len()).sum();
     let mut all: Vec<GroupedRelease<'a>> = Vec::with_capacity(total);
     for s in entries {
-        all.extend(s.releases.iter().map(|(name, owner)| GroupedRelease {
-            name,
-            owners: Owners::One(owner.filter(|o| !o.is_empty())),
+        all.extend(s.releases.iter().map(|r| GroupedRelease {
+            name: r.name,
+            owners: Owners::One(r.owner.filter(|o| !o.is_empty())),
+            facts: r.facts,
+            disagreeing: None,
         }));
     }
     // A gathered swarm lists its releases sorted by name, so a group of
@@ -236,9 +258,19 @@ fn releases<'a>(entries: &[&SwarmView<'a>]) -> Vec<GroupedRelease<'a>> {
             [one] => Owners::One(one),
             _ => Owners::Many(owners.into_boxed_slice()),
         };
+        let mut seen = run.iter().map(|r| r.facts).filter(|f| !f.is_empty());
+        let facts = seen.next().unwrap_or_default();
+        let disagreeing = seen.any(|f| f != facts).then(|| {
+            run.iter()
+                .map(|r| r.facts)
+                .filter(|f| !f.is_empty())
+                .collect()
+        });
         merged.push(GroupedRelease {
             name: run[0].name,
             owners,
+            facts,
+            disagreeing,
         });
     }
     merged

@@ -351,6 +351,19 @@ impl Sweep {
         self.outstanding.len()
     }
 
+    /// How many releases the plan gave the sweep.
+    pub fn planned(&self) -> usize {
+        self.releases.len()
+    }
+
+    /// How many of them have settled (gone, failed, left, or waiting for
+    /// coverage), counted as the sweep goes: a progress display reads it
+    /// after every step, and a scan of a large plan each time would cost
+    /// more than the step.
+    pub fn settled(&self) -> usize {
+        self.releases.len().saturating_sub(self.unsettled)
+    }
+
     /// The next action that may run at `now`, if any.
     #[must_use = "an action handed out must be run and answered, or the sweep never finishes"]
     pub fn poll_action(&mut self, now: Timestamp) -> Option<Action> {

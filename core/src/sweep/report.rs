@@ -15,8 +15,11 @@ use crate::refs::SwarmName;
 
 /// The result of a sweep.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SweepReport {
+    #[serde(default)]
+    pub format_version: crate::format::FormatVersion,
     pub controller: String,
     /// The plan held the whole sweep: nothing was attempted.
     pub held: bool,
@@ -30,6 +33,7 @@ pub struct SweepReport {
 
 /// What became of one planned release.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ReleaseReport {
     pub swarm: SwarmName,
@@ -67,6 +71,7 @@ named_enum! {
 
 /// One failure, with where it happened.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ErrorEntry {
     pub action: Step,
@@ -191,6 +196,7 @@ impl ErrorEntry {
 /// A swarm whose nodes a purge did not all reach, and how to find what is
 /// left there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct UncoveredSwarm {
     pub swarm: SwarmName,
@@ -210,6 +216,7 @@ pub struct UncoveredSwarm {
 
 /// A release whose volumes may remain on nodes the purge did not reach.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Leftover {
     pub release: String,
@@ -221,6 +228,7 @@ pub struct Leftover {
 
 /// Counts, for a summary line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Totals {
     pub planned: u64,
@@ -268,6 +276,7 @@ impl SweepReport {
             uncovered_swarms: uncovered.len() as u64,
         };
         SweepReport {
+            format_version: crate::format::FormatVersion,
             controller,
             held,
             purge_volumes,

@@ -1,15 +1,54 @@
 //! The command-line surface. Names here are a public contract.
+//!
+//! Shell completions and the man page are generated from these same
+//! definitions ([`command`]), so neither can drift from what the binary
+//! accepts. This module depends on nothing else of the binary, so the
+//! tests walk the very definitions the binary parses with.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use sweep_core::{ReleaseRef, SwarmName};
+use sweep_docker::config::MAX_TIMEOUT_SECS;
+use sweep_docker::duration;
+
+/// Names the default `--config`.
+pub const CONFIG_ENV: &str = "SWARM_SWEEP_CONFIG";
+/// Names the default `--app-set`.
+pub const APP_SET_ENV: &str = "SWARM_SWEEP_APP_SET";
+
+/// The per-call timeout when `--timeout` is not given.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The longest `--retry-interval` or `--settle-timeout`: longer is more
+/// likely a unit mistake than a wish, and far-off deadlines overflow the
+/// clock arithmetic of the sweep.
+pub const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+const EXIT_STATUS: &str = "\
+Exit status, for every command:
+  0  done: every swarm was read and nothing needs a person (apply: everything planned went, or nothing was to go)
+  1  done, but something needs a person: a swarm could not be read, a hold other than waiting for an application, a volume purge that cannot reach every node, a failed or pending deletion, output that could not be written, or an apply declined at its prompt (nothing was deleted)
+  2  bad input (flags, files, environment): nothing was read from a swarm and nothing was deleted
+  3  apply --plan: the saved plan is stale (the swarms changed since it was made): nothing was deleted
+  4  plan --detailed-exitcode: the plan deletes something and nothing else is wrong
+
+Environment:
+  SWARM_SWEEP_CONFIG   the default --config
+  SWARM_SWEEP_APP_SET  the default --app-set
+  SWARM_SWEEP_LOG      the log filter (e.g. info, or warn,sweep_runner=debug); else RUST_LOG; default warn
+  NO_COLOR             set and not empty: no colour
+  TERM=dumb            no colour";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "swarm-sweep",
     version,
     about = "Decides what a GitOps controller for Docker Swarm may delete after applications leave its app set, and deletes it in a safe order.",
-    after_help = "Exit status, for every command:\n  0  done: every swarm was read and nothing needs a person (apply: everything planned went, or nothing was to go)\n  1  done, but something needs a person: a swarm could not be read, a hold other than waiting for an application, a volume purge that cannot reach every node, a failed or pending deletion, or output that could not be written\n  2  bad input (flags, files): nothing was read from a swarm and nothing was deleted"
+    after_help = EXIT_STATUS
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -29,17 +68,25 @@ pub enum Command {
     /// Print the plan: what would be deleted, what is spared and why, what
     /// a volume purge cannot reach. Reads only.
     Plan {
-        /// Plan from a snapshot file instead of gathering one.
-        #[arg(long, value_name = "FILE", conflicts_with_all = ["config", "app_set", "self_stack", "context", "controller", "prune_volumes", "max_deletions"])]
-        snapshot: Option<PathBuf>,
         #[command(flatten)]
-        source: OptionalSource,
+        input: PlanInput,
         #[command(flatten)]
         policy: PolicyArgs,
-        #[arg(long, value_enum, default_value_t = Format::Json)]
-        format: Format,
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        /// Output format; text on a terminal, JSON otherwise.
+        /// E.g. `--format text`.
+        format: Option<Format>,
+        /// Also write the plan to FILE, for `apply --plan FILE` to carry
+        /// out later. E.g. `--out plan.json`.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Exit 4 when the plan deletes something and nothing else is wrong
+        /// (0 then means nothing to delete). E.g. `--detailed-exitcode`.
+        #[arg(long)]
+        detailed_exitcode: bool,
     },
-    /// Plan, print the plan, carry it out, print the report.
+    /// Plan, print the plan, carry it out, print the report. On a terminal
+    /// it asks before deleting.
     Apply {
         #[command(flatten)]
         source: Source,
@@ -47,57 +94,122 @@ pub enum Command {
         policy: PolicyArgs,
         #[command(flatten)]
         run: RunArgs,
-        #[arg(long, value_enum, default_value_t = Format::Json)]
-        format: Format,
+        /// Output format; text on a terminal, JSON otherwise.
+        /// E.g. `--format json`.
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<Format>,
+        /// Carry out the plan saved by `plan --out FILE` instead of a new
+        /// one; its policy comes from the file. Exits 3, deleting nothing,
+        /// when the swarms changed since. E.g. `--plan plan.json`.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["controller", "prune_volumes", "max_deletions"])]
+        plan: Option<PathBuf>,
+        /// Do not ask before deleting, even on a terminal. E.g. `--yes`.
+        #[arg(long)]
+        yes: bool,
     },
+    /// Explain one release: what the plan decides for it and by which
+    /// rule. Reads only.
+    Explain {
+        /// The release, as the plan names it: `SWARM/RELEASE`, with
+        /// `/RELEASE` or `(local)/RELEASE` for the local swarm.
+        /// E.g. `alpha/web`.
+        #[arg(value_name = "SWARM/RELEASE", value_parser = release_ref)]
+        release: ReleaseRef,
+        #[command(flatten)]
+        input: PlanInput,
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Output format; text on a terminal, JSON otherwise.
+        /// E.g. `--format text`.
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<Format>,
+    },
+    /// Print the completion script for SHELL on stdout.
+    /// E.g. `swarm-sweep completions bash > /etc/bash_completion.d/swarm-sweep`.
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell. E.g. `bash`.
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout.
+    /// E.g. `swarm-sweep man > swarm-sweep.1`.
+    Man,
 }
 
 /// Where the swarms and the app set come from.
 #[derive(Debug, Args)]
 pub struct Source {
-    /// Registry config (TOML) naming the swarms and their endpoints.
-    /// Without it, the one swarm `DOCKER_HOST` (or the default socket)
-    /// points at.
-    #[arg(long, value_name = "FILE")]
+    /// Registry file (TOML) naming the swarms and their endpoints; without
+    /// it, the one swarm `DOCKER_HOST` (or the default socket) points at.
+    /// E.g. `--config registry.toml`.
+    #[arg(long, value_name = "FILE", env = CONFIG_ENV)]
     pub config: Option<PathBuf>,
     /// The app set (YAML or JSON, the schema of a snapshot's `app_set`).
-    #[arg(long, value_name = "FILE")]
+    /// E.g. `--app-set apps.yaml`.
+    #[arg(long, value_name = "FILE", env = APP_SET_ENV)]
     pub app_set: PathBuf,
     /// The stack the controller runs as, on the swarm `DOCKER_HOST` points
     /// at (with --config, set `self_stack` per swarm in the file instead).
+    /// E.g. `--self-stack swarm-sweep`.
     #[arg(long, value_name = "STACK", conflicts_with = "config")]
     pub self_stack: Option<String>,
     /// The docker CLI context to reach the swarm through, instead of
     /// `DOCKER_HOST`, `DOCKER_CONTEXT` or the docker config's current
-    /// context (without --config).
+    /// context (without --config). E.g. `--context prod`.
     #[arg(long, value_name = "NAME", conflicts_with = "config")]
     pub context: Option<String>,
-    /// Limit for each read of a manager or node, in seconds (1 to 3600).
-    #[arg(long, value_name = "SECS", default_value_t = 15, value_parser = timeout_secs())]
-    pub timeout: u64,
+    /// Limit for each read of a manager or node, from 1s to 1h; a bare
+    /// number is seconds; default 15s. E.g. `--timeout 30s`.
+    #[arg(long, value_name = "DURATION", value_parser = timeout)]
+    pub timeout: Option<Duration>,
 }
 
-/// [`Source`] for `plan`, where `--snapshot` may stand in for it.
+impl Source {
+    /// `--timeout`, or its default.
+    pub fn timeout_or_default(&self) -> Duration {
+        self.timeout.unwrap_or(DEFAULT_TIMEOUT)
+    }
+}
+
+/// The input of `plan` and `explain`: a snapshot file, or the flags that
+/// gather one (as for `snapshot`).
+#[derive(Debug, Args)]
+pub struct PlanInput {
+    /// Plan from a snapshot file (as `snapshot` prints it) instead of
+    /// gathering one; the file carries its own policy.
+    /// E.g. `--snapshot snapshot.json`.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["self_stack", "context", "timeout", "controller", "prune_volumes", "max_deletions"])]
+    pub snapshot: Option<PathBuf>,
+    #[command(flatten)]
+    pub source: OptionalSource,
+}
+
+/// [`Source`] for `plan` and `explain`, where `--snapshot` may stand in
+/// for it.
 #[derive(Debug, Args)]
 pub struct OptionalSource {
-    #[arg(long, value_name = "FILE")]
+    /// Registry file (TOML) naming the swarms and their endpoints; without
+    /// it, the one swarm `DOCKER_HOST` (or the default socket) points at.
+    /// Not with --snapshot. E.g. `--config registry.toml`.
+    #[arg(long, value_name = "FILE", env = CONFIG_ENV)]
     pub config: Option<PathBuf>,
-    #[arg(long, value_name = "FILE", required_unless_present = "snapshot")]
+    /// The app set (YAML or JSON); required unless --snapshot is given.
+    /// E.g. `--app-set apps.yaml`.
+    #[arg(long, value_name = "FILE", env = APP_SET_ENV)]
     pub app_set: Option<PathBuf>,
+    /// The stack the controller runs as, on the swarm `DOCKER_HOST` points
+    /// at (with --config, set `self_stack` per swarm in the file instead).
+    /// E.g. `--self-stack swarm-sweep`.
     #[arg(long, value_name = "STACK", conflicts_with = "config")]
     pub self_stack: Option<String>,
+    /// The docker CLI context to reach the swarm through (without
+    /// --config). E.g. `--context prod`.
     #[arg(long, value_name = "NAME", conflicts_with = "config")]
     pub context: Option<String>,
-    #[arg(long, value_name = "SECS", default_value_t = 15, value_parser = timeout_secs())]
-    pub timeout: u64,
-}
-
-/// The bounds of a per-call timeout, the same as the registry file's
-/// `timeout_secs`: 0 would fail every call, and more than an hour is more
-/// likely a unit mistake than a wish. Out of range is refused, never
-/// silently changed.
-fn timeout_secs() -> clap::builder::RangedU64ValueParser<u64> {
-    clap::value_parser!(u64).range(1..=sweep_docker::config::MAX_TIMEOUT_SECS)
+    /// Limit for each read of a manager or node, from 1s to 1h; a bare
+    /// number is seconds; default 15s. E.g. `--timeout 30s`.
+    #[arg(long, value_name = "DURATION", value_parser = timeout)]
+    pub timeout: Option<Duration>,
 }
 
 impl OptionalSource {
@@ -118,13 +230,15 @@ impl OptionalSource {
 pub struct PolicyArgs {
     /// This controller's id: the `<controller>` in owner stamps
     /// `cd/<controller>/<application>:release/<release>`.
+    /// E.g. `--controller prod-cd`.
     #[arg(long, value_name = "ID", default_value = "default")]
     pub controller: String,
     /// Also remove the departed releases' named volumes, on every node the
-    /// registry reaches.
+    /// registry reaches. E.g. `--prune-volumes`.
     #[arg(long)]
     pub prune_volumes: bool,
     /// Hold the whole sweep if it would delete more than N releases.
+    /// E.g. `--max-deletions 5`.
     #[arg(long, value_name = "N")]
     pub max_deletions: Option<u64>,
 }
@@ -132,22 +246,228 @@ pub struct PolicyArgs {
 /// How the plan is carried out.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Actions run at once.
+    /// Actions run at once, 1 to 256. E.g. `--concurrency 4`.
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub concurrency: u64,
-    /// Seconds between attempts to remove something still in use (a
-    /// stack's network while its tasks stop, a volume), when no engine
-    /// event says it may be free sooner.
-    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
-    pub retry_interval: f64,
-    /// Seconds each network, secret, config or volume may stay in use,
-    /// from its own first attempt.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
-    pub settle_timeout: f64,
+    /// Time between attempts to remove something still in use (a stack's
+    /// network while its tasks stop, a volume), when no engine event says
+    /// it may be free sooner; a bare number is seconds.
+    /// E.g. `--retry-interval 500ms`.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = wait)]
+    pub retry_interval: Duration,
+    /// How long each network, secret, config or volume may stay in use,
+    /// from its own first attempt; a bare number is seconds.
+    /// E.g. `--settle-timeout 2m`.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = wait)]
+    pub settle_timeout: Duration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
+    /// JSON, the contract for tools.
     Json,
+    /// Text, for people.
     Text,
+}
+
+impl Format {
+    /// The format in force: the one given, else text when stdout is a
+    /// terminal (a person reads it) and JSON otherwise (a program does).
+    pub fn resolve(given: Option<Format>) -> Format {
+        given.unwrap_or_else(|| Format::default_for(std::io::stdout().is_terminal()))
+    }
+
+    /// The default format for a stdout that is (or is not) a terminal.
+    pub fn default_for(terminal: bool) -> Format {
+        if terminal {
+            Format::Text
+        } else {
+            Format::Json
+        }
+    }
+}
+
+/// `--timeout`: the bounds of the registry file's `timeout_secs`. Zero
+/// would fail every call, and more than an hour is more likely a unit
+/// mistake than a wish; out of range is refused, never silently changed.
+fn timeout(text: &str) -> Result<Duration, String> {
+    duration::parse_within(
+        text,
+        Duration::from_secs(1),
+        Duration::from_secs(MAX_TIMEOUT_SECS),
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// `--retry-interval` and `--settle-timeout`: more than zero, at most
+/// [`MAX_WAIT`].
+fn wait(text: &str) -> Result<Duration, String> {
+    duration::parse_within(text, Duration::from_millis(1), MAX_WAIT).map_err(|e| e.to_string())
+}
+
+/// `SWARM/RELEASE`: split at the last `/`, since a stack name has none
+/// and a swarm's name might; `(local)` names the local swarm, as plans
+/// print it.
+fn release_ref(text: &str) -> Result<ReleaseRef, String> {
+    let Some((swarm, release)) = text.rsplit_once('/') else {
+        return Err("expected SWARM/RELEASE, e.g. alpha/web (/web for the local swarm)".into());
+    };
+    if release.is_empty() {
+        return Err("the release name after the last / is empty".into());
+    }
+    let swarm = match swarm {
+        "" | "(local)" => SwarmName::local(),
+        name => SwarmName::new(name),
+    };
+    Ok(ReleaseRef::new(swarm, release))
+}
+
+/// The clap definition, for completions, the man page and the tests.
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+/// Parses `args` (the program name first) and applies the checks clap
+/// cannot express.
+pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let mut cmd = command();
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    check(&mut cmd, &matches)?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+}
+
+/// Cross-flag rules that depend on where a value came from. A value from
+/// the environment is a default: it must not make `plan --snapshot F`
+/// fail, while the same flag on the command line is refused, since it
+/// would be ignored.
+fn check(cmd: &mut clap::Command, matches: &ArgMatches) -> Result<(), clap::Error> {
+    let Some((name, sub)) = matches.subcommand() else {
+        return Ok(());
+    };
+    if !matches!(name, "plan" | "explain") {
+        return Ok(());
+    }
+    let from_command_line = |id: &str| sub.value_source(id) == Some(ValueSource::CommandLine);
+    let snapshot = sub.contains_id("snapshot") && sub.get_one::<PathBuf>("snapshot").is_some();
+    if snapshot {
+        for (id, flag) in [("config", "--config"), ("app_set", "--app-set")] {
+            if from_command_line(id) {
+                return Err(cmd.error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!(
+                        "{flag} cannot be used with --snapshot: the snapshot file is the input"
+                    ),
+                ));
+            }
+        }
+    } else if sub.get_one::<PathBuf>("app_set").is_none() {
+        return Err(cmd.error(
+            clap::error::ErrorKind::MissingRequiredArgument,
+            format!(
+                "{name} needs an input: give --snapshot FILE (a saved snapshot) or --app-set FILE (to gather one from the swarms; or set {APP_SET_ENV})"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A clap error as one line: its message, and its tip when it has one
+/// (a similar flag, or how to pass a value that starts with `-`).
+pub fn one_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    // The first paragraph is the message; clap puts a list (the missing
+    // arguments) on lines of its own under it.
+    let mut paragraphs = rendered.split("\n\n");
+    let message = paragraphs
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let message = message.trim_start_matches("error: ");
+    let message = if message.is_empty() {
+        "invalid arguments"
+    } else {
+        message
+    };
+    let tips: Vec<&str> = paragraphs
+        .flat_map(str::lines)
+        .map(str::trim)
+        .filter(|l| l.starts_with("tip: "))
+        .collect();
+    if tips.is_empty() {
+        message.to_owned()
+    } else {
+        format!("{message} ({})", tips.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        try_parse_from(std::iter::once("swarm-sweep").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn definitions_are_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn durations_take_units_and_bare_seconds() {
+        let Command::Apply { source, run, .. } = parse(&[
+            "apply",
+            "--app-set",
+            "a.yaml",
+            "--timeout",
+            "2m",
+            "--retry-interval",
+            "500ms",
+            "--settle-timeout",
+            "90",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!("not apply")
+        };
+        assert_eq!(source.timeout, Some(Duration::from_secs(120)));
+        assert_eq!(run.retry_interval, Duration::from_millis(500));
+        assert_eq!(run.settle_timeout, Duration::from_secs(90));
+        let Command::Apply { source, run, .. } =
+            parse(&["apply", "--app-set", "a.yaml"]).unwrap().command
+        else {
+            panic!("not apply")
+        };
+        assert_eq!(source.timeout_or_default(), DEFAULT_TIMEOUT);
+        assert_eq!(run.retry_interval, Duration::from_secs(2));
+        assert_eq!(run.settle_timeout, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn release_refs() {
+        assert_eq!(
+            release_ref("alpha/web"),
+            Ok(ReleaseRef::new("alpha", "web"))
+        );
+        assert_eq!(release_ref("/web"), Ok(ReleaseRef::new("", "web")));
+        assert_eq!(release_ref("(local)/web"), Ok(ReleaseRef::new("", "web")));
+        assert_eq!(release_ref("a/b/web"), Ok(ReleaseRef::new("a/b", "web")));
+        assert!(release_ref("web").is_err());
+        assert!(release_ref("alpha/").is_err());
+    }
+
+    #[test]
+    fn format_defaults_by_terminal() {
+        assert_eq!(Format::default_for(true), Format::Text);
+        assert_eq!(Format::default_for(false), Format::Json);
+    }
 }

@@ -8,24 +8,30 @@
 //! input (flags, files), nothing read from a swarm and nothing deleted.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use sweep_core::escape::Escaped;
+use sweep_core::saved::{check, stale_text};
 use sweep_core::sweep::{report_text, Settings, SweepReport};
-use sweep_core::verdict::{apply_status, plan_status, snapshot_status, Status, BAD_INPUT};
+use sweep_core::verdict::{
+    apply_status, plan_detailed_status, plan_status, snapshot_status, Status, BAD_INPUT,
+};
 use sweep_core::{plan, render, AppSet, Policy, Snapshot, SweepPlan};
-use sweep_runner::{execute_until, gather, ExecuteSettings, GatherSettings};
+use sweep_runner::{execute_until_with, gather, ExecuteSettings, GatherSettings};
 
-use crate::cli::{Cli, Command, Format, PolicyArgs, RunArgs, Source};
+use crate::cli::{Cli, Command, Format, PlanInput, PolicyArgs, RunArgs, Source};
 use crate::input::{self, InputError};
 use crate::output::{self, emit, OutputError};
+use crate::review;
 
 /// Output that could not be written needs a person, like anything else
 /// left undone.
 const EXIT_INCOMPLETE: u8 = Status::NeedsAttention.code();
 
 pub fn run(cli: Cli) -> ExitCode {
-    init_logging();
+    if let Err(e) = crate::terminal::init_logging() {
+        output::warn_line(&e);
+        return ExitCode::from(BAD_INPUT);
+    }
     // Every daemon connection is a file descriptor: under the common soft
     // limit of 1024, a registry of a few hundred swarms would lose nodes to
     // "Too many open files". Gathering sizes itself from what is in force.
@@ -39,20 +45,6 @@ pub fn run(cli: Cli) -> ExitCode {
             ExitCode::from(BAD_INPUT)
         }
     }
-}
-
-fn init_logging() {
-    // warn by default: one line per deletion, and every failure. Names in
-    // log fields come from outside, so the writer escapes every event; no
-    // colour, since its escape sequences would be escaped too.
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SWARM_SWEEP_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(false)
-        .with_writer(output::EscapingStderr)
-        .with_target(false)
-        .try_init();
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, InputError> {
@@ -93,7 +85,7 @@ fn gather_snapshot(
     policy: Policy,
 ) -> Result<Gathered, InputError> {
     let app_set: AppSet = input::read_app_set(&source.app_set)?;
-    let limit = Duration::from_secs(source.timeout);
+    let limit = source.timeout_or_default();
     let registry = input::registry(source, limit)?;
     let snapshot = rt.block_on(gather(
         registry.as_ref(),
@@ -129,27 +121,60 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             ))
         }
         Command::Plan {
-            snapshot,
-            source,
+            input: PlanInput { snapshot, source },
             policy: p,
             format,
+            out,
+            detailed_exitcode,
         } => {
-            let plan = match (snapshot, source.into_source()) {
-                (Some(file), _) => input::plan_snapshot(&file)?,
+            let format = Format::resolve(format);
+            // A saved plan records the snapshot it was made from, so it is
+            // planned from the whole snapshot; without --out a snapshot
+            // file is planned in place, never held twice.
+            let (plan, snapshot) = match (snapshot, source.into_source()) {
+                (Some(file), _) if out.is_some() => {
+                    let snapshot = review::read_snapshot(&file)?;
+                    (planned(&snapshot, &file.display().to_string())?, Some(snapshot))
+                }
+                (Some(file), _) => (input::plan_snapshot(&file)?, None),
                 (None, Some(source)) => {
                     let policy = policy(&p)?;
                     let rt = runtime()?;
                     let g = gather_snapshot(&rt, &source, policy)?;
-                    planned(&g.snapshot, "gathered snapshot")?
+                    (planned(&g.snapshot, "gathered snapshot")?, Some(g.snapshot))
                 }
-                // clap requires --app-set without --snapshot.
-                (None, None) => return Err(InputError::Flag("--app-set is required".into())),
+                // clap requires an input; said again in case it did not.
+                (None, None) => {
+                    return Err(InputError::Flag(
+                        "plan needs an input: give --snapshot FILE, or --app-set FILE (and --config FILE)".into(),
+                    ))
+                }
             };
+            let verdict = if detailed_exitcode {
+                plan_detailed_status(&plan)
+            } else {
+                plan_status(&plan)
+            };
+            let mut status = verdict.code();
+            if let (Some(file), Some(snapshot)) = (&out, &snapshot) {
+                // A plan that was not saved must not look saved: the
+                // operator would review one file and apply another.
+                if let Err(e) = review::write_saved(file, snapshot, &plan) {
+                    output::warn_line(&e.to_string());
+                    status = status.max(EXIT_INCOMPLETE);
+                }
+            }
+            drop(snapshot);
             let shown = match format {
                 Format::Json => emit_json(&plan),
-                Format::Text => emit(&render::plan_text(&plan)),
+                Format::Text => emit(&render::plan_text_styled(
+                    &plan,
+                    render::Style::coloured(crate::terminal::colour(
+                        crate::terminal::Stream::Stdout,
+                    )),
+                )),
             };
-            let status = written(plan_status(&plan).code(), shown);
+            let status = written(status, shown);
             // The process ends here: freeing a large plan string by string
             // would only delay the exit.
             std::mem::forget(plan);
@@ -160,27 +185,80 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             policy: p,
             run,
             format,
+            plan: saved,
+            yes,
         } => {
-            let policy = policy(&p)?;
+            let format = Format::resolve(format);
             let settings = execute_settings(&run)?;
             let rt = runtime()?;
-            let g = gather_snapshot(&rt, &source, policy)?;
-            let plan = planned(&g.snapshot, "gathered snapshot")?;
+            let (plan, g) = match saved {
+                None => {
+                    let policy = policy(&p)?;
+                    let g = gather_snapshot(&rt, &source, policy)?;
+                    (planned(&g.snapshot, "gathered snapshot")?, g)
+                }
+                Some(file) => {
+                    // Read before any swarm is: a file that does not read
+                    // is bad input, and nothing was gathered for it.
+                    let saved = review::read_saved(&file)?;
+                    let g = gather_snapshot(&rt, &source, saved.policy.clone())?;
+                    let checked =
+                        check(&saved, &g.snapshot, review::TOOL_VERSION).map_err(|source| {
+                            InputError::Snapshot {
+                                file: "gathered snapshot".into(),
+                                source,
+                            }
+                        })?;
+                    match checked {
+                        Err(stale) => {
+                            // Each change's text escapes its names already.
+                            eprint!("swarm-sweep: {}", stale_text(&stale));
+                            return Ok(Status::Stale.code());
+                        }
+                        Ok(approved) => {
+                            for r in &approved.unreviewed {
+                                output::warn_line(&format!(
+                                    "{r}: would be deleted now, but is not in the saved plan {}; plan again to review it",
+                                    file.display()
+                                ));
+                            }
+                            (approved.plan, g)
+                        }
+                    }
+                }
+            };
             if format == Format::Text {
                 // An operator who cannot be shown the plan is not shown a
                 // sweep either: nothing has been deleted yet, so stop here.
-                if let Err(e) = emit(&render::plan_text(&plan)) {
+                let style = render::Style::coloured(crate::terminal::colour(
+                    crate::terminal::Stream::Stdout,
+                ));
+                if let Err(e) = emit(&render::plan_text_styled(&plan, style)) {
                     output::warn_line(&format!(
                         "{e}; the plan was not shown, so nothing was deleted"
                     ));
                     return Ok(EXIT_INCOMPLETE);
                 }
             }
-            let report = rt.block_on(execute_until(
+            match crate::terminal::approve_apply(&plan, yes, format == Format::Text) {
+                Ok(crate::terminal::Approval::Proceed) => {}
+                Ok(crate::terminal::Approval::Declined) => {
+                    output::warn_line("declined: nothing was deleted");
+                    return Ok(EXIT_INCOMPLETE);
+                }
+                Err(e) => {
+                    output::warn_line(&format!(
+                        "cannot ask before deleting ({e}): nothing was deleted"
+                    ));
+                    return Ok(EXIT_INCOMPLETE);
+                }
+            }
+            let report = rt.block_on(execute_until_with(
                 g.registry.as_ref(),
                 &plan,
                 settings,
                 interrupted(),
+                crate::terminal::progress_hook(),
             ));
             let status = apply_status(&plan, &report).code();
             let text = match format {
@@ -209,7 +287,46 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                 }
             }
         }
+        Command::Explain {
+            release,
+            input,
+            policy: p,
+            format,
+        } => explain(release, input, p, Format::resolve(format)),
+        Command::Completions { shell } => Ok(written(0, crate::generated::completions(shell))),
+        Command::Man => Ok(written(0, crate::generated::man())),
     }
+}
+
+/// `explain SWARM/RELEASE`: what the plan decides for one release.
+fn explain(
+    release: sweep_core::ReleaseRef,
+    input: PlanInput,
+    policy_args: PolicyArgs,
+    format: Format,
+) -> Result<u8, InputError> {
+    let PlanInput { snapshot, source } = input;
+    let snapshot = match (snapshot, source.into_source()) {
+        (Some(file), _) => review::read_snapshot(&file)?,
+        (None, Some(source)) => {
+            let policy = policy(&policy_args)?;
+            let rt = runtime()?;
+            gather_snapshot(&rt, &source, policy)?.snapshot
+        }
+        (None, None) => return Err(InputError::Flag(
+            "explain needs an input: give --snapshot FILE, or --app-set FILE (and --config FILE)"
+                .into(),
+        )),
+    };
+    let explained = sweep_core::explain::explain(&snapshot, &release)?;
+    let text = match format {
+        Format::Text => explained.text(),
+        Format::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&explained).unwrap_or_default()
+        ),
+    };
+    Ok(written(Status::Success.code(), emit(&text)))
 }
 
 /// Writes the plan as pretty JSON and a line break, the bytes
@@ -337,18 +454,8 @@ fn short_report(report: &SweepReport) -> String {
 }
 
 fn execute_settings(run: &RunArgs) -> Result<ExecuteSettings, InputError> {
-    let secs = |flag: &str, v: f64| {
-        Duration::try_from_secs_f64(v)
-            .ok()
-            .filter(|d| !d.is_zero())
-            .ok_or_else(|| {
-                InputError::Flag(format!("{flag}: {v} is not a positive number of seconds"))
-            })
-    };
-    let sweep = Settings::new(
-        secs("--retry-interval", run.retry_interval)?,
-        secs("--settle-timeout", run.settle_timeout)?,
-    );
+    // The flags' parser refused zero, negative and unbounded values.
+    let sweep = Settings::new(run.retry_interval, run.settle_timeout);
     Ok(ExecuteSettings::new(
         sweep,
         run.concurrency as usize,

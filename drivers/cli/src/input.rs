@@ -42,6 +42,18 @@ pub enum InputError {
     Runtime(String),
     #[error("--controller: {0}")]
     Controller(String),
+    /// A saved plan (`apply --plan`) that does not read.
+    #[error("{}: not a saved plan of this format: {source}", file.display())]
+    SavedPlan {
+        file: PathBuf,
+        source: SnapshotError,
+    },
+    /// A file the command was asked to write (`plan --out`) could not be.
+    #[error("{}: cannot write: {message}", file.display())]
+    Write { file: PathBuf, message: String },
+    /// `explain` about a swarm or release the snapshot does not have.
+    #[error("{0}")]
+    Explain(#[from] sweep_core::explain::ExplainError),
 }
 
 /// Reads a snapshot file and plans it; an error names the file, and the

@@ -35,8 +35,7 @@ pub fn emit(text: &str) -> Result<(), OutputError> {
 /// Writes one line to stderr, every character of outside origin escaped.
 /// A stderr that cannot be written to leaves nobody to tell: ignored.
 pub fn warn_line(text: &str) {
-    let mut err = io::stderr().lock();
-    let _ = writeln!(err, "swarm-sweep: {}", escape(text));
+    let _ = crate::terminal::around_progress(|err| writeln!(err, "swarm-sweep: {}", escape(text)));
 }
 
 /// The log writer: every log event goes to stderr with control and bidi
@@ -53,9 +52,12 @@ impl io::Write for EscapingStderr {
             Some(body) => (body, "\n"),
             None => (text.as_ref(), ""),
         };
-        let mut err = io::stderr().lock();
-        err.write_all(escape(body).as_bytes())?;
-        err.write_all(end.as_bytes())?;
+        // Around the progress line, if one is drawn: the event goes on a
+        // line of its own and the progress line stays last.
+        crate::terminal::around_progress(|err| {
+            err.write_all(escape(body).as_bytes())?;
+            err.write_all(end.as_bytes())
+        })?;
         Ok(buf.len())
     }
 

@@ -96,12 +96,29 @@ fn text_format_names_what_goes_and_why_the_rest_stays() {
     ]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
+    // Grouped by swarm: each release under its swarm's header.
+    let section = |swarm: &str| -> String {
+        text.split("\n\n")
+            .find(|block| block.starts_with(&format!("swarm {swarm}:")))
+            .unwrap_or_else(|| panic!("no section for swarm {swarm}: {text}"))
+            .to_owned()
+    };
     assert!(
-        text.contains("us/web  application shop-legacy, departed"),
+        section("us").contains("delete  web  departed, application shop-legacy"),
         "{text}"
     );
-    assert!(text.contains("eu/web  current_application"), "{text}");
-    assert!(text.contains("ops/loki  foreign_owner"), "{text}");
+    assert!(
+        section("eu").contains("spare   web  current_application"),
+        "{text}"
+    );
+    assert!(
+        section("ops").contains("spare   loki  foreign_owner"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("2 to delete, 6 spared, 0 nodes not covered\n"),
+        "{text}"
+    );
 }
 
 fn bad(name: &str, content: &str) -> (i32, String, String) {

@@ -1,7 +1,7 @@
 //! The Docker backends: [`DockerSwarm`] (a swarm through its manager) and
 //! [`DockerNode`] (one node's own daemon).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::time::Duration;
 
@@ -13,7 +13,8 @@ use bollard::query_parameters::{
     ListSecretsOptionsBuilder, ListServicesOptionsBuilder, ListTasksOptionsBuilder,
 };
 use sweep_swarms::{
-    BackendError, ContainerEvents, Node, NodeBackend, ReleaseRecord, StackPart, SwarmBackend,
+    BackendError, ContainerEvents, Node, NodeBackend, ObjectVersion, ReleaseRecord, ServiceEntry,
+    StackObjects, StackPart, SwarmBackend, VolumesByStack, KEEP_LABEL,
 };
 
 use crate::client::{check_object_name, check_release, label_filter, Client, Failure};
@@ -139,6 +140,150 @@ impl Listed {
         let name = if name.is_empty() { id.clone() } else { name };
         Ok(Some(Listed { id, name }))
     }
+}
+
+/// The id and name of a listed object that the snapshot reports: both must
+/// be there, since an object a plan cannot name or prove unchanged is one
+/// it cannot account for.
+fn named(
+    kind: Kind,
+    id: Option<String>,
+    name: Option<String>,
+) -> Result<(String, String), BackendError> {
+    let name = name.filter(|n| !n.is_empty());
+    let id = id.filter(|id| !id.is_empty());
+    let (Some(id), Some(name)) = (id, name.clone()) else {
+        return Err(BackendError::Invalid {
+            what: format!("the stack {}s", kind.noun()),
+            message: format!(
+                "a {} ({name:?}) is listed without an id or a name",
+                kind.noun()
+            ),
+        });
+    };
+    if check_object_name(kind.noun(), &id).is_err() {
+        return Err(BackendError::Invalid {
+            what: format!("{} {name:?}", kind.noun()),
+            message: format!("listed with an id that is not one: {id:?}"),
+        });
+    }
+    Ok((id, name))
+}
+
+/// The stack namespace an object's labels name, if any. An empty one names
+/// no release (none can be named so) and is read as none.
+fn namespace_of(labels: Option<&HashMap<String, String>>) -> Option<String> {
+    labels
+        .and_then(|l| l.get(STACK_NAMESPACE))
+        .filter(|n| !n.is_empty())
+        .cloned()
+}
+
+/// The stacks' objects as listed, grouped by namespace: each listing is of
+/// the objects carrying a namespace label, checked ([`named`]) and sorted.
+fn group_stack_objects(
+    services: Vec<Service>,
+    networks: Vec<Network>,
+    secrets: Vec<Secret>,
+    configs: Vec<Config>,
+) -> Result<BTreeMap<String, StackObjects>, BackendError> {
+    let mut stacks: BTreeMap<String, StackObjects> = BTreeMap::new();
+    for service in services {
+        let version = service.version.as_ref().and_then(|v| v.index);
+        let (name, labels) = service.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
+        let (id, name) = named(Kind::Service, service.id, name)?;
+        let Some(version) = version else {
+            // Without its version a service's keep label could change
+            // unseen between the plan and its execution.
+            return Err(BackendError::Invalid {
+                what: format!("service {name:?}"),
+                message: "listed without a version".into(),
+            });
+        };
+        let Some(namespace) = namespace_of(labels.as_ref()) else {
+            continue;
+        };
+        let mut entry = ServiceEntry::new(id, name, version);
+        if let Some(keep) = labels.as_ref().and_then(|l| l.get(KEEP_LABEL)) {
+            entry = entry.with_keep(keep.clone());
+        }
+        stacks.entry(namespace).or_default().services.push(entry);
+    }
+    for network in networks {
+        let (_, name) = named(Kind::Network, network.id, network.name)?;
+        if let Some(namespace) = namespace_of(network.labels.as_ref()) {
+            stacks.entry(namespace).or_default().networks.push(name);
+        }
+    }
+    for secret in secrets {
+        let (name, labels) = secret.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
+        let (_, name) = named(Kind::Secret, secret.id, name)?;
+        if let Some(namespace) = namespace_of(labels.as_ref()) {
+            stacks.entry(namespace).or_default().secrets.push(name);
+        }
+    }
+    for config in configs {
+        let (name, labels) = config.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
+        let (_, name) = named(Kind::Config, config.id, name)?;
+        // Records go last, on their own: listed with the stack, one would
+        // be planned away with it. By the one definition a config with a
+        // namespace is never a record, so this only guards that rule.
+        if labels.as_ref().is_some_and(labels::is_release_record) {
+            continue;
+        }
+        if let Some(namespace) = namespace_of(labels.as_ref()) {
+            stacks.entry(namespace).or_default().configs.push(name);
+        }
+    }
+    Ok(stacks
+        .into_iter()
+        .map(|(namespace, objects)| {
+            let mut objects = objects.sorted();
+            // A manager may list its own copy of a swarm network beside the
+            // swarm's: one network, listed once.
+            objects.services.dedup();
+            objects.networks.dedup();
+            objects.secrets.dedup();
+            objects.configs.dedup();
+            (namespace, objects)
+        })
+        .collect())
+}
+
+/// Every release record's config id and version index, by release: the
+/// configs that are records ([`labels::is_release_record`]) and name one.
+/// A record without an id or version cannot be proven unchanged later, so
+/// it is an error, never left out.
+fn record_versions(
+    configs: &[Config],
+) -> Result<BTreeMap<String, Vec<ObjectVersion>>, BackendError> {
+    let mut by_release: BTreeMap<String, Vec<ObjectVersion>> = BTreeMap::new();
+    for c in configs {
+        let spec = c.spec.as_ref();
+        let Some(labels) = spec.and_then(|s| s.labels.as_ref()) else {
+            continue;
+        };
+        if !labels::is_release_record(labels) {
+            continue;
+        }
+        let Some(release) = labels.get(RELEASE).filter(|r| !r.is_empty()) else {
+            continue;
+        };
+        let name = spec.and_then(|s| s.name.as_deref()).unwrap_or_default();
+        let id = c.id.as_deref().filter(|id| !id.is_empty());
+        let version = c.version.as_ref().and_then(|v| v.index);
+        let (Some(id), Some(version)) = (id, version) else {
+            return Err(BackendError::Invalid {
+                what: format!("release record {name:?} of {release:?}"),
+                message: "listed without an id or a version".into(),
+            });
+        };
+        by_release
+            .entry(release.clone())
+            .or_default()
+            .push(ObjectVersion::new(id, version));
+    }
+    Ok(by_release)
 }
 
 /// One swarm through its manager's daemon; implements [`SwarmBackend`].
@@ -418,7 +563,52 @@ impl SwarmBackend for DockerSwarm {
             let labels = spec.and_then(|s| s.labels.as_ref()).unwrap_or(&empty);
             named.push(ConfigLabels { name, labels });
         }
-        labels::newest_records(named)
+        let releases = labels::newest_records(named)?;
+        let mut versions = record_versions(&configs)?;
+        Ok(releases
+            .into_iter()
+            .map(|r| {
+                let records = versions.remove(&r.name).unwrap_or_default();
+                r.with_records(records)
+            })
+            .collect())
+    }
+
+    async fn stack_objects(&self) -> Result<Option<BTreeMap<String, StackObjects>>, BackendError> {
+        let filters = HashMap::from([("label".to_owned(), vec![STACK_NAMESPACE.to_owned()])]);
+        let docker = self.client.docker();
+        let services = ListServicesOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let networks = ListNetworksOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let secrets = ListSecretsOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let configs = ListConfigsOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        // At once: one round to the manager, not four.
+        let (services, networks, secrets, configs) = tokio::try_join!(
+            self.client
+                .call_plain("the stack services", docker.list_services(Some(services))),
+            self.client
+                .call_plain("the stack networks", docker.list_networks(Some(networks))),
+            self.client
+                .call_plain("the stack secrets", docker.list_secrets(Some(secrets))),
+            self.client
+                .call_plain("the stack configs", docker.list_configs(Some(configs))),
+        )?;
+        group_stack_objects(services, networks, secrets, configs).map(Some)
+    }
+
+    async fn volumes_by_stack(&self) -> Result<Option<VolumesByStack>, BackendError> {
+        self.client.volumes_by_stack().await.map(Some)
+    }
+
+    async fn own_node_id(&self) -> Result<Option<String>, BackendError> {
+        self.client.own_node_id().await.map(Some)
     }
 
     async fn remove_stack_part(&self, release: &str, part: StackPart) -> Result<(), BackendError> {
@@ -594,6 +784,10 @@ impl NodeBackend for DockerNode {
         self.client.stack_volumes(release).await
     }
 
+    async fn volumes_by_stack(&self) -> Result<Option<VolumesByStack>, BackendError> {
+        self.client.volumes_by_stack().await.map(Some)
+    }
+
     async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
         self.client.remove_volume(name).await
     }
@@ -609,6 +803,7 @@ impl NodeBackend for DockerNode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::labels::REVISION;
 
     fn labels(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs
@@ -647,6 +842,113 @@ mod tests {
         assert!(
             Listed::checked(Kind::Service, Some("../x".into()), None, Some(&mine), "app").is_err()
         );
+    }
+
+    fn from_json<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn stack_objects_are_grouped_by_namespace_with_versions_and_keep_labels() {
+        let services: Vec<Service> = from_json(serde_json::json!([
+            {"ID": "s1", "Version": {"Index": 7}, "Spec": {"Name": "app_web",
+                "Labels": {STACK_NAMESPACE: "app", KEEP_LABEL: "true"}}},
+            {"ID": "s2", "Version": {"Index": 9}, "Spec": {"Name": "app_db",
+                "Labels": {STACK_NAMESPACE: "app"}}},
+            {"ID": "s3", "Version": {"Index": 3}, "Spec": {"Name": "other_web",
+                "Labels": {STACK_NAMESPACE: "other", KEEP_LABEL: ""}}},
+            {"ID": "s4", "Version": {"Index": 3}, "Spec": {"Name": "loose",
+                "Labels": {STACK_NAMESPACE: ""}}},
+        ]));
+        let networks: Vec<Network> = from_json(serde_json::json!([
+            {"Id": "n1", "Name": "app_front", "Labels": {STACK_NAMESPACE: "app"}},
+            {"Id": "n2", "Name": "app_front", "Labels": {STACK_NAMESPACE: "app"}},
+        ]));
+        let secrets: Vec<Secret> = from_json(serde_json::json!([
+            {"ID": "x1", "Spec": {"Name": "other_tok", "Labels": {STACK_NAMESPACE: "other"}}},
+        ]));
+        let configs: Vec<Config> = from_json(serde_json::json!([
+            {"ID": "c1", "Spec": {"Name": "app_conf", "Labels": {STACK_NAMESPACE: "app"}}},
+            // Unlabelled (a filter quirk): nobody's.
+            {"ID": "c2", "Spec": {"Name": "app.v1", "Labels": {TYPE: RECORD_TYPE, RELEASE: "app"}}},
+        ]));
+        let stacks = group_stack_objects(services, networks, secrets, configs).unwrap();
+        assert_eq!(stacks.keys().collect::<Vec<_>>(), ["app", "other"]);
+        let app = &stacks["app"];
+        assert_eq!(
+            app.services,
+            vec![
+                ServiceEntry::new("s1", "app_web", 7).with_keep("true"),
+                ServiceEntry::new("s2", "app_db", 9),
+            ]
+        );
+        assert_eq!(app.networks, ["app_front"]);
+        assert!(app.secrets.is_empty());
+        assert_eq!(app.configs, ["app_conf"]);
+        assert_eq!(app.volumes, None);
+        let other = &stacks["other"];
+        assert_eq!(
+            other.services,
+            vec![ServiceEntry::new("s3", "other_web", 3).with_keep("")]
+        );
+        assert_eq!(other.secrets, ["other_tok"]);
+    }
+
+    #[test]
+    fn stack_objects_without_id_name_or_version_are_invalid() {
+        let ns = serde_json::json!({STACK_NAMESPACE: "app"});
+        let bad_services = [
+            serde_json::json!([{"Version": {"Index": 1}, "Spec": {"Name": "a", "Labels": ns}}]),
+            serde_json::json!([{"ID": "", "Version": {"Index": 1}, "Spec": {"Name": "a", "Labels": ns}}]),
+            serde_json::json!([{"ID": "s1", "Version": {"Index": 1}, "Spec": {"Labels": ns}}]),
+            serde_json::json!([{"ID": "s1", "Version": {"Index": 1}}]),
+            serde_json::json!([{"ID": "s1", "Spec": {"Name": "a", "Labels": ns}}]),
+            serde_json::json!([{"ID": "../x", "Version": {"Index": 1}, "Spec": {"Name": "a", "Labels": ns}}]),
+        ];
+        for services in bad_services {
+            let e = group_stack_objects(from_json(services.clone()), vec![], vec![], vec![]);
+            assert!(
+                matches!(e, Err(BackendError::Invalid { .. })),
+                "{services}: {e:?}"
+            );
+        }
+        let nameless: Vec<Network> = from_json(serde_json::json!([{"Id": "n1", "Labels": ns}]));
+        assert!(group_stack_objects(vec![], nameless, vec![], vec![]).is_err());
+        let idless: Vec<Secret> =
+            from_json(serde_json::json!([{"Spec": {"Name": "t", "Labels": ns}}]));
+        assert!(group_stack_objects(vec![], vec![], idless, vec![]).is_err());
+        let empty: Vec<Config> = from_json(serde_json::json!([{}]));
+        assert!(group_stack_objects(vec![], vec![], vec![], empty).is_err());
+    }
+
+    #[test]
+    fn record_versions_are_every_revision_of_every_record() {
+        let configs: Vec<Config> = from_json(serde_json::json!([
+            {"ID": "c1", "Version": {"Index": 11}, "Spec": {"Name": "app.v1",
+                "Labels": {TYPE: RECORD_TYPE, RELEASE: "app", REVISION: "1"}}},
+            {"ID": "c2", "Version": {"Index": 12}, "Spec": {"Name": "app.v2",
+                "Labels": {TYPE: RECORD_TYPE, RELEASE: "app", REVISION: "2"}}},
+            // The stack's, not a record.
+            {"ID": "c3", "Version": {"Index": 13}, "Spec": {"Name": "app_conf",
+                "Labels": {TYPE: RECORD_TYPE, RELEASE: "app", STACK_NAMESPACE: "app"}}},
+            {"ID": "c4", "Version": {"Index": 14}, "Spec": {"Name": "plain"}},
+        ]));
+        let versions = record_versions(&configs).unwrap();
+        assert_eq!(
+            versions,
+            BTreeMap::from([(
+                "app".to_owned(),
+                vec![ObjectVersion::new("c1", 11), ObjectVersion::new("c2", 12)]
+            )])
+        );
+        let unversioned: Vec<Config> = from_json(serde_json::json!([
+            {"ID": "c1", "Spec": {"Name": "app.v1",
+                "Labels": {TYPE: RECORD_TYPE, RELEASE: "app", REVISION: "1"}}},
+        ]));
+        assert!(matches!(
+            record_versions(&unversioned),
+            Err(BackendError::Invalid { .. })
+        ));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use bollard::query_parameters::{
 };
 use bollard::{BollardRequest, Docker, API_DEFAULT_VERSION};
 use futures::future::{BoxFuture, FutureExt, WeakShared};
-use sweep_swarms::{BackendError, Node};
+use sweep_swarms::{BackendError, Node, VolumesByStack};
 
 use crate::endpoint::{Endpoint, Transport};
 use crate::labels::STACK_NAMESPACE;
@@ -298,6 +298,48 @@ impl Client {
         Ok(names)
     }
 
+    /// Every stack volume on this daemon, by stack namespace: one listing
+    /// of the volumes carrying a namespace label. A volume without a name
+    /// is an error, and so is a listing the daemon says is incomplete (its
+    /// warnings, as when a volume driver could not be asked): a volume left
+    /// out would be one a plan never accounts for.
+    pub(crate) async fn volumes_by_stack(&self) -> Result<VolumesByStack, BackendError> {
+        let what = "the stack volumes";
+        let filters = HashMap::from([("label".to_owned(), vec![STACK_NAMESPACE.to_owned()])]);
+        let options = ListVolumesOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let reply = self
+            .call_plain(what, self.docker.list_volumes(Some(options)))
+            .await?;
+        if let Some(warning) = reply.warnings.unwrap_or_default().into_iter().next() {
+            return Err(BackendError::Invalid {
+                what: what.into(),
+                message: format!("the daemon says the listing may be incomplete: {warning}"),
+            });
+        }
+        group_volumes(
+            reply
+                .volumes
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| (v.name, v.labels.get(STACK_NAMESPACE).cloned())),
+        )
+    }
+
+    /// This daemon's swarm node id, from its own `info`.
+    pub(crate) async fn own_node_id(&self) -> Result<String, BackendError> {
+        let what = "the daemon's info";
+        let info = self.call_plain(what, self.docker.info()).await?;
+        info.swarm
+            .and_then(|s| s.node_id)
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| BackendError::Invalid {
+                what: what.into(),
+                message: "the daemon reports no swarm node id".into(),
+            })
+    }
+
     /// Removes volume `name` from this daemon, never forcing.
     pub(crate) async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
         check_object_name("volume", name)?;
@@ -382,6 +424,33 @@ fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> F
         },
     };
     Failure::Backend(backend)
+}
+
+/// Volumes as listed (name, namespace label), grouped by namespace, each
+/// name once and sorted. Volumes without a namespace (or with an empty one,
+/// which names no release) belong to no stack and are left out; a volume
+/// without a name is an error.
+fn group_volumes(
+    listed: impl IntoIterator<Item = (String, Option<String>)>,
+) -> Result<VolumesByStack, BackendError> {
+    let mut by_stack = VolumesByStack::new();
+    for (name, namespace) in listed {
+        if name.is_empty() {
+            return Err(BackendError::Invalid {
+                what: "the stack volumes".into(),
+                message: format!("a volume of stack {namespace:?} is listed without a name"),
+            });
+        }
+        let Some(namespace) = namespace.filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        by_stack.entry(namespace).or_default().push(name);
+    }
+    for names in by_stack.values_mut() {
+        names.sort();
+        names.dedup();
+    }
+    Ok(by_stack)
 }
 
 /// A daemon filter matching objects that carry every `key=value` label.
@@ -767,6 +836,33 @@ mod tests {
             Some("http://h:2375/v1.41/volumes")
         );
         assert_eq!(pin_version("no-scheme", "/v1.41"), None);
+    }
+
+    #[test]
+    fn volumes_are_grouped_by_namespace_and_nameless_ones_refused() {
+        let grouped = group_volumes([
+            ("b_data".to_owned(), Some("b".to_owned())),
+            ("a_data".to_owned(), Some("a".to_owned())),
+            ("a_cache".to_owned(), Some("a".to_owned())),
+            ("a_data".to_owned(), Some("a".to_owned())),
+            ("loose".to_owned(), None),
+            ("blank".to_owned(), Some(String::new())),
+        ])
+        .unwrap();
+        assert_eq!(
+            grouped,
+            VolumesByStack::from([
+                (
+                    "a".to_owned(),
+                    vec!["a_cache".to_owned(), "a_data".to_owned()]
+                ),
+                ("b".to_owned(), vec!["b_data".to_owned()]),
+            ])
+        );
+        assert!(matches!(
+            group_volumes([(String::new(), Some("a".to_owned()))]),
+            Err(BackendError::Invalid { .. })
+        ));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! managers and nodes.
 //!
 //! ```toml
-//! timeout_secs = 10                  # optional; per daemon call
+//! timeout = "10s"                    # optional; per daemon call (or timeout_secs = 10)
 //! [[swarm]]
 //! name = "alpha"                     # "" is the local swarm
 //! manager = "unix:///run/alpha-1/docker.sock"
@@ -96,6 +96,10 @@ pub struct SwarmConfig {
 #[serde(deny_unknown_fields)]
 struct RawFile {
     timeout_secs: Option<u64>,
+    /// A duration with a unit (`"30s"`); kept as TOML so that a bare
+    /// number of seconds reads too, and a wrong type gets this field's own
+    /// message rather than serde's.
+    timeout: Option<toml::Value>,
     #[serde(default)]
     swarm: Vec<RawSwarm>,
 }
@@ -217,16 +221,29 @@ impl RegistryConfig {
             message,
         };
 
-        let timeout = match raw.timeout_secs {
-            None => DEFAULT_TIMEOUT,
-            Some(0) => return Err(invalid("timeout_secs".into(), "must be at least 1".into())),
-            Some(s) if s > MAX_TIMEOUT_SECS => {
+        let timeout = match (raw.timeout_secs, raw.timeout) {
+            // Two answers to one question: whichever won, the other was
+            // what somebody meant.
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "timeout, timeout_secs".into(),
+                    "both are set; keep one (timeout = \"30s\" or timeout_secs = 30)".into(),
+                ))
+            }
+            (None, None) => DEFAULT_TIMEOUT,
+            (Some(0), None) => {
+                return Err(invalid("timeout_secs".into(), "must be at least 1".into()))
+            }
+            (Some(s), None) if s > MAX_TIMEOUT_SECS => {
                 return Err(invalid(
                     "timeout_secs".into(),
                     format!("must be at most {MAX_TIMEOUT_SECS}"),
                 ))
             }
-            Some(s) => Duration::from_secs(s),
+            (Some(s), None) => Duration::from_secs(s),
+            (None, Some(value)) => {
+                timeout_value(&value).map_err(|message| invalid("timeout".into(), message))?
+            }
         };
 
         let mut swarms: Vec<SwarmConfig> = Vec::with_capacity(raw.swarm.len());
@@ -285,6 +302,28 @@ impl RegistryConfig {
         }
         Ok(RegistryConfig { timeout, swarms })
     }
+}
+
+/// The `timeout` key: a duration string, or a bare number of seconds,
+/// within the bounds of `timeout_secs`.
+fn timeout_value(value: &toml::Value) -> Result<Duration, String> {
+    let text = match value {
+        toml::Value::String(text) => text.clone(),
+        toml::Value::Integer(n) => n.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        other => {
+            return Err(format!(
+                "expected a duration such as \"30s\", found a {}",
+                other.type_str()
+            ))
+        }
+    };
+    crate::duration::parse_within(
+        &text,
+        Duration::from_secs(1),
+        Duration::from_secs(MAX_TIMEOUT_SECS),
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// Resolves TLS file paths against `base` and checks they can be read now,
@@ -400,9 +439,9 @@ manager = "tcp://127.0.0.1:2375"
         );
         let m = message("[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\n[[swarm]]\nmanager = \"unix:///s\"\n");
         assert_eq!(m, "registry.toml: swarm #2: missing field `name`");
-        let m = message("timeout = 3\n");
+        let m = message("timeot = \"3s\"\n");
         assert!(
-            m.starts_with("registry.toml: unknown field `timeout`"),
+            m.starts_with("registry.toml: unknown field `timeot`"),
             "{m}"
         );
         let m = message(
@@ -466,6 +505,53 @@ manager = "tcp://127.0.0.1:2375"
         assert!(
             m.starts_with("registry.toml: swarm \"a\": tls: ca: cannot read /nonexistent/ca"),
             "{m}"
+        );
+    }
+
+    #[test]
+    fn timeout_takes_units_within_the_same_bounds() {
+        assert_eq!(
+            parse("timeout = \"30s\"\n").unwrap().timeout,
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            parse("timeout = \"2m\"\n").unwrap().timeout,
+            Duration::from_secs(120)
+        );
+        assert_eq!(
+            parse("timeout = \"1h\"\n").unwrap().timeout,
+            Duration::from_secs(3600)
+        );
+        assert_eq!(
+            parse("timeout = \"1500ms\"\n").unwrap().timeout,
+            Duration::from_millis(1500)
+        );
+        // A bare number is seconds, as in timeout_secs.
+        assert_eq!(
+            parse("timeout = 7\n").unwrap().timeout,
+            Duration::from_secs(7)
+        );
+        assert_eq!(
+            parse("timeout = \"7\"\n").unwrap().timeout,
+            Duration::from_secs(7)
+        );
+        assert_eq!(
+            message("timeout = \"500ms\"\n"),
+            "registry.toml: timeout: \"500ms\" is less than the minimum of 1s"
+        );
+        assert_eq!(
+            message("timeout = \"2h\"\n"),
+            "registry.toml: timeout: \"2h\" is more than the maximum of 1h"
+        );
+        for bad in [
+            "\"0s\"", "0", "\"-3s\"", "-3", "\"soon\"", "\"\"", "true", "[1]",
+        ] {
+            let m = message(&format!("timeout = {bad}\n"));
+            assert!(m.starts_with("registry.toml: timeout: "), "{bad}: {m}");
+        }
+        assert_eq!(
+            message("timeout = \"30s\"\ntimeout_secs = 30\n"),
+            "registry.toml: timeout, timeout_secs: both are set; keep one (timeout = \"30s\" or timeout_secs = 30)"
         );
     }
 

@@ -18,6 +18,7 @@ mod backend;
 mod client;
 pub mod config;
 pub mod context;
+pub mod duration;
 mod endpoint;
 mod events;
 pub mod files;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use sweep_core::sweep::{
-    Action, ActionId, ActionKind, Failure, Outcome, Settings, StackPart, StampRead, Sweep,
+    Action, ActionId, ActionKind, Failure, Outcome, Settings, StackPart, StampRead, Step, Sweep,
     SweepReport, Timestamp, Where,
 };
 use sweep_core::{ReleaseEntry, SwarmName, SweepPlan};
@@ -58,6 +58,79 @@ pub async fn execute(
     execute_until(registry, plan, settings, std::future::pending()).await
 }
 
+/// Where a sweep stands, handed to the progress hook of
+/// [`execute_until_with`] whenever an action starts or finishes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Releases the sweep carries out (0 for a plan held as a whole).
+    pub total: usize,
+    /// Releases settled: deleted, failed, left as the controller's own
+    /// stack, or pending coverage (the sweep's own count); a failed
+    /// release that a re-listing revives counts as not done again.
+    pub done: usize,
+    /// Releases whose records were deleted, their last step.
+    pub deleted: usize,
+    /// Actions handed out and not yet answered.
+    pub in_flight: usize,
+    /// The step started last, if any.
+    pub current: Option<CurrentStep>,
+    /// The sweep ended (done, stopped or stalled): the last call.
+    pub finished: bool,
+}
+
+/// One step of the sweep, as a progress display names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CurrentStep {
+    pub step: Step,
+    /// The stack part, for [`Step::RemoveStack`].
+    pub part: Option<StackPart>,
+    pub swarm: SwarmName,
+    /// The release; `None` for a re-listing of a swarm.
+    pub release: Option<String>,
+    /// The node's id, for a volume step on a node.
+    pub node: Option<String>,
+}
+
+impl CurrentStep {
+    fn of(kind: &ActionKind) -> Self {
+        CurrentStep {
+            step: kind.step(),
+            part: kind.part(),
+            swarm: kind.swarm().clone(),
+            release: kind.target().map(|t| t.release.release.clone()),
+            node: kind.at().and_then(Where::node_id).map(str::to_owned),
+        }
+    }
+}
+
+/// What [`Progress`] reports beside the sweep's own counts.
+struct Tally {
+    deleted: usize,
+    current: Option<CurrentStep>,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Tally {
+            deleted: 0,
+            current: None,
+        }
+    }
+
+    fn progress(&self, sweep: &Sweep, finished: bool) -> Progress {
+        Progress {
+            total: sweep.planned(),
+            done: sweep.settled(),
+            deleted: self.deleted,
+            in_flight: sweep.outstanding(),
+            current: self.current.clone(),
+            finished,
+        }
+    }
+}
+
 /// [`execute`], until `stop` completes: then no new action starts, the
 /// actions in flight finish, and the report says what is unfinished. An
 /// interrupted release keeps its records (they go last), so the next sweep
@@ -69,9 +142,34 @@ pub async fn execute_until(
     settings: ExecuteSettings,
     stop: impl std::future::Future<Output = ()>,
 ) -> SweepReport {
+    drive(registry, plan, settings, stop, None).await
+}
+
+/// [`execute_until`], calling `on_progress` whenever an action starts or
+/// finishes, and once more at the end with [`Progress::finished`] set.
+/// The hook runs on the sweep's own loop: it must return quickly (draw,
+/// do not wait), since no outcome is taken while it runs.
+pub async fn execute_until_with(
+    registry: &dyn Registry,
+    plan: &SweepPlan,
+    settings: ExecuteSettings,
+    stop: impl std::future::Future<Output = ()>,
+    mut on_progress: impl FnMut(&Progress),
+) -> SweepReport {
+    drive(registry, plan, settings, stop, Some(&mut on_progress)).await
+}
+
+async fn drive(
+    registry: &dyn Registry,
+    plan: &SweepPlan,
+    settings: ExecuteSettings,
+    stop: impl std::future::Future<Output = ()>,
+    mut on_progress: Option<&mut dyn FnMut(&Progress)>,
+) -> SweepReport {
     let epoch = Instant::now();
     let now = || Timestamp::from_epoch(Instant::now().saturating_duration_since(epoch));
     let mut sweep = Sweep::new(plan, settings.sweep);
+    let mut tally = on_progress.as_ref().map(|_| Tally::new());
     let mut running = FuturesUnordered::new();
     // A cluster seen under several names is planned under one of them, but
     // its nodes may have been reached under another: try every name.
@@ -87,14 +185,22 @@ pub async fn execute_until(
     let mut stop = std::pin::pin!(stop);
     let mut stopping = false;
     loop {
+        let mut started = false;
         while !stopping && running.len() < settings.concurrency.max(1) {
             match sweep.poll_action(now()) {
                 Some(action) => {
+                    if let Some(t) = tally.as_mut() {
+                        t.current = Some(CurrentStep::of(&action.kind));
+                        started = true;
+                    }
                     let aliases = names.get(action.kind.swarm()).copied().unwrap_or_default();
                     running.push(run(registry, aliases, action, settings.action_timeout))
                 }
                 None => break,
             }
+        }
+        if started {
+            report_progress(&mut on_progress, tally.as_mut(), &sweep, false);
         }
         if sweep.is_done() || (stopping && running.is_empty()) {
             break;
@@ -109,13 +215,17 @@ pub async fn execute_until(
             .map(|t| (epoch + t.since_epoch()).max(Instant::now() + Duration::from_millis(1)));
         tokio::select! {
             finished = running.next(), if !running.is_empty() => {
-                if let Some((id, outcome)) = finished {
+                if let Some((id, step, outcome)) = finished {
+                    let records_gone = step == Step::DeleteRecords && outcome == Outcome::Done;
                     if let Err(e) = sweep.handle_outcome(id, outcome, now()) {
                         // Only a bug in this loop can cause this; the sweep
                         // is unchanged by it, and its report says what is
                         // unfinished.
                         tracing::error!(error = %e, "outcome refused by the sweep");
+                    } else if let Some(t) = tally.as_mut() {
+                        t.deleted += usize::from(records_gone);
                     }
+                    report_progress(&mut on_progress, tally.as_mut(), &sweep, false);
                 }
             }
             _ = sleep_until(deadline.unwrap_or(epoch)), if deadline.is_some() => {}
@@ -136,7 +246,19 @@ pub async fn execute_until(
             }
         }
     }
+    report_progress(&mut on_progress, tally.as_mut(), &sweep, true);
     sweep.report()
+}
+
+fn report_progress(
+    hook: &mut Option<&mut dyn FnMut(&Progress)>,
+    tally: Option<&mut Tally>,
+    sweep: &Sweep,
+    finished: bool,
+) {
+    if let (Some(hook), Some(tally)) = (hook.as_mut(), tally) {
+        hook(&tally.progress(sweep, finished));
+    }
 }
 
 async fn run(
@@ -144,8 +266,9 @@ async fn run(
     aliases: &[SwarmName],
     action: Action,
     limit: Duration,
-) -> (ActionId, Outcome) {
+) -> (ActionId, Step, Outcome) {
     let id = action.id;
+    let step = action.kind.step();
     let outcome = match timeout(limit, perform(registry, aliases, &action.kind)).await {
         Ok(outcome) => outcome,
         Err(_) => Outcome::Failed(Failure::Unreachable(format!(
@@ -158,7 +281,7 @@ async fn run(
             tracing::warn!(action = %action.kind.step(), swarm = %action.kind.swarm(), %failure, "step failed");
         }
     }
-    (id, outcome)
+    (id, step, outcome)
 }
 
 fn failed<E>(classify: impl Fn(&E) -> Failure) -> impl Fn(E) -> Outcome {
@@ -292,4 +415,91 @@ async fn node_backend(
         node: node.id.clone(),
     });
     Err(Outcome::Failed(classify_registry(&error)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sweep_core::{plan, AppSet, Application, Policy};
+    use sweep_testkit::{MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm};
+
+    fn departed(swarm: MemorySwarm, name: &str) -> MemorySwarm {
+        let stamp = format!("cd/default/gone:release/{name}");
+        swarm
+            .record(MemoryRecord::new(name, 1, Some(&stamp)))
+            .stack(name, MemoryStack::new().service(format!("{name}_svc")))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn progress_counts_up_to_every_release_and_ends_finished() {
+        let mut swarm = MemorySwarm::new("alpha", "A");
+        for name in ["a", "b", "c"] {
+            swarm = departed(swarm, name);
+        }
+        let registry = MemoryRegistry::new().with_swarm(swarm);
+        let apps = AppSet::new(true, vec![Application::reconciled("shop", "alpha", &[])]);
+        let snapshot = crate::gather(
+            &registry,
+            Policy::new("default", false, None),
+            apps,
+            crate::GatherSettings::default(),
+        )
+        .await;
+        let plan = plan(&snapshot).unwrap();
+        assert_eq!(plan.deletions.len(), 3);
+
+        let mut seen: Vec<Progress> = Vec::new();
+        let report = execute_until_with(
+            &registry,
+            &plan,
+            ExecuteSettings::default(),
+            std::future::pending(),
+            |p| seen.push(p.clone()),
+        )
+        .await;
+        assert!(report.all_done());
+        let last = seen.last().expect("at least the final call");
+        assert!(last.finished);
+        assert_eq!((last.done, last.total, last.deleted), (3, 3, 3));
+        assert_eq!(last.in_flight, 0);
+        assert_eq!(seen.iter().filter(|p| p.finished).count(), 1);
+        assert!(seen.iter().all(|p| p.total == 3 && p.done <= 3));
+        // Every step is named as it starts, the records last.
+        let steps: Vec<Step> = seen
+            .iter()
+            .filter_map(|p| p.current.as_ref().map(|c| c.step))
+            .collect();
+        assert!(steps.contains(&Step::RemoveStack), "{steps:?}");
+        assert_eq!(
+            last.current.as_ref().map(|c| c.step),
+            Some(Step::DeleteRecords)
+        );
+        assert!(seen.windows(2).all(|w| w[0].deleted <= w[1].deleted));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_held_plan_reports_nothing_to_do() {
+        let registry =
+            MemoryRegistry::new().with_swarm(departed(MemorySwarm::new("alpha", "A"), "a"));
+        let snapshot = crate::gather(
+            &registry,
+            Policy::new("default", false, None),
+            AppSet::new(true, Vec::new()),
+            crate::GatherSettings::default(),
+        )
+        .await;
+        let plan = plan(&snapshot).unwrap();
+        assert!(plan.is_held());
+        let mut seen = Vec::new();
+        execute_until_with(
+            &registry,
+            &plan,
+            ExecuteSettings::default(),
+            std::future::pending(),
+            |p| seen.push(p.clone()),
+        )
+        .await;
+        assert_eq!(seen.len(), 1);
+        assert!(seen[0].finished && seen[0].total == 0 && seen[0].done == 0);
+    }
 }

@@ -9,7 +9,16 @@
 //! its nodes are looked at (through [`NodeReach`]) while the manager is
 //! connected and read, not after. Over the docker registry that is two
 //! rounds: every daemon's API version, then the manager's release records,
-//! cluster id and node list with every daemon's info.
+//! stack objects, cluster id, node list and own volumes with every daemon's
+//! info; each reached node's volumes follow its info.
+//!
+//! What a release consists of is read with it: every record revision's id
+//! and version, and the objects of its stack (services with their keep
+//! labels, networks, secrets, configs, and its volumes on every node whose
+//! volumes were listed). The service list is evidence for sparing a
+//! release, so a swarm whose stack objects cannot be read is unreadable,
+//! as one whose release records cannot be; a node whose volumes cannot be
+//! listed is only left out of the volumes.
 //!
 //! Two bounds keep one slow or silent daemon costing only itself:
 //! - the connections open at once stay within a budget
@@ -20,23 +29,27 @@
 //!   ([`NodeReach::nodes_time_limit`]), so the nodes that answered are never
 //!   cut off together with the one that did not.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
-use sweep_core::{AppSet, NodeEntry, Policy, ReleaseEntry, Snapshot, SwarmSnapshot};
-use sweep_swarms::{NodeReach, Registry, SwarmBackend, Target};
+use sweep_core::{
+    AppSet, NodeEntry, NodeVolumes, Policy, ReleaseEntry, Snapshot, StackObjects, SwarmSnapshot,
+};
+use sweep_swarms::{Node, NodeReach, Registry, SwarmBackend, Target, VolumesByStack};
 use tokio::sync::Semaphore;
 use tokio::time::timeout;
 
 use crate::limits::{connection_budget, open_file_limit};
 
 /// The manager reads of one swarm that run at once (release records,
-/// cluster id, node count, node list), one connection each. Connecting
-/// before them is one connection, never at the same time. (A registry may
-/// serve the count and the list with one request; counting both stays on
-/// the safe side.)
-const MANAGER_READS: usize = 4;
+/// cluster id, node count, node list, its own node id and volumes), one
+/// connection each, and the stack objects, one connection for each of the
+/// four kinds listed at once. Connecting before them is one connection,
+/// never at the same time. (A registry may serve the count and the list
+/// with one request; counting both stays on the safe side.)
+const MANAGER_READS: usize = 6 + 4;
 
 /// How much longer than the registry's own bound on node listing gathering
 /// waits for it: the registry's bound is what it needs, this is scheduling
@@ -174,6 +187,18 @@ struct ManagerRead {
     cluster_id: String,
     node_count: Option<u64>,
     members: Option<Vec<NodeEntry>>,
+    /// The stacks' objects by namespace; `None`: the backend does not read
+    /// them.
+    objects: Option<BTreeMap<String, StackObjects>>,
+    /// The manager's own node id and its volumes by stack, when both read.
+    volumes: Option<(String, VolumesByStack)>,
+}
+
+/// The nodes the registry reaches: as the snapshot holds them, and as the
+/// registry listed them (to ask each for its volumes).
+struct NodesRead {
+    nodes: Option<Vec<NodeEntry>>,
+    listed: Vec<Node>,
 }
 
 async fn read_swarm(
@@ -197,19 +222,69 @@ async fn read_swarm(
         }
     };
 
+    // Each reached node's volumes, once the manager's own are in: the
+    // manager's daemon, when it is a reached node too, is not asked twice.
+    let own = manager.volumes.as_ref().map(|(id, _)| id.as_str());
+    let others: Vec<Node> = nodes
+        .listed
+        .into_iter()
+        .filter(|n| Some(n.id.as_str()) != own)
+        .collect();
+    let mut volumes = match registry.as_node_reach() {
+        Some(reach) if !others.is_empty() => node_volumes(reach, target, &others, limit).await,
+        _ => BTreeMap::new(),
+    };
+    if let Some((id, by_stack)) = manager.volumes {
+        volumes.insert(id, by_stack);
+    }
     let mut snapshot = SwarmSnapshot::new(target.swarm.as_str());
     snapshot.cluster_id = Some(manager.cluster_id);
     snapshot.releases = manager
         .releases
         .into_iter()
-        .map(|r| ReleaseEntry::new(r.name, r.owner))
+        .map(|r| release_entry(r, manager.objects.as_ref(), &volumes))
         .collect();
     snapshot.releases.sort_by(|a, b| a.name.cmp(&b.name));
-    snapshot.nodes = nodes;
+    snapshot.nodes = nodes.nodes;
     snapshot.node_count = manager.node_count;
     snapshot.members = manager.members;
     snapshot.self_stack = manager.backend.self_stack().map(str::to_owned);
     snapshot
+}
+
+/// The snapshot's entry for `release`: its record versions when the
+/// backend read them (a release has at least one record, so none means
+/// not read), and, when the stack objects were read, its stack's objects
+/// (none listed is an empty stack, a fact) with its volumes on every node
+/// in `volumes` (an empty list where the node holds none of them), or no
+/// volumes at all when no node's volumes were read.
+fn release_entry(
+    release: sweep_swarms::ReleaseRecord,
+    objects: Option<&BTreeMap<String, StackObjects>>,
+    volumes: &BTreeMap<String, VolumesByStack>,
+) -> ReleaseEntry {
+    let mut entry = ReleaseEntry::new(release.name, release.owner);
+    if !release.records.is_empty() {
+        entry = entry.with_records(release.records);
+    }
+    if let Some(stacks) = objects {
+        let mut stack = stacks.get(&entry.name).cloned().unwrap_or_default();
+        stack.volumes = None;
+        if !volumes.is_empty() {
+            let on_nodes = volumes
+                .iter()
+                .map(|(node, by_stack)| {
+                    NodeVolumes::new(
+                        node.clone(),
+                        by_stack.get(&entry.name).cloned().unwrap_or_default(),
+                    )
+                })
+                .collect();
+            stack = stack.with_volumes(on_nodes);
+        }
+        entry = entry.with_objects(stack);
+    }
+    entry
 }
 
 /// Connects to `target`'s manager and reads what the snapshot needs from
@@ -225,16 +300,27 @@ async fn read_manager(
         Err(_) => return Err(format!("connecting timed out after {limit:?}")),
     };
 
-    let (releases, cluster_id, node_count, members) = tokio::join!(
+    let (releases, objects, cluster_id, node_count, members, own_id, own_volumes) = tokio::join!(
         timeout(limit, backend.releases()),
+        timeout(limit, backend.stack_objects()),
         timeout(limit, backend.cluster_id()),
         timeout(limit, backend.node_count()),
         timeout(limit, backend.members()),
+        timeout(limit, backend.own_node_id()),
+        timeout(limit, backend.volumes_by_stack()),
     );
     let releases = match releases {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => return Err(format!("listing release records: {e}")),
         Err(_) => return Err(format!("listing release records timed out after {limit:?}")),
+    };
+    // A service's keep label spares its release: without the full service
+    // list a kept release would look like any other, so the swarm is not
+    // read at all rather than read without it.
+    let objects = match objects {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => return Err(format!("listing stack objects: {e}")),
+        Err(_) => return Err(format!("listing stack objects timed out after {limit:?}")),
     };
     // Without the cluster id, two names of one cluster could not be told
     // apart, and a release declared under one name would look undeclared
@@ -275,12 +361,29 @@ async fn read_manager(
         }
         Err(_) => None,
     };
+
+    // The manager's volumes only count under its own node id; without it
+    // they are left out, as an unreached node's are.
+    let volumes = match (own_id, own_volumes) {
+        (Ok(Ok(Some(id))), Ok(Ok(Some(by_stack)))) => Some((id, by_stack)),
+        (Ok(Ok(None)), _) | (_, Ok(Ok(None))) => None,
+        (Ok(Err(e)), _) | (_, Ok(Err(e))) => {
+            tracing::warn!(swarm = %target, error = %e, "the manager's volumes are not listed");
+            None
+        }
+        (Err(_), _) | (_, Err(_)) => {
+            tracing::warn!(swarm = %target, after = ?limit, "listing the manager's volumes timed out");
+            None
+        }
+    };
     Ok(ManagerRead {
         backend,
         releases,
         cluster_id,
         node_count,
         members,
+        objects,
+        volumes,
     })
 }
 
@@ -291,22 +394,26 @@ async fn read_manager(
 /// A registry that bounds its node listing itself answers with the nodes
 /// that did answer; cut off by a shorter bound here, all of them would be
 /// lost for one silent node. So this bound is set past the registry's.
-async fn read_nodes(
-    registry: &dyn Registry,
-    target: &Target,
-    limit: Duration,
-) -> Option<Vec<NodeEntry>> {
-    let reach = registry.as_node_reach()?;
-    let limit = node_listing_limit(reach, limit);
-    match timeout(limit, reach.nodes(target)).await {
+async fn read_nodes(registry: &dyn Registry, target: &Target, limit: Duration) -> NodesRead {
+    let mut read = NodesRead {
+        nodes: None,
+        listed: Vec::new(),
+    };
+    let Some(reach) = registry.as_node_reach() else {
+        return read;
+    };
+    let listing_limit = node_listing_limit(reach, limit);
+    read.nodes = match timeout(listing_limit, reach.nodes(target)).await {
         Ok(Ok(None)) => None,
-        Ok(Ok(Some(nodes))) => {
-            let mut nodes: Vec<NodeEntry> = nodes
-                .into_iter()
-                .map(|n| NodeEntry::new(n.id, n.hostname))
+        Ok(Ok(Some(mut listed))) => {
+            listed.sort();
+            listed.dedup_by(|a, b| a.id == b.id);
+            let mut nodes: Vec<NodeEntry> = listed
+                .iter()
+                .map(|n| NodeEntry::new(n.id.clone(), n.hostname.clone()))
                 .collect();
             nodes.sort();
-            nodes.dedup_by(|a, b| a.id == b.id);
+            read.listed = listed;
             Some(nodes)
         }
         Ok(Err(e)) => {
@@ -314,10 +421,49 @@ async fn read_nodes(
             Some(Vec::new())
         }
         Err(_) => {
-            tracing::warn!(swarm = %target, after = ?limit, "listing reachable nodes timed out; none counts as reached");
+            tracing::warn!(swarm = %target, after = ?listing_limit, "listing reachable nodes timed out; none counts as reached");
             Some(Vec::new())
         }
+    };
+    read
+}
+
+/// The stack volumes of each of `nodes`, at once, each bounded by `limit`;
+/// a node whose volumes cannot be listed is left out (and named), never
+/// given an empty list, which would say it holds none. It stays reached:
+/// only what it holds is unknown.
+async fn node_volumes(
+    reach: &dyn NodeReach,
+    target: &Target,
+    nodes: &[Node],
+    limit: Duration,
+) -> BTreeMap<String, VolumesByStack> {
+    let reads = nodes.iter().map(|node| async move {
+        let read = async {
+            let backend = reach
+                .node_backend(target, node)
+                .await
+                .map_err(|e| e.to_string())?;
+            backend.volumes_by_stack().await.map_err(|e| e.to_string())
+        };
+        (node, timeout(limit, read).await)
+    });
+    let mut volumes = BTreeMap::new();
+    for (node, read) in join_all(reads).await {
+        match read {
+            Ok(Ok(Some(by_stack))) => {
+                volumes.insert(node.id.clone(), by_stack);
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(swarm = %target, node = node.display_name(), %error, "the node's volumes are not listed");
+            }
+            Err(_) => {
+                tracing::warn!(swarm = %target, node = node.display_name(), after = ?limit, "listing the node's volumes timed out");
+            }
+        }
     }
+    volumes
 }
 
 /// The bound on node listing: `limit`, or longer than the registry's own

@@ -15,7 +15,9 @@ mod gather;
 mod limits;
 
 pub use classify::{classify_backend, classify_registry};
-pub use execute::{execute, execute_until, ExecuteSettings};
+pub use execute::{
+    execute, execute_until, execute_until_with, CurrentStep, ExecuteSettings, Progress,
+};
 pub use gather::{gather, GatherSettings};
 pub use limits::{
     connection_budget, open_file_limit, raise_open_file_limit, FILES_PER_CONNECTION,

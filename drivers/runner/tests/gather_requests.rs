@@ -17,8 +17,8 @@ use sweep_runner::{gather, GatherSettings};
 const SWARMS: usize = 3;
 
 /// Every daemon is asked each thing once: the manager its version, release
-/// records, cluster id, node list and info; every other node its version
-/// and info. Before, the node list went out three times and the manager's
+/// records, stack objects, cluster id, node list, info and volumes; every
+/// other node its version, info and volumes. Before, the node list went out three times and the manager's
 /// version twice (by two clients of the same daemon), and every request
 /// had a connection of its own. Now each daemon's version connection is
 /// reused for its info, and once a swarm is read none of its connections
@@ -61,8 +61,21 @@ async fn each_daemon_is_asked_each_thing_once_over_kept_connections() {
         v.sort();
         v
     };
-    let manager = once(&["/configs", "/info", "/nodes", "/swarm", "/version"]);
-    let node = once(&["/info", "/version"]);
+    // The manager's configs twice (release records, and the stacks'
+    // configs: two label filters) and its info twice (probed as a node,
+    // and for its own node id, which files its volumes).
+    let mut manager = once(&[
+        "/networks",
+        "/nodes",
+        "/secrets",
+        "/services",
+        "/swarm",
+        "/version",
+        "/volumes",
+    ]);
+    manager.extend([("/configs".to_owned(), 2), ("/info".to_owned(), 2)]);
+    manager.sort();
+    let node = once(&["/info", "/version", "/volumes"]);
     assert_eq!(asked.len(), SWARMS * NODES, "{asked:?}");
     for (daemon, paths) in &asked {
         let expected = if daemon.ends_with("-n0") {
@@ -73,10 +86,12 @@ async fn each_daemon_is_asked_each_thing_once_over_kept_connections() {
         assert_eq!(paths, expected, "{daemon}");
     }
 
-    // A node's info goes over the connection its version went over; the
-    // manager's four reads at once take the version's and three more.
+    // A node's info and volumes go over the connection its version went
+    // over; the manager's reads at once (records, four stack object kinds,
+    // cluster id, node list, info, volumes, and its probe as a node) take
+    // the version's and nine more at most.
     for (daemon, accepted) in counts.connections() {
-        let most = if daemon.ends_with("-n0") { 4 } else { 1 };
+        let most = if daemon.ends_with("-n0") { 10 } else { 1 };
         assert!(accepted <= most, "{daemon}: {accepted} connections");
     }
 

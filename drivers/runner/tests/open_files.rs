@@ -49,10 +49,10 @@ async fn a_low_open_file_limit_loses_no_node_once_connections_are_bounded() {
 
     // What is open now (the daemons' listening sockets included), both
     // ends of every budgeted connection, and some room; far less than both
-    // ends of all 30 swarms' seven connections at once.
+    // ends of all 30 swarms' thirteen connections at once.
     let before = open_file_limit();
     let limit = open_files() + 2 * BUDGET as u64 + 40;
-    assert!(limit < open_files() + 2 * (SWARMS as u64) * 7);
+    assert!(limit < open_files() + 2 * (SWARMS as u64) * 13);
     set_soft_limit(limit);
 
     let snapshot = gather(

@@ -1,11 +1,13 @@
 //! Backends: what the sweep may read from and do to one swarm or one node.
 
+use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::Stream;
 pub use sweep_core::sweep::StackPart;
+pub use sweep_core::{ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL};
 use thiserror::Error;
 
 use crate::target::Node;
@@ -23,17 +25,33 @@ pub struct ReleaseRecord {
     /// revision carries none. Passed through unparsed: deciding whose stamp
     /// it is belongs to the caller.
     pub owner: Option<String>,
+    /// Every record revision of the release (its config id and version
+    /// index), in no particular order; empty when the backend does not read
+    /// them. A release always has at least one record, so empty never
+    /// means "none": it means "not read", and nothing may be proven from it.
+    pub records: Vec<ObjectVersion>,
 }
 
 impl ReleaseRecord {
-    /// The release `name` whose newest record is stamped `owner`.
+    /// The release `name` whose newest record is stamped `owner`, its
+    /// record versions not read.
     pub fn new(name: impl Into<String>, owner: Option<String>) -> Self {
         ReleaseRecord {
             name: name.into(),
             owner,
+            records: Vec::new(),
         }
     }
+
+    /// With the id and version of every record revision of the release.
+    pub fn with_records(mut self, records: Vec<ObjectVersion>) -> Self {
+        self.records = records;
+        self
+    }
 }
+
+/// Names of stack volumes on one daemon, by stack namespace.
+pub type VolumesByStack = BTreeMap<String, Vec<String>>;
 
 /// Why a backend call failed.
 ///
@@ -124,6 +142,47 @@ pub trait SwarmBackend: Send + Sync {
     /// reached through [`NodeBackend`]).
     async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError>;
 
+    /// The swarm-scoped objects of every stack on the swarm, by stack
+    /// namespace (the `com.docker.stack.namespace` label): each service
+    /// with its id, spec name, version index and the raw value of its
+    /// [`KEEP_LABEL`] spec label, and the names of the networks, secrets
+    /// and configs. `volumes` is left `None`: volumes are per node (see
+    /// [`SwarmBackend::volumes_by_stack`] and [`NodeBackend`]).
+    ///
+    /// A stack's configs are what removing its configs would remove
+    /// ([`SwarmBackend::remove_stack_part`]), so never a release record:
+    /// records go last, separately, and a record listed as a stack object
+    /// would be planned for removal with the stack. A namespace without any
+    /// such object is absent.
+    ///
+    /// The service list is what a keep label is read from, so a listing
+    /// that cannot be read completely, or an object without an id or name
+    /// (or a service without a version), is an error, never a shorter
+    /// answer: a service left out is a keep label not seen. `Ok(None)` (the
+    /// default) says the backend does not read stack objects.
+    async fn stack_objects(&self) -> Result<Option<BTreeMap<String, StackObjects>>, BackendError> {
+        Ok(None)
+    }
+
+    /// The names of the stack volumes on the manager's own daemon, by stack
+    /// namespace (volumes without one are left out), every volume once.
+    /// An unreadable listing, or a volume listed without a name, is an
+    /// error, never an empty answer. `Ok(None)` (the default) says the
+    /// backend does not list volumes by stack.
+    async fn volumes_by_stack(&self) -> Result<Option<VolumesByStack>, BackendError> {
+        Ok(None)
+    }
+
+    /// The swarm node id of the manager's own daemon (from its own
+    /// information, not the node list), which
+    /// [`SwarmBackend::volumes_by_stack`] is about. A daemon that reports
+    /// no node id is an error: its volumes must not be filed under a
+    /// guessed node. `Ok(None)` (the default) says the backend does not
+    /// know.
+    async fn own_node_id(&self) -> Result<Option<String>, BackendError> {
+        Ok(None)
+    }
+
     /// Removes the volume `name` from the manager's own daemon.
     ///
     /// A volume already gone is `Ok`; one still in use must be left in place
@@ -206,6 +265,16 @@ pub type ContainerEvents = Pin<Box<dyn Stream<Item = Result<ContainerGone, Backe
 pub trait NodeBackend: Send + Sync {
     /// Names of the volumes of `release`'s stack on this node.
     async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError>;
+
+    /// The names of the stack volumes on this node, by stack namespace
+    /// (volumes without one are left out), every volume once. An
+    /// unreadable listing, or a volume listed without a name, is an error,
+    /// never an empty answer: an empty answer says the node holds none.
+    /// `Ok(None)` (the default) says the backend does not list volumes by
+    /// stack.
+    async fn volumes_by_stack(&self) -> Result<Option<VolumesByStack>, BackendError> {
+        Ok(None)
+    }
 
     /// Removes the volume `name` from this node. Already gone is `Ok`; in
     /// use (the engine's conflict answer) is [`BackendError::InUse`] and the

@@ -20,8 +20,8 @@ mod registry;
 mod target;
 
 pub use backend::{
-    BackendError, ContainerEvents, ContainerGone, NodeBackend, ReleaseRecord, StackPart,
-    SwarmBackend,
+    BackendError, ContainerEvents, ContainerGone, NodeBackend, ObjectVersion, ReleaseRecord,
+    ServiceEntry, StackObjects, StackPart, SwarmBackend, VolumesByStack, KEEP_LABEL,
 };
 pub use registry::{Lister, NodeReach, Registry, RegistryError};
 pub use target::{Node, Target};

@@ -9,7 +9,7 @@
 //! world (a volume in use, a record removal cut off between two records)
 //! belong to that world: see [`MemoryRegistry`](crate::MemoryRegistry).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -17,7 +17,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use sweep_swarms::{
     BackendError, ContainerEvents, Lister, Node, NodeBackend, NodeReach, Registry, RegistryError,
-    ReleaseRecord, StackPart, SwarmBackend, Target,
+    ReleaseRecord, StackObjects, StackPart, SwarmBackend, Target, VolumesByStack,
 };
 
 /// A call through the seam, to aim a fault at and to read a call log by.
@@ -41,6 +41,12 @@ pub enum Call {
     RemoveStack,
     /// `stack_volumes` of either backend.
     StackVolumes,
+    /// [`SwarmBackend::stack_objects`].
+    StackObjects,
+    /// `volumes_by_stack` of either backend.
+    VolumesByStack,
+    /// [`SwarmBackend::own_node_id`].
+    OwnNodeId,
     /// `remove_volume` of either backend.
     RemoveVolume,
     /// [`SwarmBackend::remove_release_records`].
@@ -560,6 +566,27 @@ impl SwarmBackend for FaultyBackend {
         self.shared.apply(at, call, same).await
     }
 
+    // Forwarded explicitly, as every read with a default is: the default
+    // would hide what the inner backend reads.
+    async fn stack_objects(&self) -> Result<Option<BTreeMap<String, StackObjects>>, BackendError> {
+        let at = self.at(Call::StackObjects, "");
+        self.shared
+            .apply(at, self.inner.stack_objects(), same)
+            .await
+    }
+
+    async fn volumes_by_stack(&self) -> Result<Option<VolumesByStack>, BackendError> {
+        let at = self.at(Call::VolumesByStack, "");
+        self.shared
+            .apply(at, self.inner.volumes_by_stack(), same)
+            .await
+    }
+
+    async fn own_node_id(&self) -> Result<Option<String>, BackendError> {
+        let at = self.at(Call::OwnNodeId, "");
+        self.shared.apply(at, self.inner.own_node_id(), same).await
+    }
+
     async fn remove_release_records(&self, release: &str) -> Result<(), BackendError> {
         let at = self.at(Call::RemoveReleaseRecords, release);
         let call = self.inner.remove_release_records(release);
@@ -627,6 +654,13 @@ impl NodeBackend for FaultyNodeBackend {
         let at = self.at(Call::StackVolumes, release);
         let call = self.inner.stack_volumes(release);
         self.shared.apply(at, call, same).await
+    }
+
+    async fn volumes_by_stack(&self) -> Result<Option<VolumesByStack>, BackendError> {
+        let at = self.at(Call::VolumesByStack, "");
+        self.shared
+            .apply(at, self.inner.volumes_by_stack(), same)
+            .await
     }
 
     async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
@@ -758,6 +792,37 @@ mod tests {
         assert!(manager.stack_volumes("app").await.is_ok());
         assert_eq!(n2.stack_volumes("app").await, Err(boom()));
         assert_eq!(n2.stack_volumes("app").await.unwrap(), ["app_cache"]);
+    }
+
+    #[tokio::test]
+    async fn the_object_and_volume_reads_can_fail_and_are_forwarded_otherwise() {
+        let reg = faulty();
+        let alpha = Target::new("alpha");
+        let b = reg.backend(&alpha).await.unwrap();
+        let objects = b.stack_objects().await.unwrap().unwrap();
+        assert_eq!(objects["app"].networks, ["app_default"]);
+        assert_eq!(b.own_node_id().await.unwrap().as_deref(), Some("a1"));
+        reg.inject(Fault::new("alpha", Call::StackObjects, Effect::Fail(boom())).times(1));
+        reg.inject(Fault::new("alpha", Call::OwnNodeId, Effect::Fail(boom())).times(1));
+        reg.inject(
+            Fault::new("alpha", Call::VolumesByStack, Effect::Fail(boom()))
+                .on_node("a2")
+                .times(1),
+        );
+        assert_eq!(b.stack_objects().await, Err(boom()));
+        assert_eq!(b.own_node_id().await, Err(boom()));
+        // The node fault hits the node only, not the manager's own daemon.
+        assert!(b.volumes_by_stack().await.unwrap().is_some());
+        let a2 = reg
+            .as_node_reach()
+            .unwrap()
+            .node_backend(&alpha, &Node::new("a2", ""))
+            .await
+            .unwrap();
+        assert_eq!(a2.volumes_by_stack().await, Err(boom()));
+        let by_stack = a2.volumes_by_stack().await.unwrap().unwrap();
+        assert_eq!(by_stack["app"], ["app_cache"]);
+        assert_eq!(reg.injected().len(), 3);
     }
 
     #[tokio::test]

@@ -15,6 +15,11 @@
 //! - unreachable nodes still count in the manager's node list, which
 //!   [`SwarmBackend::members`] reads with hostnames, as the docker backend
 //!   does;
+//! - releases carry every record's config id and version index, and the
+//!   stack objects list each service's id, version and keep label
+//!   ([`MemoryRegistry::restamp_record`] and
+//!   [`MemoryRegistry::update_service`] raise versions as a real update
+//!   does); volumes are listed by stack per node;
 //! - removing a release's services reports its containers gone
 //!   ([`ContainerGone`]) on the container events of every node holding the
 //!   release's volumes (and of the manager when it holds some, or when the
@@ -37,8 +42,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 
 use sweep_swarms::{
-    BackendError, ContainerEvents, ContainerGone, Lister, Node, NodeBackend, NodeReach, Registry,
-    RegistryError, ReleaseRecord, StackPart, SwarmBackend, Target,
+    BackendError, ContainerEvents, ContainerGone, Lister, Node, NodeBackend, NodeReach,
+    ObjectVersion, Registry, RegistryError, ReleaseRecord, ServiceEntry, StackObjects, StackPart,
+    SwarmBackend, Target, VolumesByStack,
 };
 use tokio::sync::broadcast;
 
@@ -54,16 +60,36 @@ pub struct MemoryRecord {
     pub revision: u64,
     /// The owner stamp, if any.
     pub owner: Option<String>,
+    /// The record config's id.
+    pub id: String,
+    /// The record config's version index, raised on every change to it.
+    pub version: u64,
 }
 
 impl MemoryRecord {
-    /// Revision `revision` of `release`'s record, stamped `owner`.
+    /// Revision `revision` of `release`'s record, stamped `owner`: config
+    /// `<release>.v<revision>`, at version 1.
     pub fn new(release: impl Into<String>, revision: u64, owner: Option<&str>) -> Self {
+        let release = release.into();
         MemoryRecord {
-            release: release.into(),
+            id: format!("{release}.v{revision}"),
+            release,
             revision,
             owner: owner.map(str::to_owned),
+            version: 1,
         }
+    }
+
+    /// With config id `id`.
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = id.into();
+        self
+    }
+
+    /// At version index `version`.
+    pub fn with_version(mut self, version: u64) -> Self {
+        self.version = version;
+        self
     }
 }
 
@@ -79,6 +105,11 @@ pub struct MemoryStack {
     pub secrets: BTreeSet<String>,
     /// Config names (stack configs, never release records).
     pub configs: BTreeSet<String>,
+    /// The raw [`KEEP_LABEL`](sweep_swarms::KEEP_LABEL) value of each
+    /// service that carries one, by service name.
+    pub keep: BTreeMap<String, String>,
+    /// Each service's version index, by service name; 1 when absent.
+    pub versions: BTreeMap<String, u64>,
 }
 
 impl MemoryStack {
@@ -91,6 +122,34 @@ impl MemoryStack {
     pub fn service(mut self, name: impl Into<String>) -> Self {
         self.services.insert(name.into());
         self
+    }
+
+    /// With one more service, carrying the keep label with raw value `keep`.
+    pub fn kept_service(mut self, name: impl Into<String>, keep: impl Into<String>) -> Self {
+        let name = name.into();
+        self.keep.insert(name.clone(), keep.into());
+        self.services.insert(name);
+        self
+    }
+
+    /// The id the model gives service `name`.
+    pub fn service_id(name: &str) -> String {
+        format!("svc-{name}")
+    }
+
+    /// The services as the backend lists them.
+    fn service_entries(&self) -> Vec<ServiceEntry> {
+        self.services
+            .iter()
+            .map(|name| {
+                let version = self.versions.get(name).copied().unwrap_or(1);
+                let entry = ServiceEntry::new(MemoryStack::service_id(name), name.clone(), version);
+                match self.keep.get(name) {
+                    Some(keep) => entry.with_keep(keep.clone()),
+                    None => entry,
+                }
+            })
+            .collect()
     }
 
     /// With one more network.
@@ -183,6 +242,7 @@ pub struct MemorySwarm {
     records: Vec<MemoryRecord>,
     stacks: BTreeMap<String, MemoryStack>,
     node_reach: bool,
+    object_reads: bool,
 }
 
 impl MemorySwarm {
@@ -198,6 +258,7 @@ impl MemorySwarm {
             records: Vec::new(),
             stacks: BTreeMap::new(),
             node_reach: true,
+            object_reads: true,
         }
     }
 
@@ -229,6 +290,15 @@ impl MemorySwarm {
     /// [`NodeReach::nodes`] answers `None`.
     pub fn without_node_reach(mut self) -> Self {
         self.node_reach = false;
+        self
+    }
+
+    /// Its backends read what the seam lets a backend leave unread, as one
+    /// that does not implement those calls: releases without record
+    /// versions, and `None` for stack objects, volumes by stack and the
+    /// manager's own node id.
+    pub fn without_object_reads(mut self) -> Self {
+        self.object_reads = false;
         self
     }
 }
@@ -273,6 +343,7 @@ struct SwarmState {
     records: Vec<MemoryRecord>,
     stacks: BTreeMap<String, MemoryStack>,
     node_reach: bool,
+    object_reads: bool,
     manager_unreachable: bool,
     /// The next record removal stops after this many records, then fails.
     record_interruption: Option<(usize, BackendError)>,
@@ -308,9 +379,16 @@ impl SwarmState {
                 })
                 .collect(),
             self_stack: spec.self_stack,
-            records: spec.records,
+            records: spec
+                .records
+                .into_iter()
+                .fold(Vec::new(), |mut records, record| {
+                    push_record(&mut records, record);
+                    records
+                }),
             stacks: spec.stacks,
             node_reach: spec.node_reach,
+            object_reads: spec.object_reads,
             manager_unreachable: false,
             record_interruption: None,
             removed_records: Vec::new(),
@@ -372,9 +450,61 @@ impl SwarmState {
                     message: format!("two records of revision {top} carry different owners"),
                 });
             }
-            releases.push(ReleaseRecord::new(name, first.owner.clone()));
+            let mut release = ReleaseRecord::new(name, first.owner.clone());
+            if self.object_reads {
+                release = release.with_records(
+                    records
+                        .iter()
+                        .map(|r| ObjectVersion::new(r.id.clone(), r.version))
+                        .collect(),
+                );
+            }
+            releases.push(release);
         }
         Ok(releases)
+    }
+
+    /// Every stack holding objects, by namespace; `None` when the swarm's
+    /// backends do not read them.
+    fn stack_objects(&self) -> Option<BTreeMap<String, StackObjects>> {
+        if !self.object_reads {
+            return None;
+        }
+        let stacks = self
+            .stacks
+            .iter()
+            .filter(|(_, stack)| !stack.is_empty())
+            .map(|(release, stack)| {
+                let objects = StackObjects::new(
+                    stack.service_entries(),
+                    stack.networks.iter().cloned().collect(),
+                    stack.secrets.iter().cloned().collect(),
+                    stack.configs.iter().cloned().collect(),
+                );
+                (release.clone(), objects)
+            })
+            .collect();
+        Some(stacks)
+    }
+
+    /// The stack volumes of `node` (`None`: the manager), by namespace;
+    /// `None` when the swarm's backends do not list them.
+    fn volumes_by_stack(&mut self, node: Option<&str>) -> Option<VolumesByStack> {
+        if !self.object_reads {
+            return None;
+        }
+        let mut by_stack = VolumesByStack::new();
+        if let Some(n) = self.node_mut(node) {
+            for (name, volume) in &n.volumes {
+                if let Some(release) = &volume.release {
+                    by_stack
+                        .entry(release.clone())
+                        .or_default()
+                        .push(name.clone());
+                }
+            }
+        }
+        Some(by_stack)
     }
 
     fn stack_volumes(&mut self, node: Option<&str>, release: &str) -> Vec<String> {
@@ -444,6 +574,19 @@ type Daemon = (String, Option<String>);
 /// How many events a subscriber may fall behind by before it misses some:
 /// a missed event only costs the sweep its retry interval.
 const EVENT_BACKLOG: usize = 64;
+
+/// Adds `record`, its id made unique among `records` (`-2`, `-3`, ...
+/// appended) as config names are unique on a swarm: two records sharing an
+/// id would prove each other unchanged.
+fn push_record(records: &mut Vec<MemoryRecord>, mut record: MemoryRecord) {
+    let base = record.id.clone();
+    let mut n = 1;
+    while records.iter().any(|r| r.id == record.id) {
+        n += 1;
+        record.id = format!("{base}-{n}");
+    }
+    records.push(record);
+}
 
 /// Locks, carrying on after a panic elsewhere: the state is plain data that
 /// every method leaves consistent, and a test must still be able to inspect it.
@@ -606,7 +749,50 @@ impl MemoryRegistry {
     /// Adds one release record to `swarm`.
     pub fn add_record(&self, swarm: &str, record: MemoryRecord) -> Result<(), RegistryError> {
         self.with_swarm_state(swarm, |s| {
-            s.records.push(record);
+            push_record(&mut s.records, record);
+            Ok(())
+        })
+    }
+
+    /// Restamps record config `id` on `swarm` with `owner`, as relabelling
+    /// it does: its version index goes up.
+    pub fn restamp_record(
+        &self,
+        swarm: &str,
+        id: &str,
+        owner: Option<&str>,
+    ) -> Result<(), RegistryError> {
+        self.with_swarm_state(swarm, |s| {
+            for record in s.records.iter_mut().filter(|r| r.id == id) {
+                record.owner = owner.map(str::to_owned);
+                record.version += 1;
+            }
+            Ok(())
+        })
+    }
+
+    /// Updates service `service` of `release`'s stack on `swarm`: its keep
+    /// label set to `keep` (removed for `None`), its version index raised,
+    /// as `docker service update --label-add`/`--label-rm` does.
+    pub fn update_service(
+        &self,
+        swarm: &str,
+        release: &str,
+        service: &str,
+        keep: Option<&str>,
+    ) -> Result<(), RegistryError> {
+        self.with_swarm_state(swarm, |s| {
+            let Some(stack) = s.stacks.get_mut(release) else {
+                return Ok(());
+            };
+            if !stack.services.contains(service) {
+                return Ok(());
+            }
+            match keep {
+                Some(value) => stack.keep.insert(service.to_owned(), value.to_owned()),
+                None => stack.keep.remove(service),
+            };
+            *stack.versions.entry(service.to_owned()).or_insert(1) += 1;
             Ok(())
         })
     }
@@ -918,6 +1104,11 @@ impl SwarmBackend for MemoryBackend {
                     });
                 }
                 objects.clear();
+                if part == StackPart::Services {
+                    // The labels and versions were the services'.
+                    stack.keep.clear();
+                    stack.versions.clear();
+                }
                 if stack.is_empty() {
                     s.stacks.remove(release);
                 }
@@ -936,6 +1127,30 @@ impl SwarmBackend for MemoryBackend {
         self.registry
             .call(&self.swarm, None, Call::RemoveVolume, name, |s| {
                 s.remove_volume(None, name)
+            })
+    }
+
+    async fn stack_objects(&self) -> Result<Option<BTreeMap<String, StackObjects>>, BackendError> {
+        self.registry
+            .call(&self.swarm, None, Call::StackObjects, "", |s| {
+                Ok(s.stack_objects())
+            })
+    }
+
+    async fn volumes_by_stack(&self) -> Result<Option<VolumesByStack>, BackendError> {
+        self.registry
+            .call(&self.swarm, None, Call::VolumesByStack, "", |s| {
+                Ok(s.volumes_by_stack(None))
+            })
+    }
+
+    async fn own_node_id(&self) -> Result<Option<String>, BackendError> {
+        self.registry
+            .call(&self.swarm, None, Call::OwnNodeId, "", |s| {
+                Ok(s.nodes
+                    .first()
+                    .filter(|_| s.object_reads)
+                    .map(|n| n.id.clone()))
             })
     }
 
@@ -1011,6 +1226,14 @@ impl NodeBackend for MemoryNodeBackend {
         self.registry
             .call(&self.swarm, node, Call::RemoveVolume, name, |s| {
                 s.remove_volume(node, name)
+            })
+    }
+
+    async fn volumes_by_stack(&self) -> Result<Option<VolumesByStack>, BackendError> {
+        let node = Some(self.node.as_str());
+        self.registry
+            .call(&self.swarm, node, Call::VolumesByStack, "", |s| {
+                Ok(s.volumes_by_stack(node))
             })
     }
 
@@ -1168,13 +1391,100 @@ mod tests {
     async fn releases_take_the_owner_of_the_highest_revision() {
         let reg = registry();
         let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        let names: Vec<(String, Option<String>)> = b
+            .releases()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.name, r.owner))
+            .collect();
         assert_eq!(
-            b.releases().await.unwrap(),
+            names,
+            vec![("app".into(), Some("new".into())), ("other".into(), None)]
+        );
+    }
+
+    #[tokio::test]
+    async fn releases_carry_every_record_version_and_a_restamp_raises_it() {
+        let reg = registry();
+        let b = reg.backend(&Target::new("alpha")).await.unwrap();
+        let app = |releases: Vec<ReleaseRecord>| {
+            releases
+                .into_iter()
+                .find(|r| r.name == "app")
+                .map(|r| r.records)
+                .unwrap()
+        };
+        assert_eq!(
+            app(b.releases().await.unwrap()),
             vec![
-                ReleaseRecord::new("app", Some("new".into())),
-                ReleaseRecord::new("other", None),
+                ObjectVersion::new("app.v1", 1),
+                ObjectVersion::new("app.v10", 1),
+                ObjectVersion::new("app.v2", 1),
             ]
         );
+        reg.restamp_record("alpha", "app.v10", Some("newer"))
+            .unwrap();
+        let releases = b.releases().await.unwrap();
+        assert_eq!(releases[0].owner.as_deref(), Some("newer"));
+        assert!(app(releases).contains(&ObjectVersion::new("app.v10", 2)));
+    }
+
+    #[tokio::test]
+    async fn stack_objects_and_volumes_are_listed_by_namespace() {
+        let reg = registry();
+        let alpha = Target::new("alpha");
+        let b = reg.backend(&alpha).await.unwrap();
+        let objects = b.stack_objects().await.unwrap().unwrap();
+        assert_eq!(
+            objects,
+            BTreeMap::from([(
+                "app".to_owned(),
+                StackObjects::new(
+                    vec![ServiceEntry::new("svc-app_web", "app_web", 1)],
+                    vec!["app_default".into()],
+                    vec!["app_token".into()],
+                    vec!["app_conf".into()],
+                )
+            )])
+        );
+        reg.update_service("alpha", "app", "app_web", Some("true"))
+            .unwrap();
+        let objects = b.stack_objects().await.unwrap().unwrap();
+        assert_eq!(
+            objects["app"].services,
+            vec![ServiceEntry::new("svc-app_web", "app_web", 2).with_keep("true")]
+        );
+        assert_eq!(b.own_node_id().await.unwrap().as_deref(), Some("a1"));
+        assert_eq!(
+            b.volumes_by_stack().await.unwrap(),
+            Some(VolumesByStack::from([(
+                "app".to_owned(),
+                vec!["app_data".to_owned()]
+            )]))
+        );
+        let a2 = reg
+            .node_backend(&alpha, &Node::new("a2", ""))
+            .await
+            .unwrap();
+        assert_eq!(
+            a2.volumes_by_stack().await.unwrap(),
+            Some(VolumesByStack::from([(
+                "app".to_owned(),
+                vec!["app_cache".to_owned()]
+            )]))
+        );
+        // Gone with the services: their labels and versions.
+        b.remove_stack_part("app", StackPart::Services)
+            .await
+            .unwrap();
+        let objects = b.stack_objects().await.unwrap().unwrap();
+        assert!(objects["app"].services.is_empty());
+        reg.set_node_reachable("alpha", "a2", false).unwrap();
+        assert!(matches!(
+            a2.volumes_by_stack().await,
+            Err(BackendError::Unreachable { .. })
+        ));
     }
 
     #[tokio::test]
@@ -1198,9 +1508,14 @@ mod tests {
                 .record(MemoryRecord::new("app", 4, Some("us"))),
         );
         let b = reg.backend(&Target::new("s")).await.unwrap();
+        let ids = vec![
+            ObjectVersion::new("app.v3", 1),
+            ObjectVersion::new("app.v3-2", 1),
+            ObjectVersion::new("app.v4", 1),
+        ];
         assert_eq!(
             b.releases().await.unwrap(),
-            vec![ReleaseRecord::new("app", Some("us".into()))]
+            vec![ReleaseRecord::new("app", Some("us".into())).with_records(ids)]
         );
     }
 
@@ -1344,9 +1659,13 @@ mod tests {
         reg.interrupt_record_removal("s", 1, lost.clone()).unwrap();
         assert_eq!(b.remove_release_records("web").await, Err(lost));
         assert_eq!(reg.records("s").len(), 2);
+        let left = vec![
+            ObjectVersion::new("web.v3", 1),
+            ObjectVersion::new("web.v2", 1),
+        ];
         assert_eq!(
             b.releases().await.unwrap(),
-            vec![ReleaseRecord::new("web", Some("store".into()))]
+            vec![ReleaseRecord::new("web", Some("store".into())).with_records(left)]
         );
         // The next attempt finishes, the newest last.
         b.remove_release_records("web").await.unwrap();

@@ -129,7 +129,14 @@ impl Daemon {
         let json = |v: serde_json::Value| v.to_string();
         let (extra, status, body) = match path {
             "/version" => (Duration::ZERO, 200, VERSION_REPLY.to_owned()),
-            "/configs" => (Duration::ZERO, 200, "[]".to_owned()),
+            "/configs" | "/services" | "/networks" | "/secrets" => {
+                (Duration::ZERO, 200, "[]".to_owned())
+            }
+            "/volumes" => (
+                Duration::ZERO,
+                200,
+                r#"{"Volumes":[],"Warnings":null}"#.to_owned(),
+            ),
             "/swarm" => (
                 Duration::ZERO,
                 200,

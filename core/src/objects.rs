@@ -1,0 +1,152 @@
+//! What a release consists of on its swarm, as observed: the objects its
+//! deletion would remove, and the versions of what its deletion relies on.
+//!
+//! These are facts a driver reads and passes through unjudged (a label's
+//! raw value, an id, a version index); every rule about them lives in the
+//! planner. They are optional in a snapshot, so a snapshot an embedder
+//! builds without them stays valid: the plan then lists no objects, and a
+//! saved plan cannot prove the release unchanged, so it is never applied
+//! from one (see [`crate::saved`]). Their input schema (defaults,
+//! refusals) is with the snapshot's, in `snapshot::wire`.
+
+use serde::Serialize;
+
+/// The service label an operator sets (`docker service update --label-add
+/// swarm-sweep.keep=true`) to keep a release whatever its stamp says.
+pub const KEEP_LABEL: &str = "swarm-sweep.keep";
+
+/// One Swarm object at one moment: its id and its version index, which
+/// the engine raises on every change. Two observations with the same id and
+/// version are of the same, unchanged object.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[non_exhaustive]
+pub struct ObjectVersion {
+    pub id: String,
+    pub version: u64,
+}
+
+impl ObjectVersion {
+    pub fn new(id: impl Into<String>, version: u64) -> Self {
+        ObjectVersion {
+            id: id.into(),
+            version,
+        }
+    }
+}
+
+/// One service of a release's stack.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[non_exhaustive]
+pub struct ServiceEntry {
+    pub id: String,
+    pub name: String,
+    pub version: u64,
+    /// The raw value of its [`KEEP_LABEL`] label, if it carries one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub keep: Option<String>,
+}
+
+impl ServiceEntry {
+    pub fn new(id: impl Into<String>, name: impl Into<String>, version: u64) -> Self {
+        ServiceEntry {
+            id: id.into(),
+            name: name.into(),
+            version,
+            keep: None,
+        }
+    }
+
+    /// The service carrying [`KEEP_LABEL`] with the raw value `value`.
+    pub fn with_keep(mut self, value: impl Into<String>) -> Self {
+        self.keep = Some(value.into());
+        self
+    }
+}
+
+/// The named volumes of a release's stack on one node.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[non_exhaustive]
+pub struct NodeVolumes {
+    /// The node's id (as in the swarm's node list).
+    pub node: String,
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub volumes: Vec<String>,
+}
+
+impl NodeVolumes {
+    pub fn new(node: impl Into<String>, volumes: Vec<String>) -> Self {
+        NodeVolumes {
+            node: node.into(),
+            volumes,
+        }
+    }
+}
+
+/// The objects labelled with a release's stack namespace, as listed when
+/// the snapshot was gathered.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[non_exhaustive]
+pub struct StackObjects {
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub services: Vec<ServiceEntry>,
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub networks: Vec<String>,
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub secrets: Vec<String>,
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub configs: Vec<String>,
+    /// The stack's named volumes on each node the registry could list,
+    /// one entry per node listed (an empty list where it holds none);
+    /// `None` when no node's volumes were listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub volumes: Option<Vec<NodeVolumes>>,
+}
+
+impl StackObjects {
+    pub fn new(
+        services: Vec<ServiceEntry>,
+        networks: Vec<String>,
+        secrets: Vec<String>,
+        configs: Vec<String>,
+    ) -> Self {
+        StackObjects {
+            services,
+            networks,
+            secrets,
+            configs,
+            volumes: None,
+        }
+    }
+
+    /// With the volumes listed on each node.
+    pub fn with_volumes(mut self, volumes: Vec<NodeVolumes>) -> Self {
+        self.volumes = Some(volumes);
+        self
+    }
+
+    /// Every list sorted, so that equal observations compare and print
+    /// alike whatever order the engine listed them in.
+    pub fn sorted(mut self) -> Self {
+        self.services.sort();
+        self.networks.sort();
+        self.secrets.sort();
+        self.configs.sort();
+        if let Some(volumes) = &mut self.volumes {
+            for node in volumes.iter_mut() {
+                node.volumes.sort();
+            }
+            volumes.sort();
+        }
+        self
+    }
+}

@@ -1,0 +1,618 @@
+//! Saved plans: what an operator reviewed, applied exactly or not at all.
+//!
+//! `plan --out` writes a [`SavedPlan`]: the plan, the policy it was made
+//! under, the tool's version and a digest of the snapshot, and per deletion
+//! the fingerprint of what it relies on ([`Observed`](crate::plan::Observed)) and per swarm the
+//! cluster it was planned against. `apply --plan` gathers again and asks
+//! [`check`] whether the saved plan still holds. Anything it relied on that
+//! differs makes the whole plan [`Stale`], naming each change, and nothing
+//! is deleted; otherwise exactly the saved deletions are carried out, and a
+//! deletion the fresh plan adds is left for a new review.
+//!
+//! The hazard: between review and apply a release can be re-declared,
+//! restamped for another application, redeployed, or replaced, and a swarm
+//! name can come to point at another cluster. Applying the reviewed plan
+//! then would delete what nobody reviewed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+use crate::escape::Escaped;
+use crate::format::FormatVersion;
+use crate::plan::{plan, Deletion, SweepPlan};
+use crate::refs::{ReleaseRef, SwarmName};
+use crate::snapshot::{Policy, Snapshot, SnapshotError};
+
+/// A plan as written by `plan --out`, with what it was made from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct SavedPlan {
+    pub format_version: FormatVersion,
+    /// The version of the tool that made it; only the same version
+    /// applies it, since another may judge the same facts differently.
+    pub tool_version: String,
+    /// `sha256:` and the hex digest of the snapshot's JSON: tells two
+    /// saved plans of the same snapshot apart from two of different ones.
+    pub snapshot_digest: String,
+    /// The policy it was planned under: `apply --plan` plans again under
+    /// this one.
+    pub policy: Policy,
+    /// Per swarm name of the snapshot, the cluster it was (`None`: it
+    /// could not be read).
+    pub clusters: BTreeMap<SwarmName, Option<String>>,
+    pub plan: SweepPlan,
+}
+
+impl SavedPlan {
+    /// The saved form of `plan`, made from `snapshot` by tool version
+    /// `tool_version`.
+    pub fn new(snapshot: &Snapshot, plan: SweepPlan, tool_version: impl Into<String>) -> Self {
+        let clusters = snapshot
+            .swarms
+            .iter()
+            .map(|s| {
+                let cluster = s.error.is_none().then(|| s.cluster_id.clone()).flatten();
+                (s.swarm.clone(), cluster)
+            })
+            .collect();
+        SavedPlan {
+            format_version: FormatVersion,
+            tool_version: tool_version.into(),
+            snapshot_digest: digest(snapshot),
+            policy: snapshot.policy.clone(),
+            clusters,
+            plan,
+        }
+    }
+
+    /// Reads a saved plan: exactly one JSON object of this format version.
+    pub fn from_json(text: &str) -> Result<Self, SnapshotError> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let saved: SavedPlan =
+            serde_path_to_error::deserialize(&mut de).map_err(|e| SnapshotError::Parse {
+                path: e.path().to_string().trim_start_matches('.').to_owned(),
+                message: e.inner().to_string(),
+            })?;
+        de.end().map_err(|e| SnapshotError::Parse {
+            path: String::new(),
+            message: e.to_string(),
+        })?;
+        Ok(saved)
+    }
+
+    pub fn to_json_pretty(&self) -> String {
+        // Plain data of strings, numbers and enums: serializing cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+/// `sha256:<hex>` of the snapshot's JSON.
+pub fn digest(snapshot: &Snapshot) -> String {
+    let json = serde_json::to_vec(snapshot).unwrap_or_default();
+    let hash = Sha256::digest(&json);
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for byte in hash {
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{byte:02x}");
+    }
+    out
+}
+
+/// A saved plan that still holds: the plan to carry out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Approved {
+    /// The fresh plan with exactly the saved deletions (the fresh entries,
+    /// each proven equal to the saved one).
+    pub plan: SweepPlan,
+    /// Releases the fresh plan would also delete but the saved plan does
+    /// not: left, for a new review.
+    pub unreviewed: Vec<ReleaseRef>,
+}
+
+/// Why a saved plan cannot be applied; nothing was deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("the saved plan is stale: {} change(s) since it was made", self.changes.len())]
+#[non_exhaustive]
+pub struct Stale {
+    /// Every change found, sorted.
+    pub changes: Vec<Change>,
+}
+
+/// One thing a saved plan relied on that is no longer so.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Change {
+    /// Made by another version of the tool.
+    ToolVersion { planned: String, running: String },
+    /// Planned for another controller, or under another policy.
+    Policy { planned: Policy, now: Policy },
+    /// The swarm name now reaches another cluster, or none that can be
+    /// read, or is no longer in the registry.
+    Cluster {
+        swarm: SwarmName,
+        planned: Option<String>,
+        now: Option<String>,
+    },
+    /// A planned deletion that is not what was reviewed any more.
+    Release {
+        release: ReleaseRef,
+        change: ReleaseChange,
+    },
+}
+
+/// How a planned deletion's release changed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ReleaseChange {
+    /// It has no release records any more.
+    Gone,
+    /// The fresh plan spares it (re-declared, restamped for a live
+    /// application, kept, held...): `reason` and `detail` say why.
+    Spared {
+        reason: String,
+        detail: Option<String>,
+    },
+    /// Its release records changed: restamped, or re-created.
+    Restamped,
+    /// Its stack's services changed: redeployed, updated, added or removed.
+    Redeployed,
+    /// It would go for another application or reason than reviewed.
+    Reclassified { planned: String, now: String },
+    /// The volume purge would reach other nodes than reviewed.
+    Coverage { planned: String, now: String },
+    /// No fingerprint was taken of it (the snapshot did not carry its
+    /// records and services, or its names disagreed), so nothing proves it
+    /// unchanged.
+    Unproven,
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Change::ToolVersion { planned, running } => write!(
+                f,
+                "made by swarm-sweep {}, this is {}",
+                Escaped(planned),
+                Escaped(running)
+            ),
+            Change::Policy { planned, now } => write!(
+                f,
+                "planned under controller {} (purge_volumes {}, max_deletions {:?}), now controller {} (purge_volumes {}, max_deletions {:?})",
+                Escaped(&planned.controller),
+                planned.purge_volumes,
+                planned.max_deletions,
+                Escaped(&now.controller),
+                now.purge_volumes,
+                now.max_deletions
+            ),
+            Change::Cluster { swarm, planned: None, .. } => write!(
+                f,
+                "swarm {}: the plan holds no cluster id for it, so nothing proves it is the cluster planned against",
+                Escaped(swarm)
+            ),
+            Change::Cluster {
+                swarm,
+                planned: Some(planned),
+                now,
+            } => {
+                let now = match now {
+                    Some(id) => format!("cluster {}", Escaped(id)),
+                    None => "no cluster that can be read".to_owned(),
+                };
+                write!(
+                    f,
+                    "swarm {}: planned against cluster {}, now {now}",
+                    Escaped(swarm),
+                    Escaped(planned)
+                )
+            }
+            Change::Release { release, change } => {
+                write!(
+                    f,
+                    "{}/{}: ",
+                    Escaped(&release.swarm),
+                    Escaped(&release.release)
+                )?;
+                match change {
+                    ReleaseChange::Gone => write!(f, "gone (no release records any more)"),
+                    ReleaseChange::Spared { reason, detail } => {
+                        write!(f, "now spared ({})", Escaped(reason))?;
+                        match detail {
+                            Some(d) => write!(f, ": {}", Escaped(d)),
+                            None => Ok(()),
+                        }
+                    }
+                    ReleaseChange::Restamped => {
+                        write!(f, "its release records changed (restamped or re-created)")
+                    }
+                    ReleaseChange::Redeployed => write!(f, "its services changed (redeployed)"),
+                    ReleaseChange::Reclassified { planned, now } => write!(
+                        f,
+                        "planned as {}, now {}",
+                        Escaped(planned),
+                        Escaped(now)
+                    ),
+                    ReleaseChange::Coverage { planned, now } => write!(
+                        f,
+                        "volume coverage was {}, now {}",
+                        Escaped(planned),
+                        Escaped(now)
+                    ),
+                    ReleaseChange::Unproven => write!(
+                        f,
+                        "the plan holds no fingerprint of it, so nothing proves it unchanged"
+                    ),
+                }
+            }
+        }
+    }
+}
+
+/// Whether `saved` still holds against a `fresh` snapshot gathered now by
+/// tool version `running`: the plan to carry out, or every change found.
+///
+/// Errors only on an invalid fresh snapshot.
+pub fn check(
+    saved: &SavedPlan,
+    fresh: &Snapshot,
+    running: &str,
+) -> Result<Result<Approved, Stale>, SnapshotError> {
+    let now = plan(fresh)?;
+    let mut changes = BTreeSet::new();
+    if saved.tool_version != running {
+        changes.insert(Change::ToolVersion {
+            planned: saved.tool_version.clone(),
+            running: running.to_owned(),
+        });
+    }
+    if saved.policy != fresh.policy || saved.plan.controller != now.controller {
+        changes.insert(Change::Policy {
+            planned: saved.policy.clone(),
+            now: fresh.policy.clone(),
+        });
+    }
+    clusters(saved, fresh, &mut changes);
+
+    let fresh_deletions: BTreeMap<(&SwarmName, &str), &Deletion> = now
+        .deletions
+        .iter()
+        .map(|d| ((&d.swarm, d.release.as_str()), d))
+        .collect();
+    let fresh_spared: BTreeMap<(&SwarmName, &str), _> = now
+        .spared
+        .iter()
+        .map(|s| ((&s.swarm, s.release.as_str()), s))
+        .collect();
+    let mut keep = BTreeSet::new();
+    for planned in &saved.plan.deletions {
+        let key = (&planned.swarm, planned.release.as_str());
+        let change = match fresh_deletions.get(&key) {
+            Some(found) => {
+                keep.insert(key);
+                compare(planned, found)
+            }
+            None => Some(match fresh_spared.get(&key) {
+                Some(s) => ReleaseChange::Spared {
+                    reason: s.reason.as_str().to_owned(),
+                    detail: s.detail.clone(),
+                },
+                None => ReleaseChange::Gone,
+            }),
+        };
+        if let Some(change) = change {
+            changes.insert(Change::Release {
+                release: planned.release_ref(),
+                change,
+            });
+        }
+    }
+    if !changes.is_empty() {
+        return Ok(Err(Stale {
+            changes: changes.into_iter().collect(),
+        }));
+    }
+
+    let mut plan = now;
+    let (approved, unreviewed): (Vec<Deletion>, Vec<Deletion>) =
+        std::mem::take(&mut plan.deletions)
+            .into_iter()
+            .partition(|d| keep.contains(&(&d.swarm, d.release.as_str())));
+    plan.deletions = approved;
+    Ok(Ok(Approved {
+        plan,
+        unreviewed: unreviewed.iter().map(Deletion::release_ref).collect(),
+    }))
+}
+
+/// Every swarm name a saved deletion is on must reach the cluster it was
+/// planned against, under every name of the snapshot that cluster had.
+fn clusters(saved: &SavedPlan, fresh: &Snapshot, changes: &mut BTreeSet<Change>) {
+    let now: BTreeMap<&SwarmName, Option<&String>> = fresh
+        .swarms
+        .iter()
+        .map(|s| {
+            let cluster = if s.error.is_none() {
+                s.cluster_id.as_ref()
+            } else {
+                None
+            };
+            (&s.swarm, cluster)
+        })
+        .collect();
+    let deleting: BTreeSet<&SwarmName> = saved.plan.deletions.iter().map(|d| &d.swarm).collect();
+    for swarm in &saved.plan.swarms {
+        if !deleting.contains(&swarm.swarm) {
+            continue;
+        }
+        for name in &swarm.names {
+            let planned = saved.clusters.get(name).cloned().flatten();
+            let current = now.get(name).copied().flatten().cloned();
+            if planned.is_none() || planned != current {
+                changes.insert(Change::Cluster {
+                    swarm: name.clone(),
+                    planned,
+                    now: current,
+                });
+            }
+        }
+    }
+}
+
+/// How a deletion found again differs from the one reviewed, if it does.
+fn compare(planned: &Deletion, found: &Deletion) -> Option<ReleaseChange> {
+    let (Some(was), Some(is)) = (&planned.observed, &found.observed) else {
+        return Some(ReleaseChange::Unproven);
+    };
+    // What was observed first: a restamp also changes whose the release
+    // is, and "its records changed" is the cause an operator can look up.
+    if was.records != is.records {
+        return Some(ReleaseChange::Restamped);
+    }
+    if was.services != is.services {
+        return Some(ReleaseChange::Redeployed);
+    }
+    if planned.application != found.application || planned.reason != found.reason {
+        return Some(ReleaseChange::Reclassified {
+            planned: format!(
+                "{} of application {}",
+                planned.reason.as_str(),
+                planned.application
+            ),
+            now: format!(
+                "{} of application {}",
+                found.reason.as_str(),
+                found.application
+            ),
+        });
+    }
+    if planned.volumes != found.volumes {
+        return Some(ReleaseChange::Coverage {
+            planned: planned.volumes.as_str().to_owned(),
+            now: found.volumes.as_str().to_owned(),
+        });
+    }
+    None
+}
+
+/// One line per change, for the operator.
+pub fn stale_text(stale: &Stale) -> String {
+    let mut out = String::from("the saved plan is stale; nothing was deleted. Changes:\n");
+    for change in &stale.changes {
+        // Writing to a String cannot fail.
+        let _ = writeln!(out, "  {change}");
+    }
+    out.push_str("plan again to review what is there now\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objects::{ObjectVersion, ServiceEntry, StackObjects};
+    use crate::snapshot::{AppSet, Application, ReleaseEntry, SwarmSnapshot};
+
+    const TOOL: &str = "1.0.0";
+
+    fn release(name: &str, app: &str, record_version: u64, service_version: u64) -> ReleaseEntry {
+        ReleaseEntry::new(name, Some(format!("cd/default/{app}:release/{name}")))
+            .with_records(vec![ObjectVersion::new(
+                format!("rec-{name}"),
+                record_version,
+            )])
+            .with_objects(StackObjects::new(
+                vec![ServiceEntry::new(
+                    format!("svc-{name}"),
+                    format!("{name}_app"),
+                    service_version,
+                )],
+                vec![format!("{name}_default")],
+                vec![],
+                vec![],
+            ))
+    }
+
+    fn swarm(name: &str, cluster: &str, releases: Vec<ReleaseEntry>) -> SwarmSnapshot {
+        let mut s = SwarmSnapshot::new(name);
+        s.cluster_id = Some(cluster.to_owned());
+        s.releases = releases;
+        s
+    }
+
+    fn snapshot(apps: Vec<Application>, swarms: Vec<SwarmSnapshot>) -> Snapshot {
+        Snapshot::new(
+            Policy::new("default", false, None),
+            AppSet::new(true, apps),
+            swarms,
+        )
+    }
+
+    /// `old` departed, `web` stays; both on alpha (cluster c1).
+    fn base() -> Snapshot {
+        snapshot(
+            vec![Application::reconciled("web", "alpha", &["web"])],
+            vec![swarm(
+                "alpha",
+                "c1",
+                vec![release("old", "old", 1, 1), release("web", "web", 1, 1)],
+            )],
+        )
+    }
+
+    fn saved(snapshot: &Snapshot) -> SavedPlan {
+        SavedPlan::new(snapshot, plan(snapshot).unwrap(), TOOL)
+    }
+
+    fn changes(saved: &SavedPlan, fresh: &Snapshot) -> Vec<Change> {
+        match check(saved, fresh, TOOL).unwrap() {
+            Ok(approved) => panic!("expected stale, approved {:?}", approved.plan.deletions),
+            Err(stale) => stale.changes,
+        }
+    }
+
+    fn old_changed(change: ReleaseChange) -> Vec<Change> {
+        vec![Change::Release {
+            release: ReleaseRef::new("alpha", "old"),
+            change,
+        }]
+    }
+
+    #[test]
+    fn an_unchanged_swarm_applies_exactly_the_saved_deletions() {
+        let snapshot = base();
+        let saved = saved(&snapshot);
+        assert_eq!(saved.plan.deletions.len(), 1);
+        let approved = check(&saved, &snapshot, TOOL).unwrap().unwrap();
+        assert_eq!(approved.plan.deletions, saved.plan.deletions);
+        assert!(approved.unreviewed.is_empty());
+    }
+
+    #[test]
+    fn a_deletion_the_saved_plan_lacks_is_left_for_review() {
+        let saved = saved(&base());
+        let mut fresh = base();
+        fresh.swarms[0]
+            .releases
+            .push(release("older", "older", 1, 1));
+        let approved = check(&saved, &fresh, TOOL).unwrap().unwrap();
+        let names: Vec<&str> = approved
+            .plan
+            .deletions
+            .iter()
+            .map(|d| d.release.as_str())
+            .collect();
+        assert_eq!(names, ["old"]);
+        assert_eq!(approved.unreviewed, [ReleaseRef::new("alpha", "older")]);
+    }
+
+    #[test]
+    fn a_restamped_release_is_stale() {
+        let saved = saved(&base());
+        let mut fresh = base();
+        fresh.swarms[0].releases[0] = release("old", "old", 2, 1);
+        assert_eq!(
+            changes(&saved, &fresh),
+            old_changed(ReleaseChange::Restamped)
+        );
+    }
+
+    #[test]
+    fn a_redeployed_release_is_stale() {
+        let saved = saved(&base());
+        let mut fresh = base();
+        fresh.swarms[0].releases[0] = release("old", "old", 1, 7);
+        assert_eq!(
+            changes(&saved, &fresh),
+            old_changed(ReleaseChange::Redeployed)
+        );
+    }
+
+    #[test]
+    fn a_re_declared_release_is_stale() {
+        let saved = saved(&base());
+        let mut fresh = base();
+        fresh
+            .app_set
+            .applications
+            .push(Application::reconciled("old", "alpha", &["old"]));
+        let found = changes(&saved, &fresh);
+        assert!(
+            matches!(&found[..], [Change::Release { change: ReleaseChange::Spared { reason, .. }, .. }] if reason == "current_application"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_release_gone_is_stale() {
+        let saved = saved(&base());
+        let mut fresh = base();
+        fresh.swarms[0].releases.remove(0);
+        assert_eq!(changes(&saved, &fresh), old_changed(ReleaseChange::Gone));
+    }
+
+    #[test]
+    fn another_cluster_under_the_same_name_is_stale() {
+        let saved = saved(&base());
+        let mut fresh = base();
+        fresh.swarms[0].cluster_id = Some("c2".into());
+        let found = changes(&saved, &fresh);
+        assert!(found.contains(&Change::Cluster {
+            swarm: "alpha".into(),
+            planned: Some("c1".into()),
+            now: Some("c2".into()),
+        }));
+    }
+
+    #[test]
+    fn another_policy_or_tool_version_is_stale() {
+        let saved = saved(&base());
+        let mut fresh = base();
+        fresh.policy = Policy::new("default", false, Some(5));
+        assert!(matches!(
+            &changes(&saved, &fresh)[..],
+            [Change::Policy { .. }]
+        ));
+        match check(&saved, &base(), "2.0.0").unwrap() {
+            Err(stale) => assert!(matches!(&stale.changes[..], [Change::ToolVersion { .. }])),
+            Ok(_) => panic!("another tool version applied a saved plan"),
+        }
+    }
+
+    #[test]
+    fn a_deletion_without_a_fingerprint_is_never_applied() {
+        let mut bare = base();
+        bare.swarms[0].releases[0] =
+            ReleaseEntry::new("old", Some("cd/default/old:release/old".into()));
+        let saved = saved(&bare);
+        assert_eq!(changes(&saved, &bare), old_changed(ReleaseChange::Unproven));
+    }
+
+    #[test]
+    fn a_saved_plan_reads_back_as_written() {
+        let saved = saved(&base());
+        let text = saved.to_json_pretty();
+        assert_eq!(SavedPlan::from_json(&text).unwrap(), saved);
+        assert!(saved.snapshot_digest.starts_with("sha256:"));
+        let newer = text.replacen("\"format_version\": 1", "\"format_version\": 2", 1);
+        assert!(matches!(
+            SavedPlan::from_json(&newer),
+            Err(SnapshotError::Parse { path, .. }) if path == "format_version"
+        ));
+    }
+
+    #[test]
+    fn every_change_names_its_release_escaped() {
+        let change = Change::Release {
+            release: ReleaseRef::new("alpha", "evil\nline"),
+            change: ReleaseChange::Gone,
+        };
+        assert_eq!(change.to_string().lines().count(), 1);
+    }
+}

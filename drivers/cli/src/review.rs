@@ -1,0 +1,129 @@
+//! Saved plans on disk (`plan --out`, `apply --plan`) and `explain`'s
+//! inputs. Whether a saved plan still holds is the core's decision
+//! (`sweep_core::saved::check`); this module only reads and writes files.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sweep_core::saved::SavedPlan;
+use sweep_core::{Snapshot, SweepPlan};
+use sweep_docker::files::{read_limited, SNAPSHOT_LIMIT};
+
+use crate::input::InputError;
+
+/// The version a saved plan records and `apply --plan` requires: a plan
+/// is applied only by the build that would make it.
+pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Writes the saved form of `plan` to `file`, atomically: written beside
+/// it, flushed to disk, then renamed over it. A crash or a full disk
+/// never leaves a half-written plan that a later `apply --plan` would
+/// refuse, or worse, an old plan under a name the operator just reused.
+pub fn write_saved(file: &Path, snapshot: &Snapshot, plan: &SweepPlan) -> Result<(), InputError> {
+    let saved = SavedPlan::new(snapshot, plan.clone(), TOOL_VERSION);
+    let mut text = saved.to_json_pretty();
+    text.push('\n');
+    let failed = |e: std::io::Error| InputError::Write {
+        file: file.to_owned(),
+        message: e.to_string(),
+    };
+    let tmp = temp_beside(file);
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, file)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(failed(e));
+    }
+    // The rename is durable once the directory is: best effort, since not
+    // every filesystem lets a directory be opened for it.
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
+fn temp_beside(file: &Path) -> PathBuf {
+    let mut name = file
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "plan".into());
+    name.push(format!(".tmp-{}", std::process::id()));
+    file.with_file_name(name)
+}
+
+/// Reads a saved plan; an error names the file, and the field inside it.
+pub fn read_saved(file: &Path) -> Result<SavedPlan, InputError> {
+    let text = read_limited(file, SNAPSHOT_LIMIT)?;
+    SavedPlan::from_json(&text).map_err(|source| InputError::SavedPlan {
+        file: file.to_owned(),
+        source,
+    })
+}
+
+/// Reads a snapshot file whole, for `explain` (which reads the snapshot's
+/// facts, not only its plan).
+pub fn read_snapshot(file: &Path) -> Result<Snapshot, InputError> {
+    let text = read_limited(file, SNAPSHOT_LIMIT)?;
+    Snapshot::from_json(&text).map_err(|source| InputError::Snapshot {
+        file: file.to_owned(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sweep_core::{plan, AppSet, Policy};
+
+    fn empty() -> Snapshot {
+        Snapshot::new(Policy::default(), AppSet::new(true, vec![]), vec![])
+    }
+
+    #[test]
+    fn a_saved_plan_reads_back_and_leaves_no_temporary_file() {
+        let dir = std::env::temp_dir().join(format!("sweep-review-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("plan.json");
+        let s = empty();
+        let p = plan(&s).unwrap();
+        write_saved(&file, &s, &p).unwrap();
+        let saved = read_saved(&file).unwrap();
+        assert_eq!(saved.plan, p);
+        assert_eq!(saved.tool_version, TOOL_VERSION);
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_unwritable_destination_names_the_file() {
+        let file = Path::new("/nonexistent-dir/plan.json");
+        let s = empty();
+        let e = write_saved(file, &s, &plan(&s).unwrap()).unwrap_err();
+        assert!(
+            matches!(&e, InputError::Write { file: f, .. } if f == file),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn a_corrupt_saved_plan_names_the_file_and_field() {
+        let dir = std::env::temp_dir().join(format!("sweep-review-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("plan.json");
+        std::fs::write(&file, r#"{"format_version": 2}"#).unwrap();
+        let e = read_saved(&file).unwrap_err();
+        assert!(
+            matches!(&e, InputError::SavedPlan { file: f, .. } if f == &file),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("format_version"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

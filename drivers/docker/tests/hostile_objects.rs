@@ -1,0 +1,283 @@
+//! Stack objects and volume listings of somebody else's swarm are hostile
+//! input: against fake daemons on unix sockets (no Docker engine needed),
+//! every malformed, partial or oversized answer is an error naming what
+//! was read, never a panic and never a shorter list.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sweep_docker::{DockerNode, DockerSwarm, Endpoint, REPLY_LIMIT};
+use sweep_swarms::{BackendError, NodeBackend, ServiceEntry, SwarmBackend};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+
+const VERSION_REPLY: &str =
+    r#"{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}"#;
+
+/// What the fake daemon answers per path (without version or query); any
+/// other path is an empty list.
+#[derive(Clone, Default)]
+struct Replies(Arc<HashMap<&'static str, Reply>>);
+
+#[derive(Clone)]
+enum Reply {
+    Json(String),
+    /// A body that goes on until the client hangs up (at most four times
+    /// the limit).
+    Endless,
+}
+
+async fn serve(mut stream: UnixStream, replies: Replies) {
+    loop {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            match stream.read(&mut byte).await {
+                Ok(1) => head.push(byte[0]),
+                _ => return,
+            }
+        }
+        let head = String::from_utf8_lossy(&head).into_owned();
+        let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
+        let path = path.split('?').next().unwrap_or("").to_owned();
+        let bare = match path.strip_prefix("/v") {
+            Some(rest) => rest.find('/').map_or(path.as_str(), |i| &rest[i..]),
+            None => path.as_str(),
+        };
+        let reply = if bare == "/version" {
+            Reply::Json(VERSION_REPLY.to_owned())
+        } else {
+            replies
+                .0
+                .get(bare)
+                .cloned()
+                .unwrap_or_else(|| Reply::Json("[]".to_owned()))
+        };
+        match reply {
+            Reply::Json(body) => {
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                if stream.write_all(reply.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+            Reply::Endless => {
+                let start = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n[\r\n";
+                if stream.write_all(start.as_bytes()).await.is_err() {
+                    return;
+                }
+                let chunk = format!("10000\r\n{}\r\n", " ".repeat(0x10000));
+                let mut sent = 0u64;
+                while sent < 4 * REPLY_LIMIT && stream.write_all(chunk.as_bytes()).await.is_ok() {
+                    sent += 0x10000;
+                }
+                return;
+            }
+        }
+    }
+}
+
+fn spawn_daemon(dir: &Path, name: &str, replies: &[(&'static str, Reply)]) -> Endpoint {
+    let socket = dir.join(format!("{name}.sock"));
+    let listener = UnixListener::bind(&socket).expect("bind fake daemon socket");
+    let replies = Replies(Arc::new(replies.iter().cloned().collect()));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(serve(stream, replies.clone()));
+        }
+    });
+    Endpoint::parse(&format!("unix://{}", socket.display()), None).unwrap()
+}
+
+fn json(value: serde_json::Value) -> Reply {
+    Reply::Json(value.to_string())
+}
+
+const NS: &str = "com.docker.stack.namespace";
+
+async fn swarm(dir: &Path, name: &str, replies: &[(&'static str, Reply)]) -> DockerSwarm {
+    DockerSwarm::connect(&spawn_daemon(dir, name, replies), Duration::from_secs(30))
+        .await
+        .unwrap()
+}
+
+fn assert_invalid<T: std::fmt::Debug>(case: &str, result: Result<T, BackendError>) {
+    assert!(
+        matches!(result, Err(BackendError::Invalid { .. })),
+        "{case}: {result:?}"
+    );
+}
+
+#[tokio::test]
+async fn well_formed_listings_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = swarm(
+        dir.path(),
+        "ok",
+        &[
+            (
+                "/services",
+                json(serde_json::json!([{"ID": "s1", "Version": {"Index": 5},
+                    "Spec": {"Name": "app_web", "Labels": {NS: "app", "swarm-sweep.keep": "true"}}}])),
+            ),
+            (
+                "/networks",
+                json(serde_json::json!([{"Id": "n1", "Name": "app_default", "Labels": {NS: "app"}}])),
+            ),
+            (
+                "/volumes",
+                json(serde_json::json!({"Volumes": [{"Name": "app_data", "Driver": "local",
+                    "Mountpoint": "/m", "Labels": {NS: "app"}, "Scope": "local", "Options": {}}],
+                    "Warnings": null})),
+            ),
+            ("/info", json(serde_json::json!({"Swarm": {"NodeID": "node-1"}}))),
+        ],
+    )
+    .await;
+    let stacks = s.stack_objects().await.unwrap().unwrap();
+    assert_eq!(
+        stacks["app"].services,
+        vec![ServiceEntry::new("s1", "app_web", 5).with_keep("true")]
+    );
+    assert_eq!(stacks["app"].networks, ["app_default"]);
+    assert_eq!(s.own_node_id().await.unwrap().as_deref(), Some("node-1"));
+    let volumes = s.volumes_by_stack().await.unwrap().unwrap();
+    assert_eq!(volumes["app"], ["app_data"]);
+}
+
+#[tokio::test]
+async fn malformed_stack_objects_are_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(&str, &'static str, serde_json::Value)> = vec![
+        (
+            "a service without an id",
+            "/services",
+            serde_json::json!([{"Version": {"Index": 1}, "Spec": {"Name": "a", "Labels": {NS: "app"}}}]),
+        ),
+        (
+            "a service without a name",
+            "/services",
+            serde_json::json!([{"ID": "s1", "Version": {"Index": 1}, "Spec": {"Labels": {NS: "app"}}}]),
+        ),
+        (
+            "a service without a version",
+            "/services",
+            serde_json::json!([{"ID": "s1", "Spec": {"Name": "a", "Labels": {NS: "app"}}}]),
+        ),
+        (
+            "a negative version",
+            "/services",
+            serde_json::json!([{"ID": "s1", "Version": {"Index": -1}, "Spec": {"Name": "a"}}]),
+        ),
+        (
+            "a spec that is no object",
+            "/services",
+            serde_json::json!([{"ID": "s1", "Version": {"Index": 1}, "Spec": "x"}]),
+        ),
+        ("not a list", "/services", serde_json::json!({"ID": "s1"})),
+        (
+            "a network without a name",
+            "/networks",
+            serde_json::json!([{"Id": "n1", "Labels": {NS: "app"}}]),
+        ),
+        (
+            "a secret without an id",
+            "/secrets",
+            serde_json::json!([{"Spec": {"Name": "t", "Labels": {NS: "app"}}}]),
+        ),
+        (
+            "a config that is empty",
+            "/configs",
+            serde_json::json!([{}]),
+        ),
+        (
+            "labels that are no map",
+            "/configs",
+            serde_json::json!([{"ID": "c1", "Spec": {"Name": "c", "Labels": ["x"]}}]),
+        ),
+    ];
+    for (i, (case, path, body)) in cases.into_iter().enumerate() {
+        let s = swarm(dir.path(), &format!("bad{i}"), &[(path, json(body))]).await;
+        assert_invalid(case, s.stack_objects().await);
+    }
+}
+
+#[tokio::test]
+async fn malformed_or_incomplete_volume_listings_are_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let volume = |name: serde_json::Value| {
+        serde_json::json!({"Name": name, "Driver": "local", "Mountpoint": "/m",
+            "Labels": {NS: "app"}, "Scope": "local", "Options": {}})
+    };
+    let cases: Vec<(&str, serde_json::Value)> = vec![
+        (
+            "a volume with an empty name",
+            serde_json::json!({"Volumes": [volume(serde_json::json!(""))]}),
+        ),
+        (
+            "a volume without a name",
+            serde_json::json!({"Volumes": [{"Driver": "local", "Labels": {NS: "app"}}]}),
+        ),
+        (
+            "a listing the daemon says is incomplete",
+            serde_json::json!({"Volumes": [volume(serde_json::json!("app_data"))],
+                "Warnings": ["plugin \"nfs\" did not answer"]}),
+        ),
+        ("not an object", serde_json::json!(["app_data"])),
+    ];
+    for (i, (case, body)) in cases.into_iter().enumerate() {
+        let endpoint = spawn_daemon(dir.path(), &format!("vol{i}"), &[("/volumes", json(body))]);
+        let node = DockerNode::connect(&endpoint, Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert_invalid(case, node.volumes_by_stack().await);
+        let manager = DockerSwarm::connect(&endpoint, Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert_invalid(case, manager.volumes_by_stack().await);
+    }
+}
+
+#[tokio::test]
+async fn a_daemon_without_a_node_id_is_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, info) in [
+        serde_json::json!({"Swarm": {"NodeID": ""}}),
+        serde_json::json!({"Swarm": {}}),
+        serde_json::json!({}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let s = swarm(
+            dir.path(),
+            &format!("info{i}"),
+            &[("/info", json(info.clone()))],
+        )
+        .await;
+        assert_invalid(&info.to_string(), s.own_node_id().await);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_listings_are_refused_at_the_byte_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = swarm(dir.path(), "endless", &[("/networks", Reply::Endless)]).await;
+    let e = s.stack_objects().await.unwrap_err();
+    assert!(
+        matches!(&e, BackendError::Invalid { what, message }
+            if what == "the stack networks" && message.contains("exceeds")),
+        "{e:?}"
+    );
+    let s = swarm(
+        dir.path(),
+        "endless-volumes",
+        &[("/volumes", Reply::Endless)],
+    )
+    .await;
+    assert_invalid("endless volumes", s.volumes_by_stack().await);
+}

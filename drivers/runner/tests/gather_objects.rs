@@ -1,0 +1,287 @@
+//! What gathering attaches to each release, against the in-memory registry
+//! with faults: record versions, the stack's objects (services with their
+//! keep labels) and its volumes per node; and what a failed read of them
+//! costs. The service list is evidence for sparing a release, so losing it
+//! makes the swarm unreadable; a node whose volumes cannot be listed is
+//! only left out of the volumes.
+
+use std::time::Duration;
+
+use sweep_core::{
+    AppSet, Application, NodeVolumes, ObjectVersion, Policy, ReleaseEntry, ServiceEntry, Snapshot,
+    StackObjects, SwarmSnapshot,
+};
+use sweep_runner::{gather, GatherSettings};
+use sweep_swarms::{BackendError, Registry};
+use sweep_testkit::{
+    Call, Effect, Fault, Faulty, MemoryNode, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm,
+};
+
+fn boom() -> BackendError {
+    BackendError::Other {
+        message: "boom".into(),
+    }
+}
+
+/// Three nodes (`n0` the manager); `web` has two record revisions, a kept
+/// service, a network, a secret, a config, and volumes on `n0` and `n1`;
+/// `gone` has a record and volumes on `n2` but no stack objects left;
+/// `loose` has a stack but no records, so it is no release.
+fn swarm() -> MemorySwarm {
+    MemorySwarm::new("alpha", "A")
+        .node(MemoryNode::new("n0", "mgr").volume("web_data", Some("web")))
+        .node(
+            MemoryNode::new("n1", "w1")
+                .volume("web_data", Some("web"))
+                .volume("web_cache", Some("web"))
+                .volume("loose_data", Some("loose")),
+        )
+        .node(
+            MemoryNode::new("n2", "w2")
+                .volume("gone_data", Some("gone"))
+                .volume("plain", None),
+        )
+        .record(MemoryRecord::new("web", 1, Some("cd/default/shop:release/web")).with_version(4))
+        .record(MemoryRecord::new("web", 2, Some("cd/default/shop:release/web")).with_version(9))
+        .record(MemoryRecord::new(
+            "gone",
+            1,
+            Some("cd/default/old:release/gone"),
+        ))
+        .stack(
+            "web",
+            MemoryStack::new()
+                .kept_service("web_app", "true")
+                .service("web_db")
+                .network("web_front")
+                .secret("web_tok")
+                .config("web_conf"),
+        )
+        .stack("loose", MemoryStack::new().service("loose_app"))
+}
+
+async fn gather_alpha(registry: &dyn Registry) -> SwarmSnapshot {
+    let snapshot: Snapshot = gather(
+        registry,
+        Policy::new("default", true, None),
+        AppSet::new(
+            true,
+            vec![Application::reconciled("shop", "alpha", &["web"])],
+        ),
+        GatherSettings::new(Duration::from_secs(15)),
+    )
+    .await;
+    assert_eq!(snapshot.swarms.len(), 1);
+    snapshot.swarms.into_iter().next().unwrap()
+}
+
+fn release<'a>(swarm: &'a SwarmSnapshot, name: &str) -> &'a ReleaseEntry {
+    swarm
+        .releases
+        .iter()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("no release {name:?} in {:?}", swarm.releases))
+}
+
+fn web_objects(volumes: Option<Vec<NodeVolumes>>) -> StackObjects {
+    let objects = StackObjects::new(
+        vec![
+            ServiceEntry::new("svc-web_app", "web_app", 1).with_keep("true"),
+            ServiceEntry::new("svc-web_db", "web_db", 1),
+        ],
+        vec!["web_front".into()],
+        vec!["web_tok".into()],
+        vec!["web_conf".into()],
+    );
+    match volumes {
+        Some(v) => objects.with_volumes(v).sorted(),
+        None => objects.sorted(),
+    }
+}
+
+fn on(node: &str, volumes: &[&str]) -> NodeVolumes {
+    NodeVolumes::new(node, volumes.iter().map(|v| (*v).to_owned()).collect())
+}
+
+#[tokio::test]
+async fn releases_carry_their_record_versions_objects_and_volumes_on_every_node() {
+    let registry = MemoryRegistry::new().with_swarm(swarm());
+    let alpha = gather_alpha(&registry).await;
+    assert_eq!(alpha.error, None);
+    let names: Vec<&str> = alpha.releases.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["gone", "web"],
+        "a stack without records is no release"
+    );
+
+    let web = release(&alpha, "web");
+    assert_eq!(
+        web.records,
+        Some(vec![
+            ObjectVersion::new("web.v1", 4),
+            ObjectVersion::new("web.v2", 9)
+        ])
+    );
+    assert_eq!(
+        web.objects,
+        Some(web_objects(Some(vec![
+            on("n0", &["web_data"]),
+            on("n1", &["web_cache", "web_data"]),
+            // Listed, holding none of them: an empty list, not left out.
+            on("n2", &[]),
+        ])))
+    );
+
+    // Its records outlive its stack: the objects say there is none left.
+    let gone = release(&alpha, "gone");
+    assert_eq!(gone.records, Some(vec![ObjectVersion::new("gone.v1", 1)]));
+    assert_eq!(
+        gone.objects,
+        Some(StackObjects::default().with_volumes(vec![
+            on("n0", &[]),
+            on("n1", &[]),
+            on("n2", &["gone_data"]),
+        ]))
+    );
+    // A gathered snapshot is one the planner takes.
+    let snapshot = Snapshot::new(
+        Policy::new("default", true, None),
+        AppSet::new(
+            true,
+            vec![Application::reconciled("shop", "alpha", &["web"])],
+        ),
+        vec![alpha],
+    );
+    sweep_core::plan(&snapshot).expect("a gathered snapshot is valid");
+}
+
+#[tokio::test]
+async fn a_restamped_record_and_an_updated_service_show_new_versions() {
+    let registry = MemoryRegistry::new().with_swarm(swarm());
+    registry
+        .restamp_record("alpha", "web.v2", Some("cd/default/shop:release/web"))
+        .unwrap();
+    registry
+        .update_service("alpha", "web", "web_db", Some("yes"))
+        .unwrap();
+    let alpha = gather_alpha(&registry).await;
+    let web = release(&alpha, "web");
+    assert!(web
+        .records
+        .as_ref()
+        .unwrap()
+        .contains(&ObjectVersion::new("web.v2", 10)));
+    let services = &web.objects.as_ref().unwrap().services;
+    assert!(
+        services.contains(&ServiceEntry::new("svc-web_db", "web_db", 2).with_keep("yes")),
+        "{services:?}"
+    );
+}
+
+/// The service list is what a keep label is read from: losing it (an
+/// error, or no answer in time) makes the swarm unreadable, named so,
+/// exactly as losing the release records does.
+#[tokio::test(start_paused = true)]
+async fn a_failed_stack_object_listing_makes_the_swarm_unreadable() {
+    for effect in [Effect::Fail(boom()), Effect::Hang] {
+        let registry = Faulty::new(MemoryRegistry::new().with_swarm(swarm()));
+        registry.inject(Fault::new("alpha", Call::StackObjects, effect.clone()));
+        let alpha = gather_alpha(&registry).await;
+        let error = alpha.error.clone().unwrap_or_default();
+        assert!(error.contains("stack objects"), "{effect:?}: {error:?}");
+        assert!(alpha.releases.is_empty(), "{effect:?}: {alpha:?}");
+        assert_eq!(alpha.cluster_id, None, "{effect:?}");
+    }
+}
+
+/// A node whose volume listing fails (or hangs) is left out of every
+/// release's volumes, and only that node: it is still reached, and the
+/// others' volumes are there.
+#[tokio::test(start_paused = true)]
+async fn a_failed_node_volume_listing_leaves_only_that_node_out() {
+    for effect in [Effect::Fail(boom()), Effect::Hang] {
+        let registry = Faulty::new(MemoryRegistry::new().with_swarm(swarm()));
+        registry.inject(Fault::new("alpha", Call::VolumesByStack, effect.clone()).on_node("n1"));
+        let alpha = gather_alpha(&registry).await;
+        assert_eq!(alpha.error, None, "{effect:?}");
+        assert_eq!(alpha.nodes.as_ref().map(Vec::len), Some(3), "{effect:?}");
+        let web = release(&alpha, "web");
+        assert_eq!(
+            web.objects,
+            Some(web_objects(Some(vec![
+                on("n0", &["web_data"]),
+                on("n2", &[])
+            ]))),
+            "{effect:?}"
+        );
+        let gone = release(&alpha, "gone");
+        assert_eq!(
+            gone.objects.as_ref().and_then(|o| o.volumes.clone()),
+            Some(vec![on("n0", &[]), on("n2", &["gone_data"])]),
+            "{effect:?}"
+        );
+    }
+}
+
+/// The manager's own volumes are filed under its own node id; when they
+/// cannot be listed (nor its id read) it is left out like any node.
+#[tokio::test]
+async fn the_manager_s_volumes_count_under_its_own_node_id() {
+    let registry = Faulty::new(MemoryRegistry::new().with_swarm(swarm().without_node_reach()));
+    let alpha = gather_alpha(&registry).await;
+    assert_eq!(alpha.nodes, None);
+    assert_eq!(
+        release(&alpha, "web").objects,
+        Some(web_objects(Some(vec![on("n0", &["web_data"])])))
+    );
+
+    for call in [Call::VolumesByStack, Call::OwnNodeId] {
+        registry.clear();
+        registry.inject(Fault::new("alpha", call, Effect::Fail(boom())));
+        let alpha = gather_alpha(&registry).await;
+        assert_eq!(alpha.error, None, "{call:?}");
+        // No node's volumes were read: none at all, not an empty list.
+        assert_eq!(
+            release(&alpha, "web").objects,
+            Some(web_objects(None)),
+            "{call:?}"
+        );
+    }
+
+    // With node reach, the manager's failed listing is made up for by
+    // reading it as a node.
+    let registry = Faulty::new(MemoryRegistry::new().with_swarm(swarm()));
+    registry.inject(Fault::new(
+        "alpha",
+        Call::VolumesByStack,
+        Effect::Fail(boom()),
+    ));
+    let alpha = gather_alpha(&registry).await;
+    let volumes = release(&alpha, "web")
+        .objects
+        .as_ref()
+        .and_then(|o| o.volumes.clone());
+    assert_eq!(
+        volumes,
+        Some(vec![
+            on("n0", &["web_data"]),
+            on("n1", &["web_cache", "web_data"]),
+            on("n2", &[]),
+        ])
+    );
+}
+
+/// A backend that reads neither record versions nor stack objects (the
+/// seam's defaults) gives releases without them: not read is not empty.
+#[tokio::test]
+async fn a_backend_that_does_not_read_objects_leaves_them_out() {
+    let registry = MemoryRegistry::new().with_swarm(swarm().without_object_reads());
+    let alpha = gather_alpha(&registry).await;
+    assert_eq!(alpha.error, None);
+    assert_eq!(alpha.releases.len(), 2);
+    for r in &alpha.releases {
+        assert_eq!(r.records, None, "{r:?}");
+        assert_eq!(r.objects, None, "{r:?}");
+    }
+}

@@ -1,0 +1,347 @@
+//! Review, then apply exactly what was reviewed: `plan --out FILE`, then
+//! `apply --plan FILE`, against the real engines of swarms alpha and beta.
+//!
+//! Between the two, a release is redeployed, restamped or re-declared, or
+//! the swarm's name comes to reach another cluster: the saved plan is then
+//! stale, `apply --plan` exits 3 naming what changed, and every engine
+//! still holds everything. Unchanged, it deletes exactly the saved
+//! deletions and nothing the swarms gained since.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use sweep_e2e::{
+    app, assert_gone, assert_intact, create_record, docker_ok, endpoint, one, release_names,
+    wait_deployed, Cleanup, Run, Scenario, Stack, SwarmEntry, Sweep, ALPHA, BETA, QUICK,
+};
+
+/// `plan --out FILE --prune-volumes` as the scenario's controller; the
+/// saved plan's path.
+fn plan_out(s: &Scenario, config: &Path, apps: &Path, name: &str) -> (Run, PathBuf) {
+    plan_out_with(s, config, apps, name, &["--prune-volumes"])
+}
+
+fn plan_out_with(
+    s: &Scenario,
+    config: &Path,
+    apps: &Path,
+    name: &str,
+    args: &[&str],
+) -> (Run, PathBuf) {
+    let file = s.dir().join(name);
+    let run = s
+        .sweep("plan", Some(config), apps)
+        .arg("--out")
+        .arg(&file)
+        .args(args)
+        .run();
+    (run, file)
+}
+
+/// `apply --plan FILE` with the same registry and app set (the policy
+/// comes from the file).
+fn apply_plan(config: &Path, apps: &Path, saved: &Path) -> Run {
+    Sweep::new(&["apply"])
+        .arg("--config")
+        .arg(config)
+        .arg("--app-set")
+        .arg(apps)
+        .arg("--plan")
+        .arg(saved)
+        .args(QUICK)
+        .run()
+}
+
+fn read_json(file: &Path) -> Value {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// Two departed releases on alpha, deployed and recorded; the registry
+/// and an app set that declares neither.
+struct Departed {
+    s: Scenario,
+    web: String,
+    db: String,
+    config: PathBuf,
+    apps: PathBuf,
+    _cleanup: Cleanup,
+}
+
+fn departed() -> Departed {
+    let s = Scenario::new();
+    let web = s.release("web");
+    let db = s.release("db");
+    let mut cleanup = Cleanup::new(&ALPHA);
+    cleanup.add(&web);
+    cleanup.add(&db);
+    for release in [&web, &db] {
+        let stack = Stack::new(release)
+            .with_volume()
+            .with_network_secret_config()
+            .on("alpha-2");
+        create_record(&ALPHA, release, 1, Some(&s.stamp("shop", release)));
+        s.deploy(&ALPHA, &stack);
+        wait_deployed(&ALPHA, &stack, &["alpha-2"]);
+    }
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
+    let apps = s.app_set("apps.json", json!([app("edge", "alpha", &[])]));
+    Departed {
+        s,
+        web,
+        db,
+        config,
+        apps,
+        _cleanup: cleanup,
+    }
+}
+
+/// Fails unless the stale refusal exited 3, named `release` on one of its
+/// lines along with `what`, and printed no report.
+fn assert_refused(run: &Run, release: &str, what: &str) {
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.contains(release) && l.contains(what)),
+        "no line names {release} with {what:?}:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.trim().is_empty(),
+        "a stale plan printed a report:\n{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn an_unchanged_saved_plan_deletes_exactly_its_deletions_and_lists_their_objects() {
+    let d = departed();
+    let (run, saved) = plan_out(&d.s, &d.config, &d.apps, "plan.json");
+    run.expect_code(0);
+    let file = read_json(&saved);
+    assert_eq!(file["format_version"], 1);
+    assert_eq!(file["tool_version"], env!("CARGO_PKG_VERSION"));
+    assert!(file["snapshot_digest"]
+        .as_str()
+        .is_some_and(|d| d.starts_with("sha256:")));
+    assert!(file["clusters"]["alpha"].is_string(), "{file:#}");
+    let planned = release_names(&file["plan"], "deletions");
+    assert!(planned.contains(&d.web) && planned.contains(&d.db));
+    // Each deletion lists what it removes, and its fingerprint.
+    let web = one(&file["plan"], "deletions", &d.web);
+    let objects = &web["objects"];
+    assert_eq!(objects["services"][0]["name"], format!("{}_app", d.web));
+    assert_eq!(objects["networks"].as_array().map(Vec::len), Some(1));
+    assert_eq!(objects["secrets"].as_array().map(Vec::len), Some(1));
+    assert_eq!(objects["configs"].as_array().map(Vec::len), Some(1));
+    assert_eq!(web["observed"]["records"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        web["observed"]["services"].as_array().map(Vec::len),
+        Some(1)
+    );
+    let volume = format!("{}_data", d.web);
+    let on_nodes: Vec<&Value> = objects["volumes"]
+        .as_array()
+        .map(|nodes| {
+            nodes
+                .iter()
+                .filter(|n| {
+                    n["volumes"]
+                        .as_array()
+                        .is_some_and(|v| v.contains(&json!(volume)))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        on_nodes.len(),
+        1,
+        "the volume is on alpha-2 alone: {objects:#}"
+    );
+
+    // A third departed release appears after the review: it is not in the
+    // saved plan, so it stays.
+    let late = d.s.release("late");
+    let mut cleanup = Cleanup::new(&ALPHA);
+    cleanup.add(&late);
+    let stack = Stack::new(&late).with_volume().on("alpha-3");
+    create_record(&ALPHA, &late, 1, Some(&d.s.stamp("shop", &late)));
+    d.s.deploy(&ALPHA, &stack);
+    wait_deployed(&ALPHA, &stack, &["alpha-3"]);
+
+    let run = apply_plan(&d.config, &d.apps, &saved);
+    run.expect_code(0);
+    let out = run.json();
+    let deleted = release_names(&out["plan"], "deletions");
+    assert_eq!(
+        deleted.iter().filter(|r| r.ends_with(&d.s.token)).count(),
+        2,
+        "{deleted:?}"
+    );
+    assert!(
+        !deleted.contains(&late),
+        "a release nobody reviewed was deleted"
+    );
+    assert_eq!(
+        one(&out["report"], "releases", &d.web)["outcome"],
+        "deleted"
+    );
+    assert_eq!(one(&out["report"], "releases", &d.db)["outcome"], "deleted");
+    assert!(
+        run.stderr.contains(&late) && run.stderr.contains("not in the saved plan"),
+        "the unreviewed deletion is not mentioned:\n{}",
+        run.stderr
+    );
+    assert_gone(&ALPHA, &d.web);
+    assert_gone(&ALPHA, &d.db);
+    assert_intact(&ALPHA, &late, &["alpha-3"]);
+}
+
+#[test]
+fn a_redeployed_release_makes_the_saved_plan_stale() {
+    let d = departed();
+    let (run, saved) = plan_out(&d.s, &d.config, &d.apps, "plan.json");
+    run.expect_code(0);
+    docker_ok(
+        ALPHA.manager,
+        &[
+            "service",
+            "update",
+            "--detach",
+            "--label-add",
+            "redeployed=1",
+            &format!("{}_app", d.web),
+        ],
+    );
+    let run = apply_plan(&d.config, &d.apps, &saved);
+    assert_refused(&run, &d.web, "redeployed");
+    // The unchanged release in the same plan stays too: all or nothing.
+    assert_intact(&ALPHA, &d.web, &["alpha-2"]);
+    assert_intact(&ALPHA, &d.db, &["alpha-2"]);
+}
+
+#[test]
+fn a_restamped_release_makes_the_saved_plan_stale() {
+    let d = departed();
+    let (run, saved) = plan_out(&d.s, &d.config, &d.apps, "plan.json");
+    run.expect_code(0);
+    // A new revision of its records, stamped for another application.
+    create_record(&ALPHA, &d.db, 2, Some(&d.s.stamp("billing", &d.db)));
+    let run = apply_plan(&d.config, &d.apps, &saved);
+    assert_refused(&run, &d.db, "release records changed");
+    assert_intact(&ALPHA, &d.web, &["alpha-2"]);
+    assert_intact(&ALPHA, &d.db, &["alpha-2"]);
+}
+
+#[test]
+fn a_re_declared_release_makes_the_saved_plan_stale() {
+    let d = departed();
+    let (run, saved) = plan_out(&d.s, &d.config, &d.apps, "plan.json");
+    run.expect_code(0);
+    // The same app set file, now declaring web again.
+    d.s.app_set(
+        "apps.json",
+        json!([app("edge", "alpha", &[]), app("shop", "alpha", &[&d.web])]),
+    );
+    let run = apply_plan(&d.config, &d.apps, &saved);
+    assert_refused(&run, &d.web, "now spared");
+    assert_intact(&ALPHA, &d.web, &["alpha-2"]);
+    assert_intact(&ALPHA, &d.db, &["alpha-2"]);
+}
+
+#[test]
+fn a_swarm_name_that_reaches_another_cluster_makes_the_saved_plan_stale() {
+    let d = departed();
+    // Planned under the name "prod", which reaches alpha.
+    let prod = |manager: &str| {
+        d.s.registry(
+            "prod.toml",
+            &[SwarmEntry::named("prod", &endpoint(manager))],
+        )
+    };
+    let config = prod(ALPHA.manager);
+    let apps =
+        d.s.app_set("prod-apps.json", json!([app("edge", "prod", &[])]));
+    // Without node reach a purge would be node-local; it is off here.
+    let (run, saved) = plan_out_with(&d.s, &config, &apps, "prod-plan.json", &[]);
+    run.expect_code(0);
+    assert!(release_names(&read_json(&saved)["plan"], "deletions").contains(&d.web));
+
+    // "prod" now names beta's manager: another cluster.
+    let config = prod(BETA.manager);
+    let run = apply_plan(&config, &apps, &saved);
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.contains("swarm prod") && l.contains("planned against cluster")),
+        "the cluster change is not named:\n{}",
+        run.stderr
+    );
+    assert_intact(&ALPHA, &d.web, &["alpha-2"]);
+    assert_intact(&ALPHA, &d.db, &["alpha-2"]);
+}
+
+#[test]
+fn a_keep_label_spares_a_departed_release_until_it_is_removed() {
+    let d = departed();
+    let service = format!("{}_app", d.web);
+    docker_ok(
+        ALPHA.manager,
+        &[
+            "service",
+            "update",
+            "--detach",
+            "--label-add",
+            "swarm-sweep.keep=true",
+            &service,
+        ],
+    );
+    let run = d.s.sweep("plan", Some(&d.config), &d.apps).run();
+    run.expect_code(0);
+    let plan = run.json();
+    let spared = one(&plan, "spared", &d.web);
+    assert_eq!(spared["reason"], "kept", "{spared:#}");
+    assert!(release_names(&plan, "deletions").contains(&d.db));
+
+    // explain says why, in sentences naming the label.
+    let explained =
+        d.s.sweep("explain", Some(&d.config), &d.apps)
+            .arg(format!("alpha/{}", d.web))
+            .args(&["--format", "text"])
+            .run();
+    explained.expect_code(0);
+    assert!(
+        explained.stdout.contains("swarm-sweep.keep=\"true\"")
+            && explained.stdout.contains("spared (kept)"),
+        "{}",
+        explained.stdout
+    );
+
+    let run =
+        d.s.sweep("apply", Some(&d.config), &d.apps)
+            .arg("--prune-volumes")
+            .args(QUICK)
+            .run();
+    run.expect_code(0);
+    assert_intact(&ALPHA, &d.web, &["alpha-2"]);
+    assert_gone(&ALPHA, &d.db);
+}
+
+#[test]
+fn detailed_exitcode_is_4_when_the_plan_deletes() {
+    let d = departed();
+    let run =
+        d.s.sweep("plan", Some(&d.config), &d.apps)
+            .arg("--detailed-exitcode")
+            .run();
+    run.expect_code(4);
+    // Nothing to delete for another controller: 0.
+    let run =
+        d.s.sweep_as("nobody", "plan", Some(&d.config), &d.apps)
+            .arg("--detailed-exitcode")
+            .run();
+    run.expect_code(0);
+    assert_intact(&ALPHA, &d.web, &["alpha-2"]);
+}
