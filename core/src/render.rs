@@ -46,8 +46,10 @@ impl Style {
         Style { colour }
     }
 
-    /// `text` in ANSI colour `code` (31 red, 32 green, 33 yellow, 1 bold).
-    pub(crate) fn paint(self, code: u8, text: &str) -> String {
+    /// `text` in ANSI graphic rendition `code` (`31` red, `32` green, `33`
+    /// yellow, `1` bold, `1;31` bold red) when colour is on; `text` must be
+    /// escaped already.
+    pub fn paint(self, code: &str, text: &str) -> String {
         if self.colour {
             format!("\u{1b}[{code}m{text}\u{1b}[0m")
         } else {
@@ -77,7 +79,12 @@ fn write_plan(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt::Res
         if plan.purge_volumes { "on" } else { "off" }
     )?;
     if !plan.holds.is_empty() {
-        writeln!(out, "\n{} ({}):", style.paint(33, "held"), plan.holds.len())?;
+        writeln!(
+            out,
+            "\n{} ({}):",
+            style.paint("33", "held"),
+            plan.holds.len()
+        )?;
         for h in &plan.holds {
             match &h.swarm {
                 None => write!(out, "  whole sweep")?,
@@ -123,7 +130,7 @@ fn write_plan(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt::Res
                 write!(
                     out,
                     "  {}  {}  {}",
-                    style.paint(32, "spare "),
+                    style.paint("32", "spare "),
                     Escaped(&s.release),
                     s.reason.as_str()
                 )?;
@@ -219,7 +226,7 @@ fn write_deletion(
     writeln!(
         out,
         "  {}  {}  {}, application {}, volumes {}",
-        style.paint(31, "delete"),
+        style.paint("31", "delete"),
         Escaped(&d.release),
         d.reason.as_str(),
         Escaped(&d.application),

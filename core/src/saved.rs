@@ -25,7 +25,7 @@ use crate::escape::Escaped;
 use crate::format::FormatVersion;
 use crate::plan::{plan, Deletion, SweepPlan};
 use crate::refs::{ReleaseRef, SwarmName};
-use crate::snapshot::{Policy, Snapshot, SnapshotError};
+use crate::snapshot::{one_json_document, Policy, Snapshot, SnapshotError};
 
 /// A plan as written by `plan --out`, with what it was made from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,17 +73,7 @@ impl SavedPlan {
 
     /// Reads a saved plan: exactly one JSON object of this format version.
     pub fn from_json(text: &str) -> Result<Self, SnapshotError> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let saved: SavedPlan =
-            serde_path_to_error::deserialize(&mut de).map_err(|e| SnapshotError::Parse {
-                path: e.path().to_string().trim_start_matches('.').to_owned(),
-                message: e.inner().to_string(),
-            })?;
-        de.end().map_err(|e| SnapshotError::Parse {
-            path: String::new(),
-            message: e.to_string(),
-        })?;
-        Ok(saved)
+        one_json_document(text)
     }
 
     pub fn to_json_pretty(&self) -> String {
@@ -183,16 +173,24 @@ impl std::fmt::Display for Change {
                 Escaped(planned),
                 Escaped(running)
             ),
-            Change::Policy { planned, now } => write!(
-                f,
-                "planned under controller {} (purge_volumes {}, max_deletions {:?}), now controller {} (purge_volumes {}, max_deletions {:?})",
-                Escaped(&planned.controller),
-                planned.purge_volumes,
-                planned.max_deletions,
-                Escaped(&now.controller),
-                now.purge_volumes,
-                now.max_deletions
-            ),
+            Change::Policy { planned, now } => {
+                let policy = |p: &Policy| {
+                    let max = p
+                        .max_deletions
+                        .map_or("none".to_owned(), |m| m.to_string());
+                    format!(
+                        "controller {} (purge_volumes {}, max_deletions {max})",
+                        Escaped(&p.controller),
+                        p.purge_volumes
+                    )
+                };
+                write!(
+                    f,
+                    "planned under {}, now {}",
+                    policy(planned),
+                    policy(now)
+                )
+            }
             Change::Cluster { swarm, planned: None, .. } => write!(
                 f,
                 "swarm {}: the plan holds no cluster id for it, so nothing proves it is the cluster planned against",

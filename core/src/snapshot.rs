@@ -402,7 +402,7 @@ impl NodeEntry {
 /// that does not is read again by [`explain`], whose error is the one
 /// returned. Both reads are of the same type through the same
 /// deserializer, so they accept exactly the same texts.
-fn one_json_document<T: de::DeserializeOwned>(text: &str) -> Result<T, SnapshotError> {
+pub(crate) fn one_json_document<T: de::DeserializeOwned>(text: &str) -> Result<T, SnapshotError> {
     let mut de = serde_json::Deserializer::from_str(text);
     if let Ok(value) = T::deserialize(&mut de) {
         if de.end().is_ok() {

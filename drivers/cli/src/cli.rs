@@ -99,9 +99,10 @@ pub enum Command {
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<Format>,
         /// Carry out the plan saved by `plan --out FILE` instead of a new
-        /// one; its policy comes from the file. Exits 3, deleting nothing,
-        /// when the swarms changed since. E.g. `--plan plan.json`.
-        #[arg(long, value_name = "FILE", conflicts_with_all = ["controller", "prune_volumes", "max_deletions"])]
+        /// one; its policy comes from the file, and a policy flag given
+        /// must agree with it. Exits 3, deleting nothing, when the swarms
+        /// or the policy changed since. E.g. `--plan plan.json`.
+        #[arg(long, value_name = "FILE")]
         plan: Option<PathBuf>,
         /// Do not ask before deleting, even on a terminal. E.g. `--yes`.
         #[arg(long)]
@@ -231,8 +232,9 @@ pub struct PolicyArgs {
     /// This controller's id: the `<controller>` in owner stamps
     /// `cd/<controller>/<application>:release/<release>`.
     /// E.g. `--controller prod-cd`.
-    #[arg(long, value_name = "ID", default_value = "default")]
-    pub controller: String,
+    /// Default `default`.
+    #[arg(long, value_name = "ID")]
+    pub controller: Option<String>,
     /// Also remove the departed releases' named volumes, on every node the
     /// registry reaches. E.g. `--prune-volumes`.
     #[arg(long)]

@@ -56,12 +56,24 @@ fn runtime() -> Result<tokio::runtime::Runtime, InputError> {
 }
 
 fn policy(args: &PolicyArgs) -> Result<Policy, InputError> {
-    sweep_core::ControllerId::new(args.controller.clone())
+    policy_over(args, &Policy::default())
+}
+
+/// The policy the flags ask for, `base` where they say nothing: for
+/// `apply --plan`, the saved plan's policy with what the operator typed
+/// again. A flag that disagrees with the saved plan then makes the core's
+/// check find the policy changed (exit 3), rather than being ignored.
+fn policy_over(args: &PolicyArgs, base: &Policy) -> Result<Policy, InputError> {
+    let controller = args
+        .controller
+        .clone()
+        .unwrap_or_else(|| base.controller.clone());
+    sweep_core::ControllerId::new(controller.clone())
         .map_err(|e| InputError::Controller(e.to_string()))?;
     Ok(Policy::new(
-        args.controller.clone(),
-        args.prune_volumes,
-        args.max_deletions,
+        controller,
+        args.prune_volumes || base.purge_volumes,
+        args.max_deletions.or(base.max_deletions),
     ))
 }
 
@@ -201,7 +213,8 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                     // Read before any swarm is: a file that does not read
                     // is bad input, and nothing was gathered for it.
                     let saved = review::read_saved(&file)?;
-                    let g = gather_snapshot(&rt, &source, saved.policy.clone())?;
+                    let asked = policy_over(&p, &saved.policy)?;
+                    let g = gather_snapshot(&rt, &source, asked)?;
                     let checked =
                         check(&saved, &g.snapshot, review::TOOL_VERSION).map_err(|source| {
                             InputError::Snapshot {

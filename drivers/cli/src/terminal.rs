@@ -64,11 +64,7 @@ pub fn alarm(text: &str, on: bool) -> String {
 }
 
 fn paint(text: &str, sgr: &str, on: bool) -> String {
-    if on {
-        format!("\x1b[{sgr}m{text}\x1b[0m")
-    } else {
-        text.to_owned()
-    }
+    sweep_core::render::Style::coloured(on).paint(sgr, text)
 }
 
 /// A person is there to answer: stdin and stderr are both terminals. A

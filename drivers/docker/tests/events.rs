@@ -5,45 +5,19 @@
 //! Each test uses names of its own and removes what it created, also when
 //! it fails. Waits are bounded, and only ever wait for something to happen.
 
-use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod bed;
 
-use bed::{bed, sock, unique};
+use bed::{bed, docker, docker_raw, sock, unique, IMAGE};
 use futures::StreamExt;
 use sweep_docker::labels::STACK_NAMESPACE;
 use sweep_docker::{DockerNode, Endpoint, FileRegistry};
 use sweep_swarms::{ContainerEvents, ContainerGone, NodeBackend, Registry, StackPart, Target};
 
-const DOCKER: &str = "/usr/bin/docker";
-const IMAGE: &str = "127.0.0.1:1/sweep/busybox:1";
-
 /// How long anything the tests wait for may take; never reached when all
 /// is well.
 const BOUND: Duration = Duration::from_secs(90);
-
-fn docker_raw(node: &str, args: &[&str]) -> Output {
-    Command::new(DOCKER)
-        .arg("-H")
-        .arg(sock(node))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run docker")
-}
-
-/// Runs the docker CLI against `node`; its trimmed stdout. Fails the test
-/// when the command fails.
-fn docker(node: &str, args: &[&str]) -> String {
-    let out = docker_raw(node, args);
-    assert!(
-        out.status.success(),
-        "docker -H {node} {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 /// Removes the service `name` through `node` when the test ends, however
 /// it ends.
@@ -54,7 +28,7 @@ struct RemoveService<'a> {
 
 impl Drop for RemoveService<'_> {
     fn drop(&mut self) {
-        let _ = docker_raw(self.node, &["service", "rm", &self.name]);
+        let _ = docker_raw(self.node, &["service", "rm", &self.name], None);
     }
 }
 

@@ -8,13 +8,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sweep_docker::{DockerNode, DockerSwarm, Endpoint, REPLY_LIMIT};
-use sweep_swarms::{BackendError, NodeBackend, ServiceEntry, SwarmBackend};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{UnixListener, UnixStream};
+mod fake;
 
-const VERSION_REPLY: &str =
-    r#"{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}"#;
+use fake::VERSION_REPLY;
+use sweep_docker::{DockerNode, DockerSwarm, Endpoint};
+use sweep_swarms::{BackendError, NodeBackend, ServiceEntry, SwarmBackend};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{UnixListener, UnixStream};
 
 /// What the fake daemon answers per path (without version or query); any
 /// other path is an empty list.
@@ -31,15 +31,9 @@ enum Reply {
 
 async fn serve(mut stream: UnixStream, replies: Replies) {
     loop {
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            match stream.read(&mut byte).await {
-                Ok(1) => head.push(byte[0]),
-                _ => return,
-            }
-        }
-        let head = String::from_utf8_lossy(&head).into_owned();
+        let Some(head) = fake::read_head(&mut stream).await else {
+            return;
+        };
         let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
         let path = path.split('?').next().unwrap_or("").to_owned();
         let bare = match path.strip_prefix("/v") {
@@ -57,24 +51,13 @@ async fn serve(mut stream: UnixStream, replies: Replies) {
         };
         match reply {
             Reply::Json(body) => {
-                let reply = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                    body.len()
-                );
+                let reply = format!("{}{body}", fake::json_head(body.len()));
                 if stream.write_all(reply.as_bytes()).await.is_err() {
                     return;
                 }
             }
             Reply::Endless => {
-                let start = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n[\r\n";
-                if stream.write_all(start.as_bytes()).await.is_err() {
-                    return;
-                }
-                let chunk = format!("10000\r\n{}\r\n", " ".repeat(0x10000));
-                let mut sent = 0u64;
-                while sent < 4 * REPLY_LIMIT && stream.write_all(chunk.as_bytes()).await.is_ok() {
-                    sent += 0x10000;
-                }
+                fake::write_endless(&mut stream, "1\r\n[\r\n").await;
                 return;
             }
         }

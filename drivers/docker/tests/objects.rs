@@ -9,163 +9,18 @@
 //! it fails.
 
 use std::collections::BTreeSet;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 mod bed;
 
-use bed::{bed, sock, unique};
-use sweep_docker::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STACK_NAMESPACE, STATUS, TYPE};
-use sweep_docker::FileRegistry;
+use bed::{create_config, deploy_stack, docker, registry, sock, unique, Cleanup};
+use sweep_docker::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STACK_NAMESPACE, TYPE};
 use sweep_swarms::{ObjectVersion, Registry, ServiceEntry, Target, KEEP_LABEL};
-
-const DOCKER: &str = "/usr/bin/docker";
-const IMAGE: &str = "127.0.0.1:1/sweep/busybox:1";
-
-fn docker_raw(node: &str, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(DOCKER);
-    cmd.arg("-H").arg(sock(node)).args(args);
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    });
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn docker");
-    if let Some(input) = stdin {
-        use std::io::Write;
-        let mut pipe = child.stdin.take().expect("stdin");
-        pipe.write_all(input.as_bytes()).expect("write stdin");
-    }
-    child.wait_with_output().expect("docker output")
-}
-
-/// Runs the docker CLI against `node`; its trimmed stdout. Fails the test
-/// when the command fails.
-fn docker(node: &str, args: &[&str]) -> String {
-    docker_in(node, args, None)
-}
-
-fn docker_in(node: &str, args: &[&str], stdin: Option<&str>) -> String {
-    let out = docker_raw(node, args, stdin);
-    assert!(
-        out.status.success(),
-        "docker -H {node} {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-/// Docker commands run when the test ends, however it ends, last added
-/// first; retried briefly while a removed stack's tasks let go.
-struct Cleanup(Vec<(String, Vec<String>)>);
-
-impl Cleanup {
-    fn add(&mut self, node: &str, args: &[&str]) {
-        self.0.push((
-            node.to_owned(),
-            args.iter().map(|a| (*a).to_owned()).collect(),
-        ));
-    }
-}
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        for (node, args) in self.0.iter().rev() {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let deadline = Instant::now() + Duration::from_secs(30);
-            loop {
-                let out = docker_raw(node, &args, None);
-                let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
-                if out.status.success()
-                    || err.contains("no such")
-                    || err.contains("not found")
-                    || Instant::now() > deadline
-                {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(500));
-            }
-        }
-    }
-}
-
-fn create_config(node: &str, cleanup: &mut Cleanup, name: &str, labels: &[(&str, &str)]) {
-    let mut args = vec!["config".to_owned(), "create".to_owned()];
-    for (k, v) in labels {
-        args.push("--label".into());
-        args.push(format!("{k}={v}"));
-    }
-    args.push(name.into());
-    args.push("-".into());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    docker_in(node, &args, Some("record"));
-    cleanup.add(node, &["config", "rm", name]);
-}
 
 /// Revision `revision` of `release`'s record, stamped `owner`.
 fn create_record(node: &str, cleanup: &mut Cleanup, release: &str, revision: &str, owner: &str) {
     let name = format!("{release}.v{revision}");
-    create_config(
-        node,
-        cleanup,
-        &name,
-        &[
-            (TYPE, RECORD_TYPE),
-            (RELEASE, release),
-            (REVISION, revision),
-            (STATUS, "deployed"),
-            (OWNER, owner),
-        ],
-    );
-}
-
-/// Deploys stack `release` on `node`'s swarm: a service `web` on an overlay
-/// network `front`, with a secret `tok` and a config `conf`.
-fn deploy_stack(node: &str, cleanup: &mut Cleanup, dir: &Path, release: &str) {
-    let compose = dir.join(format!("{release}.yml"));
-    std::fs::write(dir.join("tok.txt"), "token").expect("write secret");
-    std::fs::write(dir.join("conf.txt"), "conf").expect("write config");
-    std::fs::write(
-        &compose,
-        format!(
-            r#"version: "3.8"
-services:
-  web:
-    image: {IMAGE}
-    command: ["sleep", "3600"]
-    networks: [front]
-    secrets: [tok]
-    configs: [conf]
-networks:
-  front:
-    driver: overlay
-secrets:
-  tok:
-    file: {tok}
-configs:
-  conf:
-    file: {conf}
-"#,
-            tok = dir.join("tok.txt").display(),
-            conf = dir.join("conf.txt").display(),
-        ),
-    )
-    .expect("write compose file");
-    cleanup.add(node, &["stack", "rm", release]);
-    docker(
-        node,
-        &[
-            "stack",
-            "deploy",
-            "--resolve-image",
-            "never",
-            "-c",
-            &compose.display().to_string(),
-            release,
-        ],
-    );
+    bed::create_record(node, cleanup, &name, release, revision, Some(owner), &[]);
 }
 
 /// Creates volume `name` labelled with stack `namespace` (or with no
@@ -179,10 +34,6 @@ fn create_volume(node: &str, cleanup: &mut Cleanup, name: &str, namespace: Optio
     args.push(name);
     docker(node, &args);
     cleanup.add(node, &["volume", "rm", name]);
-}
-
-fn registry() -> FileRegistry {
-    FileRegistry::load(bed()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The swarm node id the daemon of bed node `node` reports.
@@ -237,6 +88,9 @@ fn restamp(node: &str, name: &str, owner: &str) {
     );
 }
 
+/// The owner stamp of the records these tests create.
+const SHOP: &str = "cd/default/shop:release/app";
+
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
 }
@@ -246,23 +100,11 @@ async fn a_deployed_stack_is_listed_under_its_namespace_without_its_records() {
     let manager = "alpha-1";
     let worker = "alpha-2";
     let dir = tempfile::tempdir().unwrap();
-    let mut cleanup = Cleanup(Vec::new());
+    let mut cleanup = Cleanup::new();
     let app = unique("obj");
     let other = unique("objother");
-    create_record(
-        manager,
-        &mut cleanup,
-        &app,
-        "1",
-        "cd/default/shop:release/app",
-    );
-    create_record(
-        manager,
-        &mut cleanup,
-        &app,
-        "2",
-        "cd/default/shop:release/app",
-    );
+    create_record(manager, &mut cleanup, &app, "1", SHOP);
+    create_record(manager, &mut cleanup, &app, "2", SHOP);
     // Carrying the record labels and the stack's namespace: the stack's
     // by the one definition (removing the stack's configs takes it), so
     // listed with the stack and never as a record.
@@ -390,15 +232,9 @@ async fn a_deployed_stack_is_listed_under_its_namespace_without_its_records() {
 async fn versions_change_with_a_restamp_and_an_update_and_the_keep_label_is_read() {
     let manager = "beta-1";
     let dir = tempfile::tempdir().unwrap();
-    let mut cleanup = Cleanup(Vec::new());
+    let mut cleanup = Cleanup::new();
     let app = unique("ver");
-    create_record(
-        manager,
-        &mut cleanup,
-        &app,
-        "1",
-        "cd/default/shop:release/app",
-    );
+    create_record(manager, &mut cleanup, &app, "1", SHOP);
     deploy_stack(manager, &mut cleanup, dir.path(), &app);
     let web = format!("{app}_web");
     let record = format!("{app}.v1");
@@ -490,15 +326,9 @@ async fn gathering_files_a_release_s_objects_and_volumes_per_node() {
     let manager = "gamma-1";
     let worker = "gamma-2";
     let dir = tempfile::tempdir().unwrap();
-    let mut cleanup = Cleanup(Vec::new());
+    let mut cleanup = Cleanup::new();
     let app = unique("gat");
-    create_record(
-        manager,
-        &mut cleanup,
-        &app,
-        "1",
-        "cd/default/shop:release/app",
-    );
+    create_record(manager, &mut cleanup, &app, "1", SHOP);
     deploy_stack(manager, &mut cleanup, dir.path(), &app);
     create_volume(worker, &mut cleanup, &format!("{app}_wrk"), Some(&app));
 

@@ -4,13 +4,13 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+mod fake;
+
+use fake::VERSION_REPLY;
 use sweep_docker::{DockerSwarm, Endpoint, REPLY_LIMIT};
 use sweep_swarms::{BackendError, SwarmBackend};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{UnixListener, UnixStream};
-
-const VERSION_REPLY: &str =
-    r#"{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}"#;
 
 /// The process's peak resident memory so far.
 fn peak_rss_bytes() -> u64 {
@@ -36,22 +36,11 @@ enum Listing {
 }
 
 async fn serve(mut stream: UnixStream, listing: Listing) {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match stream.read(&mut byte).await {
-            Ok(1) => head.push(byte[0]),
-            _ => return,
-        }
-    }
-    let head = String::from_utf8_lossy(&head).into_owned();
-    let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
-    let fixed = |body: &str| {
-        format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        )
+    let Some(head) = fake::read_head(&mut stream).await else {
+        return;
     };
+    let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
+    let fixed = |body: &str| fake::json_head(body.len());
     if path.ends_with("/version") {
         let _ = stream.write_all(fixed(VERSION_REPLY).as_bytes()).await;
         let _ = stream.write_all(VERSION_REPLY.as_bytes()).await;
@@ -59,15 +48,7 @@ async fn serve(mut stream: UnixStream, listing: Listing) {
     }
     match listing {
         Listing::Endless => {
-            let start = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n[\r\n";
-            if stream.write_all(start.as_bytes()).await.is_err() {
-                return;
-            }
-            let chunk = format!("10000\r\n{}\r\n", " ".repeat(0x10000));
-            let mut sent = 0u64;
-            while sent < 4 * REPLY_LIMIT && stream.write_all(chunk.as_bytes()).await.is_ok() {
-                sent += 0x10000;
-            }
+            fake::write_endless(&mut stream, "1\r\n[\r\n").await;
         }
         Listing::EmptyObjects(n) => {
             let mut body = String::with_capacity(3 * n + 2);

@@ -5,13 +5,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod fake;
+
+use fake::VERSION_REPLY;
 use sweep_docker::{DockerSwarm, Endpoint, FileRegistry};
 use sweep_swarms::{BackendError, Node, Registry, RegistryError, SwarmBackend, Target};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
-
-const VERSION_REPLY: &str =
-    r#"{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}"#;
 
 /// Reads one request head; returns its path.
 async fn read_request(stream: &mut UnixStream) -> Option<String> {
@@ -44,11 +44,8 @@ fn spawn_daemon(socket: &Path, answer_version: bool) -> Arc<Mutex<Vec<String>>> 
                 while let Some(path) = read_request(&mut stream).await {
                     log.lock().unwrap().push(path.clone());
                     if answer_version && path.ends_with("/version") {
-                        let reply = format!(
-                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
-                            VERSION_REPLY.len(),
-                            VERSION_REPLY
-                        );
+                        let reply =
+                            format!("{}{VERSION_REPLY}", fake::json_head(VERSION_REPLY.len()));
                         if stream.write_all(reply.as_bytes()).await.is_err() {
                             return;
                         }
@@ -168,10 +165,7 @@ fn spawn_scripted(socket: &Path, script: Script) {
                         return;
                     };
                     tokio::time::sleep(delay).await;
-                    let reply = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    );
+                    let reply = format!("{}{body}", fake::json_head(body.len()));
                     if stream.write_all(reply.as_bytes()).await.is_err() {
                         return;
                     }

@@ -7,16 +7,16 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod fake;
+
+use fake::VERSION_REPLY;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use sweep_docker::{DockerSwarm, Endpoint, TlsFiles, REPLY_LIMIT};
 use sweep_swarms::{BackendError, SwarmBackend};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
-
-const VERSION_REPLY: &str =
-    r#"{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}"#;
 
 const OPENSSL_CNF: &str = "[req]
 distinguished_name = dn
@@ -179,15 +179,9 @@ fn acceptor(dir: &Path) -> TlsAcceptor {
 /// so that a client without one survives).
 async fn serve<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S) {
     loop {
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            match stream.read(&mut byte).await {
-                Ok(1) => head.push(byte[0]),
-                _ => return,
-            }
-        }
-        let head = String::from_utf8_lossy(&head).into_owned();
+        let Some(head) = fake::read_head(&mut stream).await else {
+            return;
+        };
         if !head
             .split_whitespace()
             .nth(1)
@@ -195,24 +189,12 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S) {
         {
             break;
         }
-        let reply = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{VERSION_REPLY}",
-            VERSION_REPLY.len()
-        );
+        let reply = format!("{}{VERSION_REPLY}", fake::json_head(VERSION_REPLY.len()));
         if stream.write_all(reply.as_bytes()).await.is_err() || stream.flush().await.is_err() {
             return;
         }
     }
-    let start =
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
-    if stream.write_all(start.as_bytes()).await.is_err() {
-        return;
-    }
-    let chunk = format!("10000\r\n{}\r\n", " ".repeat(0x10000));
-    let mut sent = 0u64;
-    while sent < 4 * REPLY_LIMIT && stream.write_all(chunk.as_bytes()).await.is_ok() {
-        sent += 0x10000;
-    }
+    fake::write_endless(&mut stream, "").await;
 }
 
 async fn spawn_tls_daemon(dir: &Path) -> String {

@@ -41,6 +41,10 @@ fn plan_out_with(
 /// `apply --plan FILE` with the same registry and app set (the policy
 /// comes from the file).
 fn apply_plan(config: &Path, apps: &Path, saved: &Path) -> Run {
+    apply_plan_with(config, apps, saved, &[])
+}
+
+fn apply_plan_with(config: &Path, apps: &Path, saved: &Path, args: &[&str]) -> Run {
     Sweep::new(&["apply"])
         .arg("--config")
         .arg(config)
@@ -49,6 +53,7 @@ fn apply_plan(config: &Path, apps: &Path, saved: &Path) -> Run {
         .arg("--plan")
         .arg(saved)
         .args(QUICK)
+        .args(args)
         .run()
 }
 
@@ -170,7 +175,14 @@ fn an_unchanged_saved_plan_deletes_exactly_its_deletions_and_lists_their_objects
     d.s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-3"]);
 
-    let run = apply_plan(&d.config, &d.apps, &saved);
+    // The policy flags of the plan, typed again, agree with the file.
+    let controller = d.s.controller.clone();
+    let run = apply_plan_with(
+        &d.config,
+        &d.apps,
+        &saved,
+        &["--controller", &controller, "--prune-volumes"],
+    );
     run.expect_code(0);
     let out = run.json();
     let deleted = release_names(&out["plan"], "deletions");
@@ -196,6 +208,29 @@ fn an_unchanged_saved_plan_deletes_exactly_its_deletions_and_lists_their_objects
     assert_gone(&ALPHA, &d.web);
     assert_gone(&ALPHA, &d.db);
     assert_intact(&ALPHA, &late, &["alpha-3"]);
+}
+
+#[test]
+fn another_controller_or_policy_than_planned_makes_the_saved_plan_stale() {
+    let d = departed();
+    let (run, saved) = plan_out(&d.s, &d.config, &d.apps, "plan.json");
+    run.expect_code(0);
+    for flags in [
+        &["--controller", "someone-else"][..],
+        &["--max-deletions", "1"][..],
+    ] {
+        let run = apply_plan_with(&d.config, &d.apps, &saved, flags);
+        run.expect_code(3);
+        assert!(
+            run.stderr
+                .lines()
+                .any(|l| l.contains("planned under controller")),
+            "{flags:?}: the policy change is not named:\n{}",
+            run.stderr
+        );
+    }
+    assert_intact(&ALPHA, &d.web, &["alpha-2"]);
+    assert_intact(&ALPHA, &d.db, &["alpha-2"]);
 }
 
 #[test]

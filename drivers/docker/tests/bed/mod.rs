@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub fn bed_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/testbed/bed")
@@ -134,4 +134,184 @@ pub fn unique(prefix: &str) -> String {
         nanos & 0xfffff,
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// The docker CLI the tests drive the bed's engines with.
+#[allow(dead_code)]
+pub const DOCKER: &str = "/usr/bin/docker";
+
+/// The image the bed's engines hold (never pulled).
+#[allow(dead_code)]
+pub const IMAGE: &str = "127.0.0.1:1/sweep/busybox:1";
+
+/// Runs the docker CLI against `node`, `stdin` its input; whatever it did.
+#[allow(dead_code)]
+pub fn docker_raw(node: &str, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(DOCKER);
+    cmd.arg("-H").arg(sock(node)).args(args);
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn docker");
+    if let Some(input) = stdin {
+        use std::io::Write;
+        let mut pipe = child.stdin.take().expect("stdin");
+        pipe.write_all(input.as_bytes()).expect("write stdin");
+    }
+    child.wait_with_output().expect("docker output")
+}
+
+/// Runs the docker CLI against `node`; its trimmed stdout. Fails the test
+/// when the command fails.
+#[allow(dead_code)]
+pub fn docker(node: &str, args: &[&str]) -> String {
+    docker_in(node, args, None)
+}
+
+#[allow(dead_code)]
+pub fn docker_in(node: &str, args: &[&str], stdin: Option<&str>) -> String {
+    let out = docker_raw(node, args, stdin);
+    assert!(
+        out.status.success(),
+        "docker -H {node} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Docker commands run when the test ends, however it ends, last added
+/// first; retried briefly since tasks of a removed stack take a moment to
+/// let go of networks and volumes.
+#[allow(dead_code)]
+pub struct Cleanup(Vec<(String, Vec<String>)>);
+
+#[allow(dead_code)]
+impl Cleanup {
+    pub fn new() -> Self {
+        Cleanup(Vec::new())
+    }
+
+    pub fn add(&mut self, node: &str, args: &[&str]) {
+        self.0.push((
+            node.to_owned(),
+            args.iter().map(|a| (*a).to_owned()).collect(),
+        ));
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for (node, args) in self.0.iter().rev() {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                let out = docker_raw(node, &args, None);
+                let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
+                if out.status.success()
+                    || err.contains("no such")
+                    || err.contains("not found")
+                    || Instant::now() > deadline
+                {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+    }
+}
+
+/// Creates a release record config on `node`'s swarm.
+#[allow(dead_code)]
+pub fn create_record(
+    node: &str,
+    cleanup: &mut Cleanup,
+    name: &str,
+    release: &str,
+    revision: &str,
+    owner: Option<&str>,
+    extra: &[(&str, &str)],
+) {
+    use sweep_docker::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STATUS, TYPE};
+    let mut labels = vec![
+        (TYPE, RECORD_TYPE),
+        (RELEASE, release),
+        (REVISION, revision),
+        (STATUS, "deployed"),
+    ];
+    if let Some(o) = owner {
+        labels.push((OWNER, o));
+    }
+    labels.extend_from_slice(extra);
+    create_config(node, cleanup, name, &labels);
+}
+
+#[allow(dead_code)]
+pub fn create_config(node: &str, cleanup: &mut Cleanup, name: &str, labels: &[(&str, &str)]) {
+    let mut args = vec!["config".to_owned(), "create".to_owned()];
+    for (k, v) in labels {
+        args.push("--label".into());
+        args.push(format!("{k}={v}"));
+    }
+    args.push(name.into());
+    args.push("-".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    docker_in(node, &args, Some("record"));
+    cleanup.add(node, &["config", "rm", name]);
+}
+
+/// The bed's registry, as the tests load it.
+#[allow(dead_code)]
+pub fn registry() -> sweep_docker::FileRegistry {
+    sweep_docker::FileRegistry::load(bed()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Deploys a stack `release` on `node`'s swarm: a service `web` on an
+/// overlay network `front`, with a secret `tok` and a config `conf`.
+#[allow(dead_code)]
+pub fn deploy_stack(node: &str, cleanup: &mut Cleanup, dir: &Path, release: &str) {
+    let compose = dir.join(format!("{release}.yml"));
+    std::fs::write(dir.join("tok.txt"), "token").expect("write secret");
+    std::fs::write(dir.join("conf.txt"), "conf").expect("write config");
+    std::fs::write(
+        &compose,
+        format!(
+            r#"version: "3.8"
+services:
+  web:
+    image: {IMAGE}
+    command: ["sleep", "3600"]
+    networks: [front]
+    secrets: [tok]
+    configs: [conf]
+networks:
+  front:
+    driver: overlay
+secrets:
+  tok:
+    file: {tok}
+configs:
+  conf:
+    file: {conf}
+"#,
+            tok = dir.join("tok.txt").display(),
+            conf = dir.join("conf.txt").display(),
+        ),
+    )
+    .expect("write compose file");
+    cleanup.add(node, &["stack", "rm", release]);
+    docker(
+        node,
+        &[
+            "stack",
+            "deploy",
+            "--resolve-image",
+            "never",
+            "-c",
+            &compose.display().to_string(),
+            release,
+        ],
+    );
 }
