@@ -17,7 +17,7 @@ use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::Value;
 use sweep_core::saved::SavedPlan;
-use sweep_core::{Snapshot, SweepPlan, SweepReport};
+use sweep_core::{GraceState, Snapshot, SweepPlan, SweepReport};
 
 /// What `swarm-sweep apply --format json` prints: the plan it carried out
 /// and the report of the sweep.
@@ -87,6 +87,10 @@ pub fn documents() -> Vec<(&'static str, String)> {
         (
             "apply-output.schema.json",
             schema_of::<ApplyOutput>(Side::Written, "swarm-sweep apply output"),
+        ),
+        (
+            "state.schema.json",
+            schema_of::<GraceState>(Side::Written, "swarm-sweep grace-period state"),
         ),
     ]
 }

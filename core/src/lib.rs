@@ -11,9 +11,11 @@
 //! names are unique within a swarm and not across swarms.
 
 pub mod app_set_doc;
+pub mod duration;
 pub mod escape;
 pub mod explain;
 pub mod format;
+pub mod grace;
 mod names;
 pub mod objects;
 pub mod owner;
@@ -27,6 +29,7 @@ pub mod verdict;
 
 pub use app_set_doc::AppSetError;
 pub use format::{FormatVersion, FORMAT_VERSION};
+pub use grace::{Departed, GraceState, UnixTime};
 pub use objects::{NodeVolumes, ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL};
 pub use owner::{is_application_name, ControllerId, OwnerError, Ownership};
 pub use plan::{

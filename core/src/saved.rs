@@ -178,8 +178,13 @@ impl std::fmt::Display for Change {
                     let max = p
                         .max_deletions
                         .map_or("none".to_owned(), |m| m.to_string());
+                    // The grace period is policy too: without it here, a
+                    // change of it alone would read as no change at all.
+                    let window = p
+                        .min_departed_for
+                        .map_or("none".to_owned(), crate::duration::show);
                     format!(
-                        "controller {} (purge_volumes {}, max_deletions {max})",
+                        "controller {} (purge_volumes {}, max_deletions {max}, min_departed_for {window})",
                         Escaped(&p.controller),
                         p.purge_volumes
                     )

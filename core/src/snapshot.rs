@@ -17,12 +17,14 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::format::FormatVersion;
+use crate::grace::UnixTime;
 use crate::objects::{NodeVolumes, ObjectVersion, ServiceEntry, StackObjects};
 use crate::owner::{is_application_name, ControllerId, OwnerError};
 use crate::refs::SwarmName;
@@ -74,6 +76,12 @@ pub struct Snapshot {
     pub app_set: AppSet,
     #[cfg_attr(feature = "schema", schemars(default))]
     pub swarms: Vec<SwarmSnapshot>,
+    /// When the snapshot was gathered: the clock the grace period
+    /// (`policy.min_departed_for`) is measured by. Without it, a policy
+    /// with a grace period deletes nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub now: Option<UnixTime>,
 }
 
 impl Snapshot {
@@ -83,7 +91,14 @@ impl Snapshot {
             policy,
             app_set,
             swarms,
+            now: None,
         }
+    }
+
+    /// With the time it was gathered at.
+    pub fn with_now(mut self, now: UnixTime) -> Self {
+        self.now = Some(now);
+        self
     }
 
     /// Parses and validates a snapshot from JSON text: exactly one JSON
@@ -120,6 +135,19 @@ pub struct Policy {
     /// Above this many deletions the whole sweep is held.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub max_deletions: Option<u64>,
+    /// The grace period: a release is deleted only once it has been seen
+    /// departed for at least this long. A duration with units (`"10m"`),
+    /// or an integer of seconds, on input; written with units; absent is
+    /// off.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "window::serialize"
+    )]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(default, with = "Option<window::WindowSchema>")
+    )]
+    pub min_departed_for: Option<Duration>,
 }
 
 fn default_controller() -> String {
@@ -132,6 +160,7 @@ impl Default for Policy {
             controller: default_controller(),
             purge_volumes: false,
             max_deletions: None,
+            min_departed_for: None,
         }
     }
 }
@@ -146,6 +175,102 @@ impl Policy {
             controller: controller.into(),
             purge_volumes,
             max_deletions,
+            min_departed_for: None,
+        }
+    }
+
+    /// With the grace period `min_departed_for` (`None`: off).
+    pub fn with_min_departed_for(mut self, window: Option<Duration>) -> Self {
+        self.min_departed_for = window;
+        self
+    }
+}
+
+/// `policy.min_departed_for` as JSON: a duration with units, or a whole
+/// number of seconds, read by the one duration parser; zero, negative and
+/// fractional numbers are refused, never read as "off".
+pub(crate) mod window {
+    use std::fmt;
+    use std::time::Duration;
+
+    use serde::de::{self, Deserializer, Visitor};
+    use serde::Serializer;
+
+    use crate::duration;
+
+    pub(crate) fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(d) => serializer.serialize_str(&duration::show(*d)),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    struct Window;
+
+    impl Visitor<'_> for Window {
+        type Value = Duration;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a duration such as \"10m\", or a whole number of seconds")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Duration, E> {
+            duration::parse(v).map_err(E::custom)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Duration, E> {
+            if v == 0 {
+                return Err(E::custom(
+                    "0 is zero; a duration must be more than zero (leave the field out for no grace period)",
+                ));
+            }
+            Ok(Duration::from_secs(v))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Duration, E> {
+            match u64::try_from(v) {
+                Ok(v) => self.visit_u64(v),
+                Err(_) => Err(E::custom(format_args!(
+                    "{v} is negative; a duration must be more than zero"
+                ))),
+            }
+        }
+    }
+
+    /// Reads one present value.
+    pub(crate) struct Given(pub(crate) Duration);
+
+    impl<'de> de::Deserialize<'de> for Given {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(Window).map(Given)
+        }
+    }
+
+    /// For `#[serde(default, deserialize_with = ...)]`: the field present;
+    /// `null` is off, as for every other optional field.
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        <Option<Given> as de::Deserialize>::deserialize(deserializer).map(|g| g.map(|g| g.0))
+    }
+
+    /// The schema of what is read: a duration string or whole seconds.
+    #[cfg(feature = "schema")]
+    pub(crate) struct WindowSchema;
+
+    #[cfg(feature = "schema")]
+    impl schemars::JsonSchema for WindowSchema {
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "GracePeriod".into()
+        }
+
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            schemars::json_schema!({
+                "description": "A duration with units (\"10m\", \"1h 30m\"), or a whole number of seconds; more than zero.",
+                "anyOf": [
+                    {"type": "string", "minLength": 1},
+                    {"type": "integer", "minimum": 1},
+                ],
+            })
         }
     }
 }
@@ -334,6 +459,11 @@ pub struct ReleaseEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(default))]
     pub objects: Option<StackObjects>,
+    /// When it was first seen departed (kept by the driver between
+    /// sweeps); absent counts as "now", so its grace period starts over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub departed_since: Option<UnixTime>,
 }
 
 impl ReleaseEntry {
@@ -343,7 +473,14 @@ impl ReleaseEntry {
             owner,
             records: None,
             objects: None,
+            departed_since: None,
         }
+    }
+
+    /// First seen departed at `since`.
+    pub fn with_departed_since(mut self, since: UnixTime) -> Self {
+        self.departed_since = Some(since);
+        self
     }
 
     /// With the revisions of its release records.
@@ -472,11 +609,14 @@ from_map_only! {
 mod wire {
     use serde::Deserialize;
 
+    use std::time::Duration;
+
     use super::{
         default_controller, AppSet, AppState, Application, NodeEntry, Policy, ReleaseEntry,
         Snapshot, SwarmSnapshot,
     };
     use crate::format::FormatVersion;
+    use crate::grace::UnixTime;
     use crate::objects::{NodeVolumes, ObjectVersion, ServiceEntry, StackObjects};
     use crate::refs::SwarmName;
 
@@ -530,6 +670,8 @@ mod wire {
         app_set: AppSet,
         #[serde(default)]
         swarms: Vec<SwarmSnapshot>,
+        #[serde(default)]
+        now: Option<UnixTime>,
     }
 
     #[derive(Deserialize)]
@@ -541,6 +683,8 @@ mod wire {
         purge_volumes: bool,
         #[serde(default)]
         max_deletions: Option<u64>,
+        #[serde(default, deserialize_with = "super::window::deserialize")]
+        min_departed_for: Option<Duration>,
     }
 
     #[derive(Deserialize)]
@@ -592,6 +736,8 @@ mod wire {
         records: Option<Vec<ObjectVersion>>,
         #[serde(default)]
         objects: Option<StackObjects>,
+        #[serde(default)]
+        departed_since: Option<UnixTime>,
     }
 
     #[derive(Deserialize)]
@@ -612,6 +758,8 @@ pub(crate) struct View<'a> {
     pub(crate) controller: &'a str,
     pub(crate) purge_volumes: bool,
     pub(crate) max_deletions: Option<u64>,
+    pub(crate) min_departed_for: Option<Duration>,
+    pub(crate) now: Option<UnixTime>,
     pub(crate) loaded: bool,
     pub(crate) applications: Vec<AppView<'a>>,
     pub(crate) swarms: Vec<SwarmView<'a>>,
@@ -710,6 +858,7 @@ impl<'a> Releases<'a> {
                     records: r.records.as_deref(),
                     objects: r.objects.as_ref(),
                 },
+                departed_since: r.departed_since,
             })
             .chain(parsed.iter().map(|r| ReleaseView {
                 name: r.0.name.as_str(),
@@ -718,6 +867,7 @@ impl<'a> Releases<'a> {
                     records: r.0.records.as_deref(),
                     objects: r.0.objects.as_ref(),
                 },
+                departed_since: r.0.departed_since,
             }))
     }
 }
@@ -728,6 +878,7 @@ pub(crate) struct ReleaseView<'a> {
     pub(crate) name: &'a str,
     pub(crate) owner: Option<&'a str>,
     pub(crate) facts: Facts<'a>,
+    pub(crate) departed_since: Option<UnixTime>,
 }
 
 /// What was observed of a release beside its stamp (see
@@ -760,6 +911,8 @@ impl<'a> View<'a> {
             controller: &snapshot.policy.controller,
             purge_volumes: snapshot.policy.purge_volumes,
             max_deletions: snapshot.policy.max_deletions,
+            min_departed_for: snapshot.policy.min_departed_for,
+            now: snapshot.now,
             loaded: snapshot.app_set.loaded,
             applications: snapshot
                 .app_set
@@ -805,6 +958,8 @@ impl<'a> View<'a> {
             controller: doc.policy.0.controller.as_str(),
             purge_volumes: doc.policy.0.purge_volumes,
             max_deletions: doc.policy.0.max_deletions,
+            min_departed_for: doc.policy.0.min_departed_for,
+            now: doc.now,
             loaded: doc.app_set.0.loaded,
             applications: doc
                 .app_set
@@ -952,6 +1107,8 @@ pub(crate) struct SnapshotDoc<'a> {
     app_set: Obj<AppSetDoc<'a>>,
     #[serde(default, borrow)]
     swarms: Vec<Obj<SwarmDoc<'a>>>,
+    #[serde(default)]
+    now: Option<UnixTime>,
 }
 
 impl<'a> SnapshotDoc<'a> {
@@ -977,6 +1134,8 @@ struct PolicyDoc<'a> {
     purge_volumes: bool,
     #[serde(default)]
     max_deletions: Option<u64>,
+    #[serde(default, deserialize_with = "window::deserialize")]
+    min_departed_for: Option<Duration>,
 }
 
 impl Default for PolicyDoc<'_> {
@@ -985,6 +1144,7 @@ impl Default for PolicyDoc<'_> {
             controller: Text::default_controller(),
             purge_volumes: false,
             max_deletions: None,
+            min_departed_for: None,
         }
     }
 }
@@ -1043,6 +1203,8 @@ pub(crate) struct ReleaseDoc<'a> {
     records: Option<Vec<ObjectVersion>>,
     #[serde(default)]
     objects: Option<StackObjects>,
+    #[serde(default)]
+    departed_since: Option<UnixTime>,
 }
 
 #[derive(Deserialize)]
@@ -1095,7 +1257,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 /// `from_map_only!`, for the same reason (a struct written as an array
 /// would bind values by position, past every field name).
 #[derive(Default)]
-pub(crate) struct Obj<T>(T);
+pub(crate) struct Obj<T>(pub(crate) T);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -1280,6 +1442,66 @@ mod tests {
         assert!(serde_json::from_str::<NodeEntry>(r#"["n1", "h"]"#).is_err());
         let node: NodeEntry = serde_json::from_str(r#"{"id": "n1"}"#).unwrap();
         assert_eq!(node, NodeEntry::new("n1", ""));
+    }
+
+    #[test]
+    fn the_grace_period_fields_read_and_name_the_field_they_fail_at() {
+        let s = Snapshot::from_json(
+            r#"{"policy":{"min_departed_for":"10m"},"now":"2026-12-01T08:00:00Z","app_set":{"loaded":true},"swarms":[{"swarm":"a","releases":[{"name":"w","departed_since":"2026-12-01T07:00:00Z"}]}]}"#,
+        )
+        .unwrap();
+        assert_eq!(s.policy.min_departed_for, Some(Duration::from_secs(600)));
+        assert_eq!(
+            s.now,
+            Some(UnixTime::parse_rfc3339("2026-12-01T08:00:00Z").unwrap())
+        );
+        assert!(s.swarms[0].releases[0].departed_since.is_some());
+        let text = s.to_json_pretty();
+        assert!(text.contains(r#""min_departed_for": "10m""#), "{text}");
+        assert_eq!(Snapshot::from_json(&text).unwrap(), s);
+        let seconds =
+            Snapshot::from_json(r#"{"policy":{"min_departed_for":90},"app_set":{"loaded":true}}"#)
+                .unwrap();
+        assert_eq!(
+            seconds.policy.min_departed_for,
+            Some(Duration::from_secs(90))
+        );
+        // Off by default, and left out when off.
+        assert!(!Snapshot::from_json(MINIMAL)
+            .unwrap()
+            .to_json_pretty()
+            .contains("min_departed_for"));
+        for (text, at) in [
+            (
+                r#"{"policy":{"min_departed_for":0},"app_set":{"loaded":true}}"#,
+                "policy.min_departed_for",
+            ),
+            (
+                r#"{"policy":{"min_departed_for":"0s"},"app_set":{"loaded":true}}"#,
+                "policy.min_departed_for",
+            ),
+            (
+                r#"{"policy":{"min_departed_for":-5},"app_set":{"loaded":true}}"#,
+                "policy.min_departed_for",
+            ),
+            (
+                r#"{"policy":{"min_departed_for":1.5},"app_set":{"loaded":true}}"#,
+                "policy.min_departed_for",
+            ),
+            (
+                r#"{"policy":{"min_departed_for":"soon"},"app_set":{"loaded":true}}"#,
+                "policy.min_departed_for",
+            ),
+            (r#"{"now":"yesterday","app_set":{"loaded":true}}"#, "now"),
+            (r#"{"now":1796112000,"app_set":{"loaded":true}}"#, "now"),
+            (
+                r#"{"app_set":{"loaded":true},"swarms":[{"swarm":"a","releases":[{"name":"w","departed_since":"2026-13-01T00:00:00Z"}]}]}"#,
+                "swarms[0].releases[0].departed_since",
+            ),
+        ] {
+            let (path, _) = parse_error(text);
+            assert_eq!(path, at, "{text}");
+        }
     }
 
     #[test]

@@ -603,6 +603,82 @@ const CASES: &[Case] = &[
             assert_eq!(spared(p, SpareReason::CurrentApplication), ["alpha/web"]);
         },
     },
+    Case {
+        name: "a_grace_period_spares_releases_not_departed_long_enough",
+        snapshot: r#"{
+          "policy": {"min_departed_for": "10m"},
+          "now": "2026-12-01T08:00:00Z",
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": ["back"]}]},
+          "swarms": [{"swarm": "alpha", "cluster_id": "A",
+            "releases": [
+              {"name": "back", "owner": "cd/default/gone:release/back", "departed_since": "2026-12-01T07:00:00Z"},
+              {"name": "fresh", "owner": "cd/default/gone:release/fresh"},
+              {"name": "future", "owner": "cd/default/gone:release/future", "departed_since": "2026-12-01T09:00:00Z"},
+              {"name": "old", "owner": "cd/default/gone:release/old", "departed_since": "2026-12-01T07:50:00Z"},
+              {"name": "recent", "owner": "cd/default/gone:release/recent", "departed_since": "2026-12-01T07:55:30Z"}]}]
+        }"#,
+        check: |p| {
+            assert_eq!(deleted(p), ["alpha/old"]);
+            assert_eq!(
+                spared(p, SpareReason::GracePeriod),
+                ["alpha/fresh", "alpha/future", "alpha/recent"]
+            );
+            let left: Vec<Option<u64>> = p
+                .spared
+                .iter()
+                .filter(|s| s.reason == SpareReason::GracePeriod)
+                .map(|s| s.time_left)
+                .collect();
+            assert_eq!(left, [Some(600), Some(600), Some(330)]);
+            // Declared again: no longer departed, so its clock is dropped.
+            let departed: Vec<(&str, String)> = p
+                .departed
+                .iter()
+                .map(|d| (d.release.as_str(), d.since.to_string()))
+                .collect();
+            assert_eq!(
+                departed,
+                [
+                    ("fresh", "2026-12-01T08:00:00Z".to_owned()),
+                    ("future", "2026-12-01T08:00:00Z".to_owned()),
+                    ("old", "2026-12-01T07:50:00Z".to_owned()),
+                    ("recent", "2026-12-01T07:55:30Z".to_owned()),
+                ]
+            );
+        },
+    },
+    Case {
+        name: "a_grace_period_without_a_time_deletes_nothing",
+        snapshot: r#"{
+          "policy": {"min_departed_for": 600},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": []}]},
+          "swarms": [{"swarm": "alpha", "cluster_id": "A",
+            "releases": [{"name": "old", "owner": "cd/default/gone:release/old", "departed_since": "2026-12-01T07:00:00Z"}]}]
+        }"#,
+        check: |p| {
+            assert!(p.deletions.is_empty());
+            assert_eq!(spared(p, SpareReason::GracePeriod), ["alpha/old"]);
+            assert_eq!(p.spared[0].time_left, None);
+            assert!(p.spared[0].detail.as_deref().unwrap().contains("no time"));
+            assert!(p.departed.is_empty(), "no now, no departed list");
+        },
+    },
+    Case {
+        name: "a_hold_keeps_the_clock_of_a_departed_release_running",
+        snapshot: r#"{
+          "policy": {"min_departed_for": "1m", "max_deletions": 0},
+          "now": "2026-12-01T08:00:00Z",
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": []}]},
+          "swarms": [{"swarm": "alpha", "cluster_id": "A",
+            "releases": [{"name": "old", "owner": "cd/default/gone:release/old", "departed_since": "2026-12-01T07:00:00Z"}]}]
+        }"#,
+        check: |p| {
+            assert!(p.deletions.is_empty());
+            assert_eq!(spared(p, SpareReason::Held), ["alpha/old"]);
+            assert_eq!(p.departed.len(), 1);
+            assert_eq!(p.departed[0].since.to_string(), "2026-12-01T07:00:00Z");
+        },
+    },
 ];
 
 #[test]

@@ -5,6 +5,7 @@
 //! cluster, and stamps name applications that exist elsewhere.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use proptest::prelude::*;
 use sweep_core::explain::explain;
@@ -15,6 +16,7 @@ use sweep_core::{
     Ownership, Policy, ReleaseEntry, ReleaseRef, ServiceEntry, Snapshot, SpareReason, StackObjects,
     SwarmName, SwarmSnapshot, SweepPlan,
 };
+use sweep_core::{GraceState, UnixTime};
 
 const SWARMS: &[&str] = &["", "alpha", "beta", "gamma"];
 /// Destinations an application may name: the swarms, and a typo of one
@@ -501,4 +503,124 @@ fn generated_snapshots_reach_deletions_collisions_and_aliases() {
         unknown > 20,
         "only {unknown} snapshots spare a release for an unknown destination"
     );
+}
+
+/// [`snapshot`] with a clock, a grace period and first-seen times: `now`
+/// and `departed_since` in a small window of seconds around each other,
+/// so that every side of the comparison is reached.
+fn grace_snapshot() -> impl Strategy<Value = Snapshot> {
+    (
+        snapshot(),
+        prop::option::weighted(0.9, 1_000u64..1_020),
+        prop::option::weighted(0.8, 1u64..12),
+        any::<u64>(),
+    )
+        .prop_map(|(mut s, now, window, seed)| {
+            let mut bits = seed;
+            for sw in &mut s.swarms {
+                for r in &mut sw.releases {
+                    bits = bits.rotate_left(7) ^ 0x9e37_79b9_7f4a_7c15;
+                    r.departed_since =
+                        (bits % 4 != 0).then(|| UnixTime::from_secs(990 + bits % 40));
+                }
+            }
+            s.now = now.map(UnixTime::from_secs);
+            s.policy = s
+                .policy
+                .clone()
+                .with_min_departed_for(window.map(Duration::from_secs));
+            s
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn a_grace_period_deletes_only_what_was_departed_for_the_whole_window(s in grace_snapshot()) {
+        let p = plan(&s).unwrap();
+        let Some(window) = s.policy.min_departed_for else {
+            return Ok(());
+        };
+        for d in &p.deletions {
+            let now = s.now.expect("no deletion without a time");
+            // Every name of its cluster that lists it says it has been
+            // departed for the whole window.
+            for sw in s.swarms.iter().filter(|sw| same_swarm(&s, &sw.swarm, &d.swarm)) {
+                for r in sw.releases.iter().filter(|r| r.name == d.release) {
+                    let since = r.departed_since.expect("a first-seen time");
+                    prop_assert!(now.secs_since(since) >= window.as_secs(),
+                        "{} deleted {}s after {since}", d.release_ref(), now.secs_since(since));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_departed_list_is_what_the_rules_would_delete(s in grace_snapshot()) {
+        let p = plan(&s).unwrap();
+        if s.now.is_none() {
+            prop_assert!(p.departed.is_empty());
+        }
+        let listed: BTreeSet<(SwarmName, String)> =
+            p.departed.iter().map(|d| (d.swarm.clone(), d.release.clone())).collect();
+        prop_assert_eq!(listed.len(), p.departed.len());
+        for d in &p.departed {
+            // Never a declared release, never one the rules spare.
+            for a in s.app_set.applications.iter().filter(|a| a.is_live()) {
+                let declares = a.releases.iter().flatten().any(|r| *r == d.release);
+                prop_assert!(!(declares && same_swarm(&s, &a.swarm, &d.swarm)),
+                    "{}/{} is declared by {}", d.swarm, d.release, a.name);
+            }
+            prop_assert!(s.now.is_some_and(|now| d.since <= now));
+            let deleted = p.deletions.iter().any(|x| x.swarm == d.swarm && x.release == d.release);
+            let waiting = p.spared.iter().any(|x| {
+                x.swarm == d.swarm
+                    && x.release == d.release
+                    && matches!(x.reason, SpareReason::GracePeriod | SpareReason::Held)
+            });
+            prop_assert!(deleted || waiting, "{}/{}", d.swarm, d.release);
+        }
+        if s.now.is_some() {
+            for x in &p.deletions {
+                prop_assert!(listed.contains(&(x.swarm.clone(), x.release.clone())));
+            }
+        }
+        for x in p.spared.iter().filter(|x| x.reason == SpareReason::GracePeriod) {
+            prop_assert!(s.policy.min_departed_for.is_some());
+            prop_assert!(x.time_left.is_none_or(|t| t > 0));
+        }
+    }
+
+    #[test]
+    fn a_grace_period_only_ever_turns_deletions_into_waits(s in grace_snapshot()) {
+        // The blast-radius guard counts the plan's deletions, which a grace
+        // period lowers: compared without it.
+        let mut s = s;
+        s.policy.max_deletions = None;
+        let with = plan(&s).unwrap();
+        let mut off = s.clone();
+        off.policy = off.policy.clone().with_min_departed_for(None);
+        let without = plan(&off).unwrap();
+        for d in &with.deletions {
+            prop_assert!(without.deletions.iter().any(|x| x.release_ref() == d.release_ref()),
+                "{} deleted only with a grace period", d.release_ref());
+        }
+        for x in with.spared.iter().filter(|x| x.reason != SpareReason::GracePeriod) {
+            prop_assert!(without.spared.iter().any(|y| y == x), "{x:?}");
+        }
+    }
+
+    #[test]
+    fn the_state_after_a_plan_fills_the_next_snapshot(s in grace_snapshot()) {
+        let p = plan(&s).unwrap();
+        let state = GraceState::after_plan(&p);
+        prop_assert_eq!(GraceState::from_json(&state.to_json_pretty()), Ok(state.clone()));
+        let mut next = s.clone();
+        state.apply_to(&mut next);
+        let again = plan(&next).unwrap();
+        // The same rules, the same clock: the same releases are departed,
+        // each since the same moment.
+        prop_assert_eq!(&again.departed, &p.departed);
+    }
 }

@@ -5,9 +5,12 @@
 //! Holds are applied by the planner on top of a `Delete` decision.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use super::swarms::{GroupRelease, GroupedRelease, Groups, SwarmGroup};
 use super::{DeletionReason, SpareReason};
+use crate::duration;
+use crate::grace::UnixTime;
 use crate::objects::{ServiceEntry, KEEP_LABEL};
 use crate::owner::{ControllerId, Ownership};
 use crate::refs::SwarmName;
@@ -324,6 +327,75 @@ pub(crate) fn decide_at(
     Decision::Delete {
         application,
         reason,
+    }
+}
+
+/// The grace period of a plan: `policy.min_departed_for` and the
+/// snapshot's `now`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grace {
+    pub window: Option<Duration>,
+    pub now: Option<UnixTime>,
+}
+
+/// Why a release the rules would delete waits out its grace period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    pub detail: String,
+    /// Whole seconds until it may go; `None` when the snapshot gives no
+    /// time to count from.
+    pub time_left: Option<u64>,
+}
+
+impl Grace {
+    /// When a release that would be deleted was first seen so: its
+    /// `departed_since`, or now when it has none (or names a moment later
+    /// than now, which no clock running forward gave). `None` without a
+    /// `now`.
+    pub fn since(&self, departed_since: Option<UnixTime>) -> Option<UnixTime> {
+        let now = self.now?;
+        Some(departed_since.map_or(now, |since| since.min(now)))
+    }
+
+    /// Checked after every other rule, on a release the rules would delete
+    /// (`reason`): `Some` while it has not been seen departed for the whole
+    /// window, so that an application that leaves the app set by mistake
+    /// and comes back within it loses nothing.
+    pub fn waiting(
+        &self,
+        departed_since: Option<UnixTime>,
+        reason: super::DeletionReason,
+    ) -> Option<Waiting> {
+        let window = self.window?;
+        let Some(since) = self.since(departed_since) else {
+            // Without a time nothing shows that the window has passed.
+            return Some(Waiting {
+                detail: format!(
+                    "would be deleted ({}) but min_departed_for is {} and the snapshot gives no time (now) to measure it by",
+                    reason.as_str(),
+                    duration::show(window)
+                ),
+                time_left: None,
+            });
+        };
+        let now = self.now.unwrap_or(since);
+        let elapsed = Duration::from_secs(now.secs_since(since));
+        if elapsed >= window {
+            return None;
+        }
+        let left = window - elapsed;
+        // Whole seconds, rounded up: "0 s left" must never be said of a
+        // release that may not go yet.
+        let time_left = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+        Some(Waiting {
+            detail: format!(
+                "would be deleted ({}) but it was first seen departed at {since}, less than min_departed_for = {} ago; {} left",
+                reason.as_str(),
+                duration::show(window),
+                duration::show(Duration::from_secs(time_left))
+            ),
+            time_left: Some(time_left),
+        })
     }
 }
 

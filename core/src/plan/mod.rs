@@ -16,13 +16,14 @@ pub mod swarms;
 use serde::{Deserialize, Serialize};
 
 use crate::format::FormatVersion;
+use crate::grace::Departed;
 use crate::names::named_enum;
 use crate::objects::{ObjectVersion, StackObjects};
 use crate::owner::ControllerId;
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::{Facts, NodeEntry, Snapshot, SnapshotDoc, SnapshotError, View};
 
-pub use classify::Decision;
+pub use classify::{Decision, Grace};
 pub use coverage::Coverage;
 
 /// The plan for one sweep. Every list is sorted.
@@ -43,6 +44,13 @@ pub struct SweepPlan {
     pub uncovered: Vec<Uncovered>,
     /// Every swarm the plan knows of, one entry per cluster.
     pub swarms: Vec<SwarmPlan>,
+    /// Every release the rules call departed and deletable (deleted, in
+    /// its grace period, or held), with when it was first seen so: the
+    /// next sweep's `departed_since`. Empty (and left out) when the
+    /// snapshot has no `now`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub departed: Vec<Departed>,
 }
 
 impl SweepPlan {
@@ -219,6 +227,11 @@ pub struct Spared {
     pub application: Option<String>,
     /// More about the reason, for people.
     pub detail: Option<String>,
+    /// For `grace_period`: whole seconds until it may be deleted, when
+    /// the snapshot gives the time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub time_left: Option<u64>,
 }
 
 named_enum! {
@@ -233,6 +246,9 @@ named_enum! {
         /// A service of its stack carries the keep label
         /// ([`crate::objects::KEEP_LABEL`]): an operator kept it by hand.
         Kept = "kept",
+        /// It would be deleted, but has not been seen departed for
+        /// `policy.min_departed_for` yet.
+        GracePeriod = "grace_period",
     }
 }
 
@@ -331,12 +347,26 @@ fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
     let mut deletions = Vec::with_capacity(releases);
     let mut spared = Vec::with_capacity(releases);
     let held_by = holds::HoldIndex::new(&holds);
+    let grace = Grace {
+        window: snapshot.min_departed_for,
+        now: snapshot.now,
+    };
+    let mut departed = Vec::new();
     for (at, (group, reach)) in groups.iter().zip(&reach).enumerate() {
         let held = held_by.get(&group.swarm);
         let mut declared = classify::Declared::new(&apps, at);
         for release in &group.releases {
             let declared = declared.of(release.name);
-            match classify::decide_at(&controller, &apps, &groups, at, group, release, declared) {
+            let decision =
+                classify::decide_at(&controller, &apps, &groups, at, group, release, declared);
+            if let (Decision::Delete { .. }, Some(since)) =
+                (&decision, grace.since(release.departed_since))
+            {
+                // Every release the rules would delete is departed, whatever
+                // then keeps it (a hold, its grace period): its clock runs on.
+                departed.push(Departed::new(group.swarm.clone(), release.name, since));
+            }
+            match decision {
                 Decision::Spare {
                     reason,
                     application,
@@ -347,6 +377,7 @@ fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
                     reason,
                     application,
                     detail,
+                    time_left: None,
                 }),
                 Decision::Delete {
                     application,
@@ -363,25 +394,38 @@ fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
                             r.as_str()
                         )
                     }),
+                    time_left: None,
                 }),
                 Decision::Delete {
                     application,
                     reason,
-                } => {
-                    let facts = release.facts();
-                    deletions.push(Deletion {
+                } => match grace.waiting(release.departed_since, reason) {
+                    // After every other rule: the grace period only ever
+                    // turns a deletion into a wait.
+                    Some(waiting) => spared.push(Spared {
                         swarm: group.swarm.clone(),
                         release: release.name.to_owned(),
-                        application,
-                        reason,
-                        volumes: reach.coverage(purge),
-                        objects: facts
-                            .and_then(|f| f.objects)
-                            .cloned()
-                            .map(StackObjects::sorted),
-                        observed: facts.and_then(Observed::of),
-                    })
-                }
+                        reason: SpareReason::GracePeriod,
+                        application: Some(application),
+                        detail: Some(waiting.detail),
+                        time_left: waiting.time_left,
+                    }),
+                    None => {
+                        let facts = release.facts();
+                        deletions.push(Deletion {
+                            swarm: group.swarm.clone(),
+                            release: release.name.to_owned(),
+                            application,
+                            reason,
+                            volumes: reach.coverage(purge),
+                            objects: facts
+                                .and_then(|f| f.objects)
+                                .cloned()
+                                .map(StackObjects::sorted),
+                            observed: facts.and_then(Observed::of),
+                        })
+                    }
+                },
             }
         }
     }
@@ -407,6 +451,7 @@ fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
                         "would be deleted ({}) but the sweep is held: blast_radius",
                         d.reason.as_str()
                     )),
+                    time_left: None,
                 });
             }
         }
@@ -445,6 +490,7 @@ fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
         spared,
         uncovered,
         swarms: swarm_plans,
+        departed,
     };
     sort(&mut plan);
     Ok(plan)
@@ -465,6 +511,7 @@ fn sort(plan: &mut SweepPlan) {
     plan.spared.sort();
     plan.uncovered.sort();
     plan.swarms.sort();
+    plan.departed.sort();
 }
 
 #[cfg(test)]
@@ -609,6 +656,28 @@ mod tests {
             doc("", app, r#"{"swarm":"a","nodez":[]}"#),
             doc("", app, &format!("{swarm},{swarm}")),
             doc("", app, r#"{"swarm":"a"},{"swarm":""}"#),
+            doc(
+                r#""policy":{"min_departed_for":"10m"},"now":"2026-12-01T08:00:00Z","#,
+                app,
+                r#"{"swarm":"a","releases":[{"name":"web","owner":"cd/default/gone:release/web","departed_since":"2026-12-01T07:00:00Z"},{"name":"db","owner":"cd/default/gone:release/db","departed_since":"2026-12-01T07:59:00Z"}]}"#,
+            ),
+            doc(r#""policy":{"min_departed_for":600},"#, app, swarm),
+            doc(r#""policy":{"min_departed_for":0},"#, app, swarm),
+            doc(r#""policy":{"min_departed_for":null},"#, app, swarm),
+            doc(r#""policy":{"min_departed_for":"x"},"#, app, swarm),
+            doc(r#""now":"2026-12-01T08:00:00Z","#, app, swarm),
+            doc(r#""now":null,"#, app, swarm),
+            doc(r#""now":"2026-12-01","#, app, swarm),
+            doc(
+                "",
+                app,
+                r#"{"swarm":"a","releases":[{"name":"web","departed_since":7}]}"#,
+            ),
+            doc(
+                r#""now":"2026-12-01T08:00:00Z","#,
+                app,
+                r#"{"swarm":"a","cluster_id":"C","releases":[{"name":"web","owner":"cd/default/gone:release/web","departed_since":"2026-12-01T07:00:00Z"}]},{"swarm":"b","cluster_id":"C","releases":[{"name":"web","owner":"cd/default/gone:release/web"}]}"#,
+            ),
             r#"{"app_set":{"loaded":true}}"#.to_owned(),
             r#"{"app_set":{"loaded":true}} {}"#.to_owned(),
             r#"{"app_set":{"loaded":true}} x"#.to_owned(),

@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::grace::UnixTime;
 use crate::refs::SwarmName;
 use crate::snapshot::{Facts, NodeEntry, NodeView, Snapshot, SwarmView, View};
 
@@ -43,6 +44,10 @@ pub struct GroupedRelease<'a> {
     facts: Facts<'a>,
     /// Every name's observation, when the names of the cluster disagree.
     disagreeing: Option<Box<[Facts<'a>]>>,
+    /// When it was first seen departed: the latest of its names' times,
+    /// and `None` when any name has none, so that names which disagree
+    /// never make it look departed for longer than the least of them says.
+    pub(crate) departed_since: Option<UnixTime>,
 }
 
 impl<'a> GroupedRelease<'a> {
@@ -233,6 +238,7 @@ fn releases<'a>(entries: &[&SwarmView<'a>]) -> Vec<GroupedRelease<'a>> {
             owners: Owners::One(r.owner.filter(|o| !o.is_empty())),
             facts: r.facts,
             disagreeing: None,
+            departed_since: r.departed_since,
         }));
     }
     // A gathered swarm lists its releases sorted by name, so a group of
@@ -266,11 +272,17 @@ fn releases<'a>(entries: &[&SwarmView<'a>]) -> Vec<GroupedRelease<'a>> {
                 .filter(|f| !f.is_empty())
                 .collect()
         });
+        let departed_since = run
+            .iter()
+            .map(|r| r.departed_since)
+            .collect::<Option<Vec<UnixTime>>>()
+            .and_then(|times| times.into_iter().max());
         merged.push(GroupedRelease {
             name: run[0].name,
             owners,
             facts,
             disagreeing,
+            departed_since,
         });
     }
     merged

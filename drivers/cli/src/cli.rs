@@ -84,6 +84,12 @@ pub enum Command {
         /// (0 then means nothing to delete). E.g. `--detailed-exitcode`.
         #[arg(long)]
         detailed_exitcode: bool,
+        /// The grace-period state file: when each departed release was
+        /// first seen so. Read before planning (a missing file starts every
+        /// clock now) and written after, atomically. Not with --snapshot.
+        /// E.g. `--state sweep-state.json`.
+        #[arg(long, value_name = "FILE")]
+        state: Option<PathBuf>,
     },
     /// Plan, print the plan, carry it out, print the report. On a terminal
     /// it asks before deleting.
@@ -107,6 +113,43 @@ pub enum Command {
         /// Do not ask before deleting, even on a terminal. E.g. `--yes`.
         #[arg(long)]
         yes: bool,
+        /// The grace-period state file: when each departed release was
+        /// first seen so. Read before planning (a missing file starts every
+        /// clock now) and written after the sweep, atomically.
+        /// E.g. `--state sweep-state.json`.
+        #[arg(long, value_name = "FILE")]
+        state: Option<PathBuf>,
+    },
+    /// Sweep on an interval, as `apply --yes` would, reading the app set
+    /// afresh each time; an app set that cannot be read holds that sweep.
+    /// Serves health, readiness, metrics and the last plan and report
+    /// over HTTP with --listen. The first SIGTERM or Ctrl-C finishes the
+    /// steps in flight and exits 0; a second stops at once.
+    Watch {
+        #[command(flatten)]
+        source: Source,
+        #[command(flatten)]
+        policy: PolicyArgs,
+        #[command(flatten)]
+        run: RunArgs,
+        /// Time from the start of one sweep to the start of the next, from
+        /// 1s to 24h; a bare number is seconds. E.g. `--interval 10m`.
+        #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = interval, conflicts_with = "once")]
+        interval: Duration,
+        /// Serve `/healthz`, `/readyz`, `/metrics`, `/plan` and `/report`
+        /// over HTTP on this address (IP:PORT). E.g. `--listen 0.0.0.0:9090`.
+        #[arg(long, value_name = "ADDR", conflicts_with = "once")]
+        listen: Option<std::net::SocketAddr>,
+        /// Run one sweep and exit with the status `apply` would, for cron.
+        /// E.g. `--once`.
+        #[arg(long)]
+        once: bool,
+        /// The grace-period state file: read at start (a missing file
+        /// starts every clock now), kept in memory between sweeps, and
+        /// written atomically after each sweep and on exit.
+        /// E.g. `--state /var/lib/swarm-sweep/state.json`.
+        #[arg(long, value_name = "FILE")]
+        state: Option<PathBuf>,
     },
     /// Explain one release: what the plan decides for it and by which
     /// rule. Reads only.
@@ -135,6 +178,24 @@ pub enum Command {
     /// Print the man page (roff) on stdout.
     /// E.g. `swarm-sweep man > swarm-sweep.1`.
     Man,
+    /// Ask a `watch --listen` on this machine for its health: exit 0 when
+    /// the URL answers 2xx, 1 otherwise. The image's healthcheck, since a
+    /// `FROM scratch` image has no shell or curl.
+    #[command(hide = true)]
+    Healthcheck {
+        /// The URL to GET; a loopback address only, so the probe never
+        /// leaves the machine. E.g. `--url http://127.0.0.1:9090/healthz`.
+        #[arg(
+            long,
+            value_name = "URL",
+            default_value = "http://127.0.0.1:9090/healthz"
+        )]
+        url: String,
+        /// Limit for the whole probe, from 1s to 1h; a bare number is
+        /// seconds. E.g. `--timeout 3s`.
+        #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = timeout)]
+        timeout: Duration,
+    },
 }
 
 /// Where the swarms and the app set come from.
@@ -179,7 +240,7 @@ pub struct PlanInput {
     /// Plan from a snapshot file (as `snapshot` prints it) instead of
     /// gathering one; the file carries its own policy.
     /// E.g. `--snapshot snapshot.json`.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["self_stack", "context", "timeout", "controller", "prune_volumes", "max_deletions"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["self_stack", "context", "timeout", "controller", "prune_volumes", "max_deletions", "min_departed_for"])]
     pub snapshot: Option<PathBuf>,
     #[command(flatten)]
     pub source: OptionalSource,
@@ -243,6 +304,13 @@ pub struct PolicyArgs {
     /// E.g. `--max-deletions 5`.
     #[arg(long, value_name = "N")]
     pub max_deletions: Option<u64>,
+    /// Delete a release only once it has been seen departed for at least
+    /// this long, so an application that leaves the app set by mistake and
+    /// comes back within it loses nothing; a bare number is seconds. Off by
+    /// default. Measured across runs with --state (watch keeps its own).
+    /// E.g. `--min-departed-for 30m`.
+    #[arg(long, value_name = "DURATION", value_parser = min_departed_for)]
+    pub min_departed_for: Option<Duration>,
 }
 
 /// How the plan is carried out.
@@ -307,6 +375,18 @@ fn wait(text: &str) -> Result<Duration, String> {
     duration::parse_within(text, Duration::from_millis(1), MAX_WAIT).map_err(|e| e.to_string())
 }
 
+/// `watch --interval`: at least a second, since a shorter one would read
+/// every swarm back to back; at most [`MAX_WAIT`].
+fn interval(text: &str) -> Result<Duration, String> {
+    duration::parse_within(text, Duration::from_secs(1), MAX_WAIT).map_err(|e| e.to_string())
+}
+
+/// `--min-departed-for`: any positive duration, read as the snapshot's
+/// `policy.min_departed_for` is.
+fn min_departed_for(text: &str) -> Result<Duration, String> {
+    duration::parse(text).map_err(|e| e.to_string())
+}
+
 /// `SWARM/RELEASE`: split at the last `/`, since a stack name has none
 /// and a swarm's name might; `(local)` names the local swarm, as plans
 /// print it.
@@ -356,8 +436,13 @@ fn check(cmd: &mut clap::Command, matches: &ArgMatches) -> Result<(), clap::Erro
     let from_command_line = |id: &str| sub.value_source(id) == Some(ValueSource::CommandLine);
     let snapshot = sub.contains_id("snapshot") && sub.get_one::<PathBuf>("snapshot").is_some();
     if snapshot {
-        for (id, flag) in [("config", "--config"), ("app_set", "--app-set")] {
-            if from_command_line(id) {
+        for (id, flag) in [
+            ("config", "--config"),
+            ("app_set", "--app-set"),
+            ("state", "--state"),
+        ] {
+            // `explain` has no --state to ask about.
+            if (id != "state" || name == "plan") && from_command_line(id) {
                 return Err(cmd.error(
                     clap::error::ErrorKind::ArgumentConflict,
                     format!(

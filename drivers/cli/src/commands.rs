@@ -74,7 +74,8 @@ fn policy_over(args: &PolicyArgs, base: &Policy) -> Result<Policy, InputError> {
         controller,
         args.prune_volumes || base.purge_volumes,
         args.max_deletions.or(base.max_deletions),
-    ))
+    )
+    .with_min_departed_for(args.min_departed_for.or(base.min_departed_for)))
 }
 
 fn planned(snapshot: &Snapshot, origin: &str) -> Result<SweepPlan, InputError> {
@@ -99,12 +100,15 @@ fn gather_snapshot(
     let app_set: AppSet = input::read_app_set(&source.app_set)?;
     let limit = source.timeout_or_default();
     let registry = input::registry(source, limit)?;
-    let snapshot = rt.block_on(gather(
+    let mut snapshot = rt.block_on(gather(
         registry.as_ref(),
         policy,
         app_set,
         GatherSettings::new(limit),
     ));
+    // A grace period without a state file still needs the time: every
+    // departed release then starts its window now, and nothing is deleted.
+    crate::state::clock(&mut snapshot, None)?;
     Ok(Gathered { snapshot, registry })
 }
 
@@ -138,8 +142,12 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             format,
             out,
             detailed_exitcode,
+            state: state_file,
         } => {
             let format = Format::resolve(format);
+            // Read before any swarm is: a state file that does not read is
+            // bad input, and nothing was gathered for it.
+            let grace = state_file.as_deref().map(crate::state::read).transpose()?;
             // A saved plan records the snapshot it was made from, so it is
             // planned from the whole snapshot; without --out a snapshot
             // file is planned in place, never held twice.
@@ -152,7 +160,8 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                 (None, Some(source)) => {
                     let policy = policy(&p)?;
                     let rt = runtime()?;
-                    let g = gather_snapshot(&rt, &source, policy)?;
+                    let mut g = gather_snapshot(&rt, &source, policy)?;
+                    crate::state::clock(&mut g.snapshot, grace.as_ref())?;
                     (planned(&g.snapshot, "gathered snapshot")?, Some(g.snapshot))
                 }
                 // clap requires an input; said again in case it did not.
@@ -175,6 +184,10 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                     output::warn_line(&e.to_string());
                     status = status.max(EXIT_INCOMPLETE);
                 }
+            }
+            let next = sweep_core::GraceState::after_plan(&plan);
+            if !crate::state::save(state_file.as_deref(), &next) {
+                status = status.max(EXIT_INCOMPLETE);
             }
             drop(snapshot);
             let shown = match format {
@@ -199,14 +212,17 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             format,
             plan: saved,
             yes,
+            state: state_file,
         } => {
             let format = Format::resolve(format);
             let settings = execute_settings(&run)?;
+            let grace = state_file.as_deref().map(crate::state::read).transpose()?;
             let rt = runtime()?;
             let (plan, g) = match saved {
                 None => {
                     let policy = policy(&p)?;
-                    let g = gather_snapshot(&rt, &source, policy)?;
+                    let mut g = gather_snapshot(&rt, &source, policy)?;
+                    crate::state::clock(&mut g.snapshot, grace.as_ref())?;
                     (planned(&g.snapshot, "gathered snapshot")?, g)
                 }
                 Some(file) => {
@@ -214,7 +230,8 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                     // is bad input, and nothing was gathered for it.
                     let saved = review::read_saved(&file)?;
                     let asked = policy_over(&p, &saved.policy)?;
-                    let g = gather_snapshot(&rt, &source, asked)?;
+                    let mut g = gather_snapshot(&rt, &source, asked)?;
+                    crate::state::clock(&mut g.snapshot, grace.as_ref())?;
                     let checked =
                         check(&saved, &g.snapshot, review::TOOL_VERSION).map_err(|source| {
                             InputError::Snapshot {
@@ -226,6 +243,12 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                         Err(stale) => {
                             // Each change's text escapes its names already.
                             eprint!("swarm-sweep: {}", stale_text(&stale));
+                            // Nothing is deleted, but what is departed now
+                            // is still the next run's state.
+                            if let (Some(_), Ok(fresh)) = (&state_file, plan(&g.snapshot)) {
+                                let next = sweep_core::GraceState::after_plan(&fresh);
+                                crate::state::save(state_file.as_deref(), &next);
+                            }
                             return Ok(Status::Stale.code());
                         }
                         Ok(approved) => {
@@ -240,6 +263,14 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                     }
                 }
             };
+            // Written before anything is deleted too: a run that stops at
+            // the prompt or is cut short would otherwise leave the entries
+            // of releases declared again since, and such an entry would
+            // date a later departure back to the first.
+            let mut state_saved = crate::state::save(
+                state_file.as_deref(),
+                &sweep_core::GraceState::after_plan(&plan),
+            );
             if format == Format::Text {
                 // An operator who cannot be shown the plan is not shown a
                 // sweep either: nothing has been deleted yet, so stop here.
@@ -273,7 +304,14 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                 interrupted(),
                 crate::terminal::progress_hook(),
             ));
-            let status = apply_status(&plan, &report).code();
+            let mut status = apply_status(&plan, &report).code();
+            if state_file.is_some() {
+                let next = sweep_core::GraceState::after_sweep(&plan, &report);
+                state_saved &= crate::state::save(state_file.as_deref(), &next);
+            }
+            if !state_saved {
+                status = status.max(EXIT_INCOMPLETE);
+            }
             let text = match format {
                 Format::Json => format!(
                     "{}\n",
@@ -300,6 +338,24 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                 }
             }
         }
+        Command::Watch {
+            source,
+            policy: p,
+            run,
+            interval,
+            listen,
+            once,
+            state,
+        } => crate::watch::run(crate::watch::Options {
+            policy: policy(&p)?,
+            settings: execute_settings(&run)?,
+            runtime: runtime()?,
+            source,
+            interval,
+            listen,
+            once,
+            state,
+        }),
         Command::Explain {
             release,
             input,
@@ -308,6 +364,7 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
         } => explain(release, input, p, Format::resolve(format)),
         Command::Completions { shell } => Ok(written(0, crate::generated::completions(shell))),
         Command::Man => Ok(written(0, crate::generated::man())),
+        Command::Healthcheck { url, timeout } => Ok(crate::healthcheck::run(&url, timeout)),
     }
 }
 

@@ -48,6 +48,13 @@ pub enum InputError {
         file: PathBuf,
         source: SnapshotError,
     },
+    /// A grace-period state file (`--state`) that does not read: an
+    /// error, never an empty state, which would restart every clock.
+    #[error("{}: not a state file of this format: {source}", file.display())]
+    State {
+        file: PathBuf,
+        source: SnapshotError,
+    },
     /// A file the command was asked to write (`plan --out`) could not be.
     #[error("{}: cannot write: {message}", file.display())]
     Write { file: PathBuf, message: String },

@@ -3,10 +3,13 @@
 mod cli;
 mod commands;
 mod generated;
+mod healthcheck;
 mod input;
 mod output;
 mod review;
+mod state;
 mod terminal;
+mod watch;
 
 use std::process::ExitCode;
 

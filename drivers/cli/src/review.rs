@@ -15,14 +15,21 @@ use crate::input::InputError;
 /// is applied only by the build that would make it.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Writes the saved form of `plan` to `file`, atomically: written beside
-/// it, flushed to disk, then renamed over it. A crash or a full disk
-/// never leaves a half-written plan that a later `apply --plan` would
-/// refuse, or worse, an old plan under a name the operator just reused.
+/// Writes the saved form of `plan` to `file`, atomically ([`atomic_write`]):
+/// a crash or a full disk never leaves a half-written plan that a later
+/// `apply --plan` would refuse, or worse, an old plan under a name the
+/// operator just reused.
 pub fn write_saved(file: &Path, snapshot: &Snapshot, plan: &SweepPlan) -> Result<(), InputError> {
     let saved = SavedPlan::new(snapshot, plan.clone(), TOOL_VERSION);
     let mut text = saved.to_json_pretty();
     text.push('\n');
+    atomic_write(file, text.as_bytes())
+}
+
+/// Writes `bytes` to `file` atomically: written beside it, flushed to
+/// disk, then renamed over it. A reader sees the old file or the new one,
+/// never half of one, whenever the process or the machine stops.
+pub fn atomic_write(file: &Path, bytes: &[u8]) -> Result<(), InputError> {
     let failed = |e: std::io::Error| InputError::Write {
         file: file.to_owned(),
         message: e.to_string(),
@@ -30,7 +37,7 @@ pub fn write_saved(file: &Path, snapshot: &Snapshot, plan: &SweepPlan) -> Result
     let tmp = temp_beside(file);
     let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
+        f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, file)
     })();

@@ -18,7 +18,6 @@ mod backend;
 mod client;
 pub mod config;
 pub mod context;
-pub mod duration;
 mod endpoint;
 mod events;
 pub mod files;
@@ -32,4 +31,6 @@ pub use context::{ContextError, Resolved};
 pub use endpoint::{Endpoint, EndpointError, TlsFiles, DEFAULT_DOCKER_HOST};
 pub use files::{read_limited, ReadError};
 pub use registry::{FileRegistry, LocalRegistry};
+/// The one duration parser, shared with the core's policy.
+pub use sweep_core::duration;
 pub use transport::{OBJECT_BUDGET, REPLY_LIMIT};

@@ -1,0 +1,361 @@
+//! The HTTP endpoints of `watch --listen`: `/healthz`, `/readyz`,
+//! `/metrics`, `/plan` and `/report`, GET only.
+//!
+//! The port faces whatever can reach it, so every connection is bounded:
+//! its request head in size, header count and time, the whole connection
+//! in time, and the connections served at once in number. Each runs in a
+//! task of its own on the runtime, apart from the sweep, so a slow or
+//! hostile client costs only its own connection.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use sweep_core::escape::escape;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
+
+use super::metrics::{self, SweepOutcome};
+use super::shared::{Readiness, Shared};
+
+/// The largest request head read: the routes take no headers worth
+/// more, and a larger head is answered 431 and the connection closed.
+pub const MAX_HEAD: usize = 8 * 1024;
+/// The most header fields in one request.
+const MAX_HEADERS: usize = 32;
+/// How long a client may take to send its request head.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one connection may last in all, reading the reply included.
+pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(30);
+/// Connections served at once; one past it is closed unanswered.
+pub const MAX_CONNECTIONS: usize = 64;
+
+/// Serves the endpoints from `listener` until the runtime shuts down.
+pub fn serve(listener: TcpListener, shared: Arc<Shared>) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEAD_TIMEOUT)
+            .max_header_size(MAX_HEAD)
+            .max_headers(MAX_HEADERS)
+            .max_buf_size(2 * MAX_HEAD)
+            // One request per connection: nothing is left open between
+            // scrapes, and the connection's time limit never cuts a
+            // second reply in half.
+            .keep_alive(false);
+        let builder = Arc::new(builder);
+        loop {
+            let (stream, peer) = match listener.accept().await {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors, typically: wait for some to
+                    // be freed rather than spin.
+                    tracing::warn!(error = %e, "cannot accept an HTTP connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                tracing::debug!(%peer, "too many HTTP connections; closing this one");
+                drop(stream);
+                continue;
+            };
+            let shared = shared.clone();
+            let builder = builder.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+                    let reply = respond(&shared, req.method(), req.uri().path());
+                    async move { Ok::<_, Infallible>(reply) }
+                });
+                let connection = builder.serve_connection(TokioIo::new(stream), service);
+                match tokio::time::timeout(CONNECTION_TIMEOUT, connection).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::debug!(%peer, error = %e, "HTTP connection ended"),
+                    Err(_) => tracing::debug!(%peer, "HTTP connection took too long; closed"),
+                }
+                drop(slot);
+            });
+        }
+    })
+}
+
+/// Binds `addr`, for [`serve`].
+pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(addr).await
+}
+
+/// The reply to `method` on `path`.
+pub fn respond(shared: &Shared, method: &Method, path: &str) -> Response<Full<Bytes>> {
+    const ROUTES: &[&str] = &["/healthz", "/readyz", "/metrics", "/plan", "/report"];
+    if !ROUTES.contains(&path) {
+        return text(StatusCode::NOT_FOUND, "not found\n".into());
+    }
+    if method != Method::GET {
+        let mut reply = text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "only GET is served\n".into(),
+        );
+        reply
+            .headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("GET"));
+        return reply;
+    }
+    match path {
+        "/healthz" => text(StatusCode::OK, "ok\n".into()),
+        "/readyz" => match shared.readiness() {
+            Readiness::Ready => text(
+                StatusCode::OK,
+                "ready: the last gather read every swarm\n".into(),
+            ),
+            Readiness::NotYet => {
+                let why = match shared.last_outcome() {
+                    Some(SweepOutcome::AppSetUnreadable) => "; the app set could not be read",
+                    _ => "",
+                };
+                text(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("not ready: no gather has finished yet{why}\n"),
+                )
+            }
+            Readiness::Unreadable(swarms) => {
+                // Swarm names come from the registry file and the swarms:
+                // escaped, one per line, so none can forge another line.
+                let mut body =
+                    String::from("not ready: the last gather could not read these swarms:\n");
+                for swarm in swarms {
+                    body.push_str(&escape(&swarm));
+                    body.push('\n');
+                }
+                text(StatusCode::SERVICE_UNAVAILABLE, body)
+            }
+        },
+        "/metrics" => with_type(
+            StatusCode::OK,
+            metrics::CONTENT_TYPE,
+            Bytes::from(shared.metrics_text()),
+        ),
+        "/plan" => json(shared.plan(), "no plan yet: no sweep has planned\n"),
+        "/report" => json(
+            shared.report(),
+            "no report yet: no sweep has carried out a plan\n",
+        ),
+        _ => text(StatusCode::NOT_FOUND, "not found\n".into()),
+    }
+}
+
+fn json(document: Option<Bytes>, missing: &str) -> Response<Full<Bytes>> {
+    match document {
+        Some(body) => with_type(StatusCode::OK, "application/json", body),
+        None => text(StatusCode::NOT_FOUND, missing.to_owned()),
+    }
+}
+
+fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    with_type(status, "text/plain; charset=utf-8", Bytes::from(body))
+}
+
+fn with_type(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<Full<Bytes>> {
+    let mut reply = Response::new(Full::new(body));
+    *reply.status_mut() = status;
+    let headers = reply.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    // Every reply describes a moment: a cache must not replay it.
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    reply
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Instant, SystemTime};
+    use sweep_core::{AppSet, Policy, Snapshot, SwarmSnapshot};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    async fn started() -> (SocketAddr, Arc<Shared>) {
+        let shared = Arc::new(Shared::new());
+        let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        serve(listener, shared.clone());
+        (addr, shared)
+    }
+
+    /// Sends `request` as is and reads the reply to its end.
+    async fn raw(addr: SocketAddr, request: &[u8]) -> String {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request).await.unwrap();
+        let mut reply = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut reply))
+            .await
+            .expect("the server closes the connection after its reply");
+        String::from_utf8_lossy(&reply).into_owned()
+    }
+
+    async fn get(addr: SocketAddr, path: &str) -> (u16, String, String) {
+        let reply = raw(
+            addr,
+            format!("GET {path} HTTP/1.1\r\nHost: test\r\n\r\n").as_bytes(),
+        )
+        .await;
+        let (head, body) = reply.split_once("\r\n\r\n").expect("a head and a body");
+        let status = head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .expect("a status");
+        (status, head.to_owned(), body.to_owned())
+    }
+
+    fn snapshot(unreadable: &[&str], readable: &[&str]) -> Snapshot {
+        let mut swarms: Vec<SwarmSnapshot> = unreadable
+            .iter()
+            .map(|n| SwarmSnapshot::unreadable(*n, "connection refused"))
+            .collect();
+        swarms.extend(readable.iter().map(|n| SwarmSnapshot::new(*n)));
+        Snapshot::new(Policy::default(), AppSet::new(true, Vec::new()), swarms)
+    }
+
+    #[tokio::test]
+    async fn routes_before_and_after_a_sweep() {
+        let (addr, shared) = started().await;
+        let (status, _, body) = get(addr, "/healthz").await;
+        assert_eq!((status, body.as_str()), (200, "ok\n"));
+        let (status, _, body) = get(addr, "/readyz").await;
+        assert_eq!(status, 503, "{body}");
+        assert!(body.contains("no gather"), "{body}");
+        assert_eq!(get(addr, "/plan").await.0, 404);
+        assert_eq!(get(addr, "/report").await.0, 404);
+        assert_eq!(get(addr, "/nope").await.0, 404);
+        let (status, head, body) = get(addr, "/metrics").await;
+        assert_eq!(status, 200);
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: text/plain; version=0.0.4; charset=utf-8"),
+            "{head}"
+        );
+        assert!(body.contains("swarm_sweep_sweeps_total{outcome=\"success\"} 0"));
+
+        shared.gathered(&snapshot(&[], &["alpha"]), Duration::from_millis(20));
+        let plan = sweep_core::plan(&snapshot(&[], &["alpha"])).unwrap();
+        shared.planned(&plan);
+        let (status, head, body) = get(addr, "/plan").await;
+        assert_eq!(status, 200);
+        assert!(head.to_ascii_lowercase().contains("application/json"));
+        let parsed: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(parsed.get("deletions").is_some(), "{body}");
+        let (status, _, body) = get(addr, "/readyz").await;
+        assert_eq!(status, 200, "{body}");
+        let (_, _, body) = get(addr, "/metrics").await;
+        assert!(
+            body.contains("swarm_sweep_gather_duration_seconds_count 1"),
+            "{body}"
+        );
+        shared.finished(
+            super::super::metrics::SweepOutcome::Success,
+            Duration::from_secs(1),
+            SystemTime::now(),
+        );
+        let (_, _, body) = get(addr, "/metrics").await;
+        assert!(
+            body.contains("swarm_sweep_sweeps_total{outcome=\"success\"} 1"),
+            "{body}"
+        );
+    }
+
+    #[tokio::test]
+    async fn readyz_names_the_unreadable_swarms_escaped() {
+        let (addr, shared) = started().await;
+        shared.gathered(
+            &snapshot(&["beta", "evil\nready: yes\u{1b}[2J"], &["alpha"]),
+            Duration::ZERO,
+        );
+        let (status, _, body) = get(addr, "/readyz").await;
+        assert_eq!(status, 503);
+        let lines: Vec<&str> = body.lines().collect();
+        assert_eq!(lines.len(), 3, "{body}");
+        assert!(lines.contains(&"beta"), "{body}");
+        assert!(!body.contains('\u{1b}'), "{body}");
+        assert!(
+            lines.iter().any(|l| l.starts_with("evil\\u{a}ready")),
+            "{body}"
+        );
+        assert!(!lines.contains(&"alpha"));
+    }
+
+    #[tokio::test]
+    async fn only_get() {
+        let (addr, _) = started().await;
+        for method in ["POST", "PUT", "DELETE", "HEAD"] {
+            let reply = raw(
+                addr,
+                format!("{method} /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
+                    .as_bytes(),
+            )
+            .await;
+            assert!(reply.starts_with("HTTP/1.1 405"), "{method}: {reply}");
+            assert!(reply.to_ascii_lowercase().contains("allow: get"), "{reply}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_oversized_head_is_refused_and_the_server_goes_on() {
+        let (addr, _) = started().await;
+        let big = format!(
+            "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: {}\r\n\r\n",
+            "a".repeat(64 * 1024)
+        );
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        // The server may close before all of it is written.
+        let _ = stream.write_all(big.as_bytes()).await;
+        let mut reply = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut reply))
+            .await
+            .expect("closed, not left open");
+        let reply = String::from_utf8_lossy(&reply);
+        assert!(
+            reply.is_empty() || reply.starts_with("HTTP/1.1 431"),
+            "{reply}"
+        );
+        let many: String = (0..100).map(|i| format!("X-H{i}: v\r\n")).collect();
+        let reply = raw(
+            addr,
+            format!("GET /healthz HTTP/1.1\r\nHost: t\r\n{many}\r\n").as_bytes(),
+        )
+        .await;
+        assert!(!reply.starts_with("HTTP/1.1 200"), "{reply}");
+        assert_eq!(get(addr, "/healthz").await.0, 200);
+    }
+
+    #[tokio::test]
+    async fn slow_clients_do_not_block_others() {
+        let (addr, _) = started().await;
+        // Clients that connect and send half a head, then nothing.
+        let mut idle = Vec::new();
+        for _ in 0..8 {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            s.write_all(b"GET /metr").await.unwrap();
+            idle.push(s);
+        }
+        let began = Instant::now();
+        assert_eq!(get(addr, "/healthz").await.0, 200);
+        assert!(began.elapsed() < Duration::from_secs(2));
+        // A slow client is cut off by the head timeout.
+        let mut slow = idle.pop().unwrap();
+        let mut rest = Vec::new();
+        let waited = tokio::time::timeout(
+            HEAD_TIMEOUT + Duration::from_secs(5),
+            slow.read_to_end(&mut rest),
+        )
+        .await;
+        assert!(waited.is_ok(), "a silent client is disconnected");
+    }
+}

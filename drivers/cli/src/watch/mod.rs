@@ -1,0 +1,446 @@
+//! `swarm-sweep watch`: the sweep on an interval, for a controller that
+//! runs as a service.
+//!
+//! One sweep is what `apply --yes` does: read the app set, gather, plan,
+//! carry the plan out. The app set is read afresh every time, and one
+//! that cannot be read or parsed holds that sweep before any swarm is
+//! read: it never stands in as an empty set. `--once` runs the very same
+//! sweep once and ends with `apply`'s exit status, for cron.
+//!
+//! The first SIGTERM or SIGINT lets the steps in flight finish, starts
+//! nothing new and ends the process with status 0; a second ends it at
+//! once (130). Either is safe: a release's records go last, so the next
+//! sweep finds whatever an interrupted one left.
+
+mod http;
+mod metrics;
+mod shared;
+
+use std::cell::Cell;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use sweep_core::sweep::SweepReport;
+use sweep_core::verdict::{apply_status, Status, BAD_INPUT};
+use sweep_core::{plan, AppSet, GraceState, Policy, SweepPlan};
+use sweep_runner::{execute_until_with, gather, ExecuteSettings, GatherSettings};
+use sweep_swarms::Registry;
+use tokio::sync::watch;
+
+use crate::cli::Source;
+use crate::input::{self, InputError};
+use crate::output;
+
+pub use metrics::SweepOutcome;
+pub use shared::Shared;
+
+/// What `watch` was asked to do, its flags checked.
+pub struct Options {
+    pub policy: Policy,
+    pub settings: ExecuteSettings,
+    pub runtime: tokio::runtime::Runtime,
+    pub source: Source,
+    pub interval: Duration,
+    pub listen: Option<SocketAddr>,
+    pub once: bool,
+    /// The grace-period state file, if any.
+    pub state: Option<PathBuf>,
+}
+
+/// Runs `watch`: its exit status, or bad input (status 2) found before
+/// any swarm was read.
+pub fn run(options: Options) -> Result<u8, InputError> {
+    let Options {
+        policy,
+        settings,
+        runtime,
+        source,
+        interval,
+        listen,
+        once,
+        state,
+    } = options;
+    // Read before any swarm is: a state file that does not read is bad
+    // input, never an empty state that would restart every clock.
+    let grace = state
+        .as_deref()
+        .map(crate::state::read)
+        .transpose()?
+        .unwrap_or_default();
+    let limit = source.timeout_or_default();
+    let registry = input::registry(&source, limit)?;
+    let app_set_file = source.app_set.clone();
+    let shared = Arc::new(Shared::new());
+    let sweeper = Sweeper {
+        registry: registry.as_ref(),
+        app_set: AppSetReader::new(Arc::new(FileAppSet(app_set_file))),
+        policy,
+        gather: GatherSettings::new(limit),
+        execute: settings,
+        shared: shared.clone(),
+        grace: Mutex::new(grace),
+        state_file: state,
+    };
+    let status = runtime.block_on(async {
+        let stop = Stop::on_signals()
+            .map_err(|e| InputError::Runtime(format!("cannot handle signals: {e}")))?;
+        if let Some(addr) = listen {
+            let listener = http::bind(addr)
+                .await
+                .map_err(|e| InputError::Flag(format!("--listen {addr}: cannot listen: {e}")))?;
+            tracing::info!(%addr, "serving /healthz, /readyz, /metrics, /plan and /report");
+            http::serve(listener, shared.clone());
+        }
+        if once {
+            let swept = sweeper.sweep(&stop).await;
+            let status = if persist_state(&sweeper) {
+                swept.status
+            } else {
+                swept.status.max(Status::NeedsAttention.code())
+            };
+            return Ok(status);
+        }
+        watch_loop(&sweeper, interval, &stop).await;
+        // Said again on the way out, whatever the last sweep's write did.
+        persist_state(&sweeper);
+        output::warn_line("stopped");
+        Ok(Status::Success.code())
+    });
+    // A read of the app set stuck for good (a FIFO nobody writes) must not
+    // keep the process from ending: the runtime would wait for it.
+    runtime.shutdown_background();
+    status
+}
+
+/// Writes the grace-period state, when a file was given, after each sweep
+/// and on exit; `false` when it could not be written (said on stderr), so
+/// `--once` ends with status 1 as `apply` would.
+fn persist_state(sweeper: &Sweeper<'_>) -> bool {
+    let state = sweeper.grace().clone();
+    crate::state::save(sweeper.state_file.as_deref(), &state)
+}
+
+/// Sweeps every `interval`, start to start, until `stop`; a sweep that
+/// overruns its interval is followed at once by the next.
+async fn watch_loop(sweeper: &Sweeper<'_>, interval: Duration, stop: &Stop) {
+    loop {
+        let started = tokio::time::Instant::now();
+        sweeper.sweep(stop).await;
+        persist_state(sweeper);
+        if stop.requested() {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep_until(started + interval) => {}
+            () = stop.wait() => return,
+        }
+    }
+}
+
+/// Where the app set comes from, read afresh for every sweep.
+pub trait AppSetSource: Send + Sync {
+    /// The app set, or why it cannot be read, for the log.
+    fn read(&self) -> Result<AppSet, String>;
+}
+
+/// The `--app-set` file.
+pub struct FileAppSet(pub PathBuf);
+
+impl AppSetSource for FileAppSet {
+    fn read(&self) -> Result<AppSet, String> {
+        input::read_app_set(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+/// How long one read of the app set may take before its sweep is held.
+pub const APP_SET_READ_LIMIT: Duration = Duration::from_secs(30);
+
+/// Reads the app set on a blocking thread, within [`APP_SET_READ_LIMIT`]:
+/// a file that never opens (a FIFO nobody writes, a hung network file
+/// system) then holds its sweep instead of the whole loop, and a stop is
+/// still heard. At most one read is outstanding, so a source stuck for
+/// good costs one thread, not one per interval.
+pub struct AppSetReader {
+    source: Arc<dyn AppSetSource>,
+    busy: Arc<AtomicBool>,
+}
+
+/// What one read of the app set gave.
+enum Read {
+    AppSet(AppSet),
+    Unreadable(String),
+    Stopped,
+}
+
+/// Marks the read finished however it ends, a panic included.
+struct Finished(Arc<AtomicBool>);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl AppSetReader {
+    pub fn new(source: Arc<dyn AppSetSource>) -> Self {
+        AppSetReader {
+            source,
+            busy: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    async fn read(&self, stop: &Stop) -> Read {
+        if self.busy.swap(true, Ordering::AcqRel) {
+            return Read::Unreadable(
+                "the previous read of it has not finished (a FIFO nobody writes, or a hung file system?)"
+                    .into(),
+            );
+        }
+        let source = self.source.clone();
+        let finished = Finished(self.busy.clone());
+        let reading = tokio::task::spawn_blocking(move || {
+            let _finished = finished;
+            source.read()
+        });
+        tokio::select! {
+            read = tokio::time::timeout(APP_SET_READ_LIMIT, reading) => match read {
+                Ok(Ok(Ok(app_set))) => Read::AppSet(app_set),
+                Ok(Ok(Err(e))) => Read::Unreadable(e),
+                Ok(Err(e)) => Read::Unreadable(format!("reading it failed: {e}")),
+                Err(_) => Read::Unreadable(format!(
+                    "reading it took longer than {}s",
+                    APP_SET_READ_LIMIT.as_secs()
+                )),
+            },
+            () = stop.wait() => Read::Stopped,
+        }
+    }
+}
+
+/// One sweep's inputs, the same for every sweep.
+pub struct Sweeper<'a> {
+    pub registry: &'a dyn Registry,
+    pub app_set: AppSetReader,
+    pub policy: Policy,
+    pub gather: GatherSettings,
+    pub execute: ExecuteSettings,
+    pub shared: Arc<Shared>,
+    /// When each departed release was first seen so, carried from one
+    /// sweep to the next.
+    pub grace: Mutex<GraceState>,
+    pub state_file: Option<PathBuf>,
+}
+
+/// How one sweep ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Swept {
+    pub outcome: SweepOutcome,
+    /// The exit status `apply` would have had (`--once` ends with it).
+    pub status: u8,
+}
+
+impl Sweeper<'_> {
+    fn grace(&self) -> MutexGuard<'_, GraceState> {
+        self.grace.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// One sweep: read the app set, gather, plan, carry the plan out,
+    /// log a summary line. Stops between steps when `stop` is requested.
+    pub async fn sweep(&self, stop: &Stop) -> Swept {
+        let started = Instant::now();
+        let app_set = match self.app_set.read(stop).await {
+            Read::AppSet(app_set) => app_set,
+            Read::Stopped => return self.interrupted_before_deleting(started),
+            Read::Unreadable(e) => {
+                // Planning with no app set would read as "every
+                // application left": hold, and say why.
+                output::warn_line(&format!(
+                    "the app set cannot be read, so this sweep is held and nothing is deleted: {e}"
+                ));
+                return self.finish(
+                    SweepOutcome::AppSetUnreadable,
+                    Status::NeedsAttention.code(),
+                    started,
+                    None,
+                );
+            }
+        };
+        if stop.requested() {
+            return self.interrupted_before_deleting(started);
+        }
+        let gather_started = Instant::now();
+        let gathering = gather(self.registry, self.policy.clone(), app_set, self.gather);
+        // Gathering only reads: a stop drops it where it stands.
+        let mut snapshot = tokio::select! {
+            snapshot = gathering => snapshot,
+            () = stop.wait() => return self.interrupted_before_deleting(started),
+        };
+        self.shared.gathered(&snapshot, gather_started.elapsed());
+        let clocked = crate::state::clock(&mut snapshot, Some(&self.grace()));
+        if let Err(e) = clocked {
+            output::warn_line(&format!("{e}; nothing is deleted"));
+            return self.finish(
+                SweepOutcome::NeedsAttention,
+                Status::NeedsAttention.code(),
+                started,
+                None,
+            );
+        }
+        let plan = match plan(&snapshot) {
+            Ok(plan) => plan,
+            Err(e) => {
+                output::warn_line(&format!(
+                    "the gathered snapshot cannot be planned, so nothing is deleted: {e}"
+                ));
+                return self.finish(SweepOutcome::NeedsAttention, BAD_INPUT, started, None);
+            }
+        };
+        drop(snapshot);
+        self.shared.planned(&plan);
+        if stop.requested() {
+            *self.grace() = GraceState::after_plan(&plan);
+            return self.interrupted_before_deleting(started);
+        }
+        let interrupted = Cell::new(false);
+        let stopped = async {
+            stop.wait().await;
+            interrupted.set(true);
+        };
+        // No progress line: the log's line per deletion is the record of
+        // a sweep nobody watches.
+        let report = execute_until_with(self.registry, &plan, self.execute, stopped, |_| {}).await;
+        self.shared.executed(&plan, &report);
+        *self.grace() = GraceState::after_sweep(&plan, &report);
+        let status = apply_status(&plan, &report).code();
+        let outcome = if interrupted.get() {
+            SweepOutcome::Interrupted
+        } else if plan.is_held() {
+            SweepOutcome::Held
+        } else if status == Status::Success.code() {
+            SweepOutcome::Success
+        } else {
+            SweepOutcome::NeedsAttention
+        };
+        self.finish(outcome, status, started, Some((&plan, &report)))
+    }
+
+    fn interrupted_before_deleting(&self, started: Instant) -> Swept {
+        self.finish(
+            SweepOutcome::Interrupted,
+            Status::NeedsAttention.code(),
+            started,
+            None,
+        )
+    }
+
+    fn finish(
+        &self,
+        outcome: SweepOutcome,
+        status: u8,
+        started: Instant,
+        done: Option<(&SweepPlan, &SweepReport)>,
+    ) -> Swept {
+        let took = started.elapsed();
+        let at = SystemTime::now();
+        self.shared.finished(outcome, took, at);
+        output::warn_line(&summary(outcome, done, took, at));
+        Swept { outcome, status }
+    }
+}
+
+/// The one line logged per sweep: how it ended, and what it planned,
+/// deleted, failed and held.
+pub fn summary(
+    outcome: SweepOutcome,
+    done: Option<(&SweepPlan, &SweepReport)>,
+    took: Duration,
+    at: SystemTime,
+) -> String {
+    let when = humantime::format_rfc3339_seconds(at);
+    let counts = match done {
+        Some((plan, report)) => format!(
+            "{} planned, {} deleted, {} failed, {} held",
+            plan.deletions.len(),
+            report.totals.deleted,
+            report.totals.failed,
+            plan.holds.len()
+        ),
+        None => "nothing deleted".to_owned(),
+    };
+    format!(
+        "{when} sweep {outcome}: {counts} ({:.1}s)",
+        took.as_secs_f64()
+    )
+}
+
+/// Whether a stop was asked for, and a future that completes when it is.
+#[derive(Clone)]
+pub struct Stop {
+    asked: watch::Receiver<bool>,
+}
+
+/// Asks a [`Stop`] to stop.
+pub struct StopTrigger(watch::Sender<bool>);
+
+impl StopTrigger {
+    pub fn stop(&self) {
+        self.0.send_replace(true);
+    }
+}
+
+impl Stop {
+    /// A stop that only `trigger` asks for.
+    pub fn new() -> (StopTrigger, Stop) {
+        let (tx, rx) = watch::channel(false);
+        (StopTrigger(tx), Stop { asked: rx })
+    }
+
+    /// A stop asked for by the first SIGTERM or SIGINT; the second ends
+    /// the process at once with status 130. The handlers are in place
+    /// when this returns, before the first sweep starts.
+    pub fn on_signals() -> std::io::Result<Stop> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let (trigger, stop) = Stop::new();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            output::warn_line(
+                "stopping: finishing the steps in flight, starting no new sweep (signal again to stop at once)",
+            );
+            trigger.stop();
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            output::warn_line("signalled again; stopping now");
+            std::process::exit(130);
+        });
+        Ok(stop)
+    }
+
+    pub fn requested(&self) -> bool {
+        *self.asked.borrow()
+    }
+
+    /// Completes once a stop is asked for.
+    pub fn wait(&self) -> impl Future<Output = ()> + '_ {
+        let mut asked = self.asked.clone();
+        async move {
+            if asked.wait_for(|s| *s).await.is_err() {
+                // The trigger is gone without asking: no stop will come.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,315 @@
+//! `swarm-sweep watch` as a process, without a Docker engine: its flags,
+//! `--once` ending as `apply` would, an unreadable app set held, the HTTP
+//! endpoints, and SIGTERM. The socket it is pointed at does not exist, so
+//! every swarm is unreadable and nothing can be deleted.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const NO_DAEMON: &str = "unix:///nonexistent/swarm-sweep-test.sock";
+
+fn sweep() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_swarm-sweep"));
+    for var in [
+        "SWARM_SWEEP_CONFIG",
+        "SWARM_SWEEP_APP_SET",
+        "SWARM_SWEEP_LOG",
+        "RUST_LOG",
+        "DOCKER_CONTEXT",
+        "NO_COLOR",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("DOCKER_HOST", NO_DAEMON);
+    cmd.env("DOCKER_CONFIG", "/nonexistent/docker-config");
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+fn run(args: &[&str]) -> Output {
+    sweep().args(args).output().expect("the binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn apps(dir: &Path) -> String {
+    let file = dir.join("apps.yaml");
+    std::fs::write(
+        &file,
+        "loaded: true\napplications:\n  - name: shop\n    swarm: \"\"\n    releases: [web]\n",
+    )
+    .unwrap();
+    file.display().to_string()
+}
+
+#[test]
+fn flags_that_do_not_apply_or_do_not_read_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let apps = apps(dir.path());
+    for (args, word) in [
+        (vec!["--once", "--interval", "1m"], "--interval"),
+        (vec!["--once", "--listen", "127.0.0.1:9"], "--listen"),
+        (vec!["--interval", "0"], "--interval"),
+        (vec!["--interval", "500ms"], "--interval"),
+        (vec!["--interval", "25h"], "--interval"),
+        (vec!["--listen", "localhost"], "--listen"),
+    ] {
+        let mut all = vec!["watch", "--app-set", apps.as_str()];
+        all.extend(&args);
+        let out = run(&all);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(word), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn once_ends_with_the_status_apply_would_have() {
+    let dir = tempfile::tempdir().unwrap();
+    let apps = apps(dir.path());
+    let apply = run(&["apply", "--app-set", &apps, "--format", "json"]);
+    let once = run(&["watch", "--once", "--app-set", &apps]);
+    assert_eq!(apply.status.code(), Some(1), "{}", stderr(&apply));
+    assert_eq!(once.status.code(), apply.status.code(), "{}", stderr(&once));
+    let err = stderr(&once);
+    assert!(err.contains("sweep needs_attention: "), "{err}");
+    assert!(once.stdout.is_empty());
+}
+
+#[test]
+fn once_with_an_unreadable_app_set_holds_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("apps.yaml");
+    std::fs::write(&bad, "loaded: [unclosed\n").unwrap();
+    let missing = dir.path().join("missing.yaml");
+    for file in [bad, missing] {
+        let file = file.display().to_string();
+        let out = run(&["watch", "--once", "--app-set", &file]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("the app set cannot be read"), "{err}");
+        assert!(err.contains(&file), "{err}");
+        assert!(err.contains("sweep app_set_unreadable: "), "{err}");
+    }
+}
+
+#[test]
+fn a_bad_state_file_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let apps = apps(dir.path());
+    let state = dir.path().join("state.json");
+    std::fs::write(&state, "{}").unwrap();
+    let out = run(&[
+        "watch",
+        "--once",
+        "--app-set",
+        &apps,
+        "--state",
+        &state.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+fn free_port() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+/// GETs `path`: the status and the body.
+fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: test\r\n\r\n").ok()?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).ok()?;
+    let (head, body) = reply.split_once("\r\n\r\n")?;
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    Some((status, body.to_owned()))
+}
+
+fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while !ready() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn terminate(child: &Child) {
+    let pid = rustix::process::Pid::from_child(child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+}
+
+#[test]
+fn serves_health_readiness_and_metrics_and_exits_0_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let apps = apps(dir.path());
+    let addr = free_port();
+    let mut child = Killed(
+        sweep()
+            .args([
+                "watch",
+                "--app-set",
+                &apps,
+                "--interval",
+                "1s",
+                "--listen",
+                &addr.to_string(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("/healthz", || {
+        get(addr, "/healthz") == Some((200, "ok\n".to_owned()))
+    });
+    // Two sweeps at least: the loop goes on after the first.
+    wait_for("two sweeps", || {
+        get(addr, "/metrics").is_some_and(|(_, body)| {
+            body.lines()
+                .any(|l| l == "swarm_sweep_sweeps_total{outcome=\"needs_attention\"} 2")
+        })
+    });
+    let (status, body) = get(addr, "/readyz").unwrap();
+    assert_eq!(status, 503, "{body}");
+    assert!(body.lines().any(|l| l == "(local)"), "{body}");
+    let (status, body) = get(addr, "/metrics").unwrap();
+    assert_eq!(status, 200);
+    for line in [
+        "# TYPE swarm_sweep_sweeps_total counter",
+        "swarm_sweep_deletions_total{reason=\"departed\"} 0",
+        "swarm_sweep_failures_total 0",
+        "swarm_sweep_holds{reason=\"swarm_unreadable\"} 1",
+        "swarm_sweep_nodes_not_covered 0",
+        "swarm_sweep_last_success_timestamp_seconds 0",
+        "# TYPE swarm_sweep_sweep_duration_seconds histogram",
+        "# TYPE swarm_sweep_gather_duration_seconds histogram",
+    ] {
+        assert!(body.lines().any(|l| l == line), "{line} not in {body}");
+    }
+    let (status, body) = get(addr, "/plan").unwrap();
+    assert_eq!(status, 200);
+    let plan: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(plan["holds"].is_array(), "{body}");
+    assert_eq!(get(addr, "/report").unwrap().0, 200);
+    assert_eq!(get(addr, "/").unwrap().0, 404);
+
+    terminate(&child.0);
+    let began = Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(30),
+            "still running after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("stopping: finishing the steps in flight"),
+        "{err}"
+    );
+    assert!(
+        err.lines().any(|l| l.contains(" sweep needs_attention: ")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_port_in_use_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let apps = apps(dir.path());
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = run(&["watch", "--app-set", &apps, "--listen", &addr]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--listen"), "{err}");
+}
+
+#[test]
+fn an_app_set_that_never_opens_does_not_keep_sigterm_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("apps.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let mut child = Killed(
+        sweep()
+            .args(["watch", "--interval", "1s", "--app-set"])
+            .arg(&fifo)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Long enough for the first sweep to be waiting on the read.
+    std::thread::sleep(Duration::from_millis(500));
+    terminate(&child.0);
+    let began = Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "still running after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(err.contains(" sweep interrupted: "), "{err}");
+}
+
+#[test]
+fn completions_and_the_man_page_know_watch_and_its_flags() {
+    let man = String::from_utf8_lossy(&run(&["man"]).stdout).into_owned();
+    assert!(
+        man.contains(".SH \"SWARM-SWEEP WATCH\""),
+        "no watch section"
+    );
+    for flag in ["interval", "listen", "once", "state"] {
+        assert!(man.contains(&format!("\\-\\-{flag}")), "man: no --{flag}");
+    }
+    let bash = String::from_utf8_lossy(&run(&["completions", "bash"]).stdout).into_owned();
+    for flag in ["watch", "--interval", "--listen", "--once"] {
+        assert!(bash.contains(flag), "bash completions: no {flag}");
+    }
+}
