@@ -3,54 +3,20 @@
 //! environment defaults. Every refusal is exit status 2 with one line on
 //! stderr that names the flag or variable at fault.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 // The very definitions the binary parses with.
 #[allow(dead_code)]
 #[path = "../src/cli.rs"]
 mod cli;
+mod support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use support::{root, run, stderr, stdout, sweep};
 
 fn example(name: &str) -> String {
     root().join("examples").join(name).display().to_string()
 }
 
-/// The binary with a clean environment of its own variables, so that the
-/// machine's settings cannot decide a test.
-fn sweep() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_swarm-sweep"));
-    for var in [
-        "SWARM_SWEEP_CONFIG",
-        "SWARM_SWEEP_APP_SET",
-        "SWARM_SWEEP_LOG",
-        "RUST_LOG",
-        "DOCKER_HOST",
-        "DOCKER_CONTEXT",
-        "NO_COLOR",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.stdin(Stdio::null());
-    cmd
-}
-
-fn run(args: &[&str]) -> Output {
-    sweep().args(args).output().expect("the binary runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Exit 2 with exactly one line on stderr, which contains every `word`.
 fn assert_refused(out: &Output, words: &[&str], what: &str) {
     let err = stderr(out);
     assert_eq!(out.status.code(), Some(2), "{what}: {err}");
@@ -61,7 +27,15 @@ fn assert_refused(out: &Output, words: &[&str], what: &str) {
     assert!(stdout(out).is_empty(), "{what}: {}", stdout(out));
 }
 
-const SUBCOMMANDS: &[&str] = &["snapshot", "plan", "apply", "explain", "completions", "man"];
+const SUBCOMMANDS: &[&str] = &[
+    "snapshot",
+    "plan",
+    "apply",
+    "explain",
+    "watch",
+    "completions",
+    "man",
+];
 
 #[test]
 fn completions_name_every_subcommand_and_flag() {

@@ -3,43 +3,15 @@
 //! and written whole or not at all.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The binary with no docker environment of the caller's leaking in; the
-/// only swarm is one nothing listens on.
-fn sweep(args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_swarm-sweep"));
-    for var in [
-        "SWARM_SWEEP_CONFIG",
-        "SWARM_SWEEP_APP_SET",
-        "SWARM_SWEEP_LOG",
-        "RUST_LOG",
-        "DOCKER_CONTEXT",
-        "DOCKER_TLS_VERIFY",
-        "DOCKER_CERT_PATH",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-        .stdin(Stdio::null())
-        .args(args)
-        .output()
-        .expect("the swarm-sweep binary runs")
-}
+use support::{root, run_without_daemon, stderr};
 
 fn scratch(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("swarm-sweep-grace-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn apps(dir: &Path) -> String {
@@ -74,7 +46,7 @@ fn a_missing_state_file_starts_the_clock_and_is_written_whole() {
     let dir = scratch("missing");
     let apps = apps(&dir);
     let state = dir.join("state.json");
-    let out = sweep(&[
+    let out = run_without_daemon(&[
         "plan",
         "--app-set",
         &apps,
@@ -109,7 +81,7 @@ fn an_entry_is_dropped_when_the_release_is_no_longer_departed() {
             {"swarm": "", "release": "gone", "since": "2026-01-01T00:00:00Z"}]}"#,
     )
     .unwrap();
-    let out = sweep(&[
+    let out = run_without_daemon(&[
         "plan",
         "--app-set",
         &apps,
@@ -141,7 +113,7 @@ fn a_corrupt_state_file_is_bad_input_naming_it_and_is_left_alone() {
     ] {
         std::fs::write(&state, text).unwrap();
         for command in ["plan", "apply"] {
-            let out = sweep(
+            let out = run_without_daemon(
                 &[
                     command,
                     "--app-set",
@@ -189,7 +161,7 @@ fn state_and_grace_flags_refuse_what_they_cannot_use() {
             "--min-departed-for",
         ),
     ] {
-        let out = sweep(&args);
+        let out = run_without_daemon(&args);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(word), "{args:?}: {err}");
@@ -202,7 +174,7 @@ fn state_and_grace_flags_refuse_what_they_cannot_use() {
 #[test]
 fn a_snapshot_with_a_grace_period_spares_what_has_not_waited_long_enough() {
     let snapshot = root().join("examples/grace-period.json");
-    let out = sweep(&["plan", "--snapshot", snapshot.to_str().unwrap()]);
+    let out = run_without_daemon(&["plan", "--snapshot", snapshot.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(plan["deletions"][0]["release"], "blog");

@@ -9,32 +9,12 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const NO_DAEMON: &str = "unix:///nonexistent/swarm-sweep-test.sock";
+mod support;
 
-fn sweep() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_swarm-sweep"));
-    for var in [
-        "SWARM_SWEEP_CONFIG",
-        "SWARM_SWEEP_APP_SET",
-        "SWARM_SWEEP_LOG",
-        "RUST_LOG",
-        "DOCKER_CONTEXT",
-        "NO_COLOR",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("DOCKER_HOST", NO_DAEMON);
-    cmd.env("DOCKER_CONFIG", "/nonexistent/docker-config");
-    cmd.stdin(Stdio::null());
-    cmd
-}
+use support::{stderr, sweep_without_daemon as sweep};
 
 fn run(args: &[&str]) -> Output {
-    sweep().args(args).output().expect("the binary runs")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    support::run_without_daemon(args)
 }
 
 fn apps(dir: &Path) -> String {

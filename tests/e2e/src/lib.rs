@@ -869,6 +869,27 @@ fn purge(swarm: &Swarm, releases: &[String]) {
 
 // ------------------------------------------------------------ the binary
 
+/// Removes the variables cargo sets for this package's tests from `cmd`, a
+/// cargo build: build scripts that watch them (ring's) would see a change
+/// and rebuild, and the next plain build would rebuild again.
+pub fn without_test_env(cmd: &mut Command) {
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        let per_crate = [
+            "CARGO_PKG_",
+            "CARGO_MANIFEST_",
+            "CARGO_BIN_",
+            "CARGO_CRATE_",
+        ]
+        .iter()
+        .any(|p| key.starts_with(p))
+            || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&&*key);
+        if per_crate {
+            cmd.env_remove(&*key);
+        }
+    }
+}
+
 /// The `swarm-sweep` binary of this build, built once per test process so
 /// that a run of this package alone never tests a stale binary.
 pub fn binary() -> &'static Path {
@@ -886,24 +907,7 @@ pub fn binary() -> &'static Path {
         build
             .current_dir(workspace_root())
             .args(["build", "--quiet", "-p", "swarm-sweep"]);
-        // Cargo sets these for this package's tests; build scripts that
-        // watch them (ring's) would see a change and rebuild, and the next
-        // plain build would rebuild again.
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy();
-            let per_crate = [
-                "CARGO_PKG_",
-                "CARGO_MANIFEST_",
-                "CARGO_BIN_",
-                "CARGO_CRATE_",
-            ]
-            .iter()
-            .any(|p| key.starts_with(p))
-                || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&&*key);
-            if per_crate {
-                build.env_remove(&*key);
-            }
-        }
+        without_test_env(&mut build);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             build.arg("--release");
         }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use sweep_e2e::{
     app, bed_up, binary, create_record, docker, docker_ok, endpoint, running_on, socket_path,
-    workspace_root, Cleanup, Remains, Scenario, Stack, ALPHA, DOCKER,
+    without_test_env, workspace_root, Cleanup, Remains, Scenario, Stack, ALPHA, DOCKER,
 };
 
 const TARGET: &str = "x86_64-unknown-linux-musl";
@@ -37,26 +37,6 @@ fn version() -> &'static str {
 /// `swarm-sweep:<version>`, the tag `deploy/build-image` gives.
 fn image_name() -> String {
     format!("swarm-sweep:{}", version())
-}
-
-/// Removes the variables cargo sets for this package's tests: build
-/// scripts that watch them would see a change and rebuild every time.
-fn without_test_env(cmd: &mut Command) {
-    for (key, _) in std::env::vars_os() {
-        let key = key.to_string_lossy();
-        let per_crate = [
-            "CARGO_PKG_",
-            "CARGO_MANIFEST_",
-            "CARGO_BIN_",
-            "CARGO_CRATE_",
-        ]
-        .iter()
-        .any(|p| key.starts_with(p))
-            || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&&*key);
-        if per_crate {
-            cmd.env_remove(&*key);
-        }
-    }
 }
 
 /// The static release binary, built once per test process in this build's

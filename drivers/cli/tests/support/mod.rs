@@ -1,0 +1,67 @@
+//! Running the `swarm-sweep` binary from the CLI's tests: one way to start
+//! it, so that no test depends on the machine's environment.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+/// A docker endpoint nothing listens on: a test that reaches for a daemon
+/// finds none rather than the machine's.
+pub const NO_DAEMON: &str = "unix:///nonexistent/swarm-sweep-test.sock";
+
+/// The binary with none of the caller's variables that steer it (inputs,
+/// log filter, docker endpoint and context, colour), and stdin closed.
+pub fn sweep() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_swarm-sweep"));
+    for var in [
+        "SWARM_SWEEP_CONFIG",
+        "SWARM_SWEEP_APP_SET",
+        "SWARM_SWEEP_LOG",
+        "RUST_LOG",
+        "DOCKER_HOST",
+        "DOCKER_CONTEXT",
+        "DOCKER_TLS_VERIFY",
+        "DOCKER_CERT_PATH",
+        "NO_COLOR",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// [`sweep`] pointed at [`NO_DAEMON`], with no docker config to read a
+/// context from.
+pub fn sweep_without_daemon() -> Command {
+    let mut cmd = sweep();
+    cmd.env("DOCKER_HOST", NO_DAEMON);
+    cmd.env("DOCKER_CONFIG", "/nonexistent/docker-config");
+    cmd
+}
+
+/// Runs [`sweep`] with `args` to the end.
+pub fn run(args: &[&str]) -> Output {
+    sweep().args(args).output().expect("the binary runs")
+}
+
+/// Runs [`sweep_without_daemon`] with `args` to the end.
+pub fn run_without_daemon(args: &[&str]) -> Output {
+    sweep_without_daemon()
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
