@@ -101,6 +101,22 @@ fn departed() -> Departed {
     }
 }
 
+impl Departed {
+    /// `plan --out` of both releases, which must plan cleanly.
+    fn saved_plan(&self) -> PathBuf {
+        let (run, saved) = plan_out(&self.s, &self.config, &self.apps, "plan.json");
+        run.expect_code(0);
+        saved
+    }
+
+    /// Both releases still hold their records, service and volume: a
+    /// refused plan deleted nothing, not even what did not change.
+    fn assert_both_intact(&self) {
+        assert_intact(&ALPHA, &self.web, &["alpha-2"]);
+        assert_intact(&ALPHA, &self.db, &["alpha-2"]);
+    }
+}
+
 /// Fails unless the stale refusal exited 3, named `release` on one of its
 /// lines along with `what`, and printed no report.
 fn assert_refused(run: &Run, release: &str, what: &str) {
@@ -213,8 +229,7 @@ fn an_unchanged_saved_plan_deletes_exactly_its_deletions_and_lists_their_objects
 #[test]
 fn another_controller_or_policy_than_planned_makes_the_saved_plan_stale() {
     let d = departed();
-    let (run, saved) = plan_out(&d.s, &d.config, &d.apps, "plan.json");
-    run.expect_code(0);
+    let saved = d.saved_plan();
     for flags in [
         &["--controller", "someone-else"][..],
         &["--max-deletions", "1"][..],
@@ -229,15 +244,13 @@ fn another_controller_or_policy_than_planned_makes_the_saved_plan_stale() {
             run.stderr
         );
     }
-    assert_intact(&ALPHA, &d.web, &["alpha-2"]);
-    assert_intact(&ALPHA, &d.db, &["alpha-2"]);
+    d.assert_both_intact();
 }
 
 #[test]
 fn a_redeployed_release_makes_the_saved_plan_stale() {
     let d = departed();
-    let (run, saved) = plan_out(&d.s, &d.config, &d.apps, "plan.json");
-    run.expect_code(0);
+    let saved = d.saved_plan();
     docker_ok(
         ALPHA.manager,
         &[
@@ -252,28 +265,24 @@ fn a_redeployed_release_makes_the_saved_plan_stale() {
     let run = apply_plan(&d.config, &d.apps, &saved);
     assert_refused(&run, &d.web, "redeployed");
     // The unchanged release in the same plan stays too: all or nothing.
-    assert_intact(&ALPHA, &d.web, &["alpha-2"]);
-    assert_intact(&ALPHA, &d.db, &["alpha-2"]);
+    d.assert_both_intact();
 }
 
 #[test]
 fn a_restamped_release_makes_the_saved_plan_stale() {
     let d = departed();
-    let (run, saved) = plan_out(&d.s, &d.config, &d.apps, "plan.json");
-    run.expect_code(0);
+    let saved = d.saved_plan();
     // A new revision of its records, stamped for another application.
     create_record(&ALPHA, &d.db, 2, Some(&d.s.stamp("billing", &d.db)));
     let run = apply_plan(&d.config, &d.apps, &saved);
     assert_refused(&run, &d.db, "release records changed");
-    assert_intact(&ALPHA, &d.web, &["alpha-2"]);
-    assert_intact(&ALPHA, &d.db, &["alpha-2"]);
+    d.assert_both_intact();
 }
 
 #[test]
 fn a_re_declared_release_makes_the_saved_plan_stale() {
     let d = departed();
-    let (run, saved) = plan_out(&d.s, &d.config, &d.apps, "plan.json");
-    run.expect_code(0);
+    let saved = d.saved_plan();
     // The same app set file, now declaring web again.
     d.s.app_set(
         "apps.json",
@@ -281,8 +290,7 @@ fn a_re_declared_release_makes_the_saved_plan_stale() {
     );
     let run = apply_plan(&d.config, &d.apps, &saved);
     assert_refused(&run, &d.web, "now spared");
-    assert_intact(&ALPHA, &d.web, &["alpha-2"]);
-    assert_intact(&ALPHA, &d.db, &["alpha-2"]);
+    d.assert_both_intact();
 }
 
 #[test]
@@ -314,8 +322,7 @@ fn a_swarm_name_that_reaches_another_cluster_makes_the_saved_plan_stale() {
         "the cluster change is not named:\n{}",
         run.stderr
     );
-    assert_intact(&ALPHA, &d.web, &["alpha-2"]);
-    assert_intact(&ALPHA, &d.db, &["alpha-2"]);
+    d.assert_both_intact();
 }
 
 #[test]
