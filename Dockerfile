@@ -16,6 +16,11 @@ LABEL org.opencontainers.image.title="swarm-sweep" \
 # replace its own binary.
 COPY swarm-sweep /swarm-sweep
 
+# Where `watch --state` keeps its file (deploy/stack.yml mounts a named
+# volume here). A new volume starts as a copy of this directory, owner
+# included, so the user below can write its state without being root.
+COPY --chown=65532:65532 state/ /var/lib/swarm-sweep/
+
 # A numeric user: a scratch image has no /etc/passwd to look a name up in.
 # It reaches the docker socket only where the socket's group is given to it
 # (deploy/stack.yml, `user:`); see the README, "Image and stack file".

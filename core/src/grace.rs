@@ -10,6 +10,14 @@
 //! ([`GraceState::after_sweep`]). A release missing from the state counts
 //! as first seen now, so anything lost restarts the clock: the safe
 //! direction.
+//!
+//! A state proves "seen departed continuously" only while it was kept
+//! current: one left behind for weeks (a controller that moved to another
+//! node and came back) would date a release declared again and departed
+//! again since back to its first departure, and delete it at once. So a
+//! state records when it was written (`written_at`), and one older than a
+//! maximum age, or written after `now` (the clock went back), is not used
+//! ([`GraceState::current`]): every clock restarts at `now`.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -140,12 +148,16 @@ impl Departed {
 
 /// The first-seen times kept between sweeps: the state file of
 /// `--state FILE`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct GraceState {
     pub format_version: FormatVersion,
+    /// When the state was written: the `now` of the plan or sweep it came
+    /// from. A state read back too long after, or read at a `now` before
+    /// it (the clock went back), is not used: every clock starts over.
+    pub written_at: UnixTime,
     /// Sorted by swarm and release, one entry per release.
     pub departed: Vec<Departed>,
 }
@@ -157,16 +169,85 @@ struct StateWire {
     // anything, and read as empty it would restart every clock silently.
     #[serde(rename = "format_version")]
     _format_version: FormatVersion,
+    // Required: a state that does not say when it was written cannot show
+    // it was kept current.
+    written_at: UnixTime,
     departed: Vec<Obj<Departed>>,
 }
 
+/// Why a state is not current, so its entries are not used
+/// ([`GraceState::current`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotCurrent {
+    /// Written longer ago than the maximum age: it may have missed a
+    /// release declared again and departed again since.
+    #[error("it was written at {written_at}, {} ago, more than the maximum age of {}", crate::duration::show(*.age), crate::duration::show(*.max_age))]
+    TooOld {
+        written_at: UnixTime,
+        age: Duration,
+        max_age: Duration,
+    },
+    /// Written after `now`: the clock went back since, and no time it
+    /// holds can be measured against it.
+    #[error("it was written at {written_at}, {} after now ({now}): the clock went back", crate::duration::show(Duration::from_secs(written_at.secs_since(*now))))]
+    WrittenInTheFuture { written_at: UnixTime, now: UnixTime },
+}
+
 impl GraceState {
-    /// The state holding `departed`, sorted.
-    pub fn new(mut departed: Vec<Departed>) -> Self {
+    /// The state holding `departed`, sorted, written at `written_at`.
+    pub fn new(mut departed: Vec<Departed>, written_at: UnixTime) -> Self {
         departed.sort();
         GraceState {
             format_version: FormatVersion,
+            written_at,
             departed,
+        }
+    }
+
+    /// The state with no entries, written at `now`: every clock starts
+    /// now (a missing state file, or one that is not current).
+    pub fn empty(now: UnixTime) -> Self {
+        GraceState::new(Vec::new(), now)
+    }
+
+    /// The rule for a state read back: it is current only if it was
+    /// written at or before `now` and, with a `max_age`, at most that long
+    /// before. Without a `max_age` only the clock going back is refused.
+    ///
+    /// The hazard: a state not kept current (a controller that ran
+    /// elsewhere for weeks) would date a release declared again and
+    /// departed again meanwhile back to its first departure, and delete it
+    /// at once.
+    pub fn check_current(
+        &self,
+        now: UnixTime,
+        max_age: Option<Duration>,
+    ) -> Result<(), NotCurrent> {
+        if self.written_at > now {
+            return Err(NotCurrent::WrittenInTheFuture {
+                written_at: self.written_at,
+                now,
+            });
+        }
+        let age = Duration::from_secs(now.secs_since(self.written_at));
+        match max_age {
+            Some(max_age) if age > max_age => Err(NotCurrent::TooOld {
+                written_at: self.written_at,
+                age,
+                max_age,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The state to plan with at `now`: this one when it is current
+    /// ([`GraceState::check_current`]), else the empty state, so that
+    /// every clock restarts at `now` (the safe direction), and why.
+    pub fn current(self, now: UnixTime, max_age: Option<Duration>) -> (Self, Option<NotCurrent>) {
+        match self.check_current(now, max_age) {
+            Ok(()) => (self, None),
+            Err(why) => (GraceState::empty(now), Some(why)),
         }
     }
 
@@ -175,6 +256,7 @@ impl GraceState {
     /// state: an empty state would restart every clock without a word.
     pub fn from_json(text: &str) -> Result<Self, SnapshotError> {
         let wire: Obj<StateWire> = one_json_document(text)?;
+        let written_at = wire.0.written_at;
         let departed: Vec<Departed> = wire.0.departed.into_iter().map(|d| d.0).collect();
         let mut seen = HashSet::with_capacity(departed.len());
         for (i, d) in departed.iter().enumerate() {
@@ -194,7 +276,7 @@ impl GraceState {
                 });
             }
         }
-        Ok(GraceState::new(departed))
+        Ok(GraceState::new(departed, written_at))
     }
 
     /// The JSON [`GraceState::from_json`] reads.
@@ -232,18 +314,19 @@ impl GraceState {
         }
     }
 
-    /// The state after a plan that deleted nothing: the plan's departed
-    /// releases. Releases it does not list (declared again, gone, no
-    /// longer deletable) lose their entry.
-    pub fn after_plan(plan: &SweepPlan) -> Self {
-        GraceState::new(plan.departed.clone())
+    /// The state after a plan that deleted nothing, made at `now` (the
+    /// snapshot's): the plan's departed releases. Releases it does not
+    /// list (declared again, gone, no longer deletable) lose their entry.
+    pub fn after_plan(plan: &SweepPlan, now: UnixTime) -> Self {
+        GraceState::new(plan.departed.clone(), now)
     }
 
     /// The state after carrying `plan` out: its departed releases, less
     /// those `report` says were deleted. A release whose deletion failed
     /// or is pending keeps its entry, so the next sweep retries it without
-    /// a new wait.
-    pub fn after_sweep(plan: &SweepPlan, report: &SweepReport) -> Self {
+    /// a new wait. `now` is the snapshot's, as for
+    /// [`GraceState::after_plan`].
+    pub fn after_sweep(plan: &SweepPlan, report: &SweepReport, now: UnixTime) -> Self {
         let deleted: BTreeMap<(&SwarmName, &str), ()> = report
             .releases
             .iter()
@@ -256,6 +339,7 @@ impl GraceState {
                 .filter(|d| !deleted.contains_key(&(&d.swarm, d.release.as_str())))
                 .cloned()
                 .collect(),
+            now,
         )
     }
 }
@@ -288,7 +372,7 @@ mod tests {
 
     #[test]
     fn a_state_reads_back_and_refuses_what_it_cannot_trust() {
-        let text = r#"{"format_version":1,"departed":[{"swarm":"b","release":"web","since":"2026-12-01T08:00:00Z"},{"swarm":"a","release":"db","since":"2026-12-01T07:00:00Z"}]}"#;
+        let text = r#"{"format_version":1,"written_at":"2026-12-01T09:00:00Z","departed":[{"swarm":"b","release":"web","since":"2026-12-01T08:00:00Z"},{"swarm":"a","release":"db","since":"2026-12-01T07:00:00Z"}]}"#;
         let state = GraceState::from_json(text).unwrap();
         assert_eq!(state.departed[0].swarm, SwarmName::new("a"));
         assert_eq!(GraceState::from_json(&state.to_json_pretty()), Ok(state));
@@ -298,28 +382,43 @@ mod tests {
             (r#"{"departed":[]}"#, ""),
             (r#"{"format_version":2,"departed":[]}"#, "format_version"),
             (r#"{"format_version":1}"#, ""),
-            (r#"{"format_version":1,"departed":[],"extra":1}"#, "extra"),
+            (r#"{"format_version":1,"departed":[]}"#, ""),
             (
-                r#"{"format_version":1,"departed":[["a","w","2026-12-01T08:00:00Z"]]}"#,
+                r#"{"format_version":1,"written_at":"yesterday","departed":[]}"#,
+                "written_at",
+            ),
+            (
+                r#"{"format_version":1,"written_at":null,"departed":[]}"#,
+                "written_at",
+            ),
+            (
+                r#"{"format_version":1,"written_at":"2026-12-01T09:00:00Z","departed":[],"extra":1}"#,
+                "extra",
+            ),
+            (
+                r#"{"format_version":1,"written_at":"2026-12-01T09:00:00Z","departed":[["a","w","2026-12-01T08:00:00Z"]]}"#,
                 "departed[0]",
             ),
             (
-                r#"{"format_version":1,"departed":[{"swarm":"a","release":"w","since":"soon"}]}"#,
+                r#"{"format_version":1,"written_at":"2026-12-01T09:00:00Z","departed":[{"swarm":"a","release":"w","since":"soon"}]}"#,
                 "departed[0].since",
             ),
-            (r#"{"format_version":1,"departed":[]} {}"#, ""),
+            (
+                r#"{"format_version":1,"written_at":"2026-12-01T09:00:00Z","departed":[]} {}"#,
+                "",
+            ),
         ] {
             match GraceState::from_json(bad) {
                 Err(SnapshotError::Parse { path, .. }) => assert_eq!(path, at, "{bad}"),
                 other => panic!("{bad}: {other:?}"),
             }
         }
-        let twice = r#"{"format_version":1,"departed":[{"swarm":"a","release":"w","since":"2026-12-01T08:00:00Z"},{"swarm":"a","release":"w","since":"2026-12-01T09:00:00Z"}]}"#;
+        let twice = r#"{"format_version":1,"written_at":"2026-12-01T09:00:00Z","departed":[{"swarm":"a","release":"w","since":"2026-12-01T08:00:00Z"},{"swarm":"a","release":"w","since":"2026-12-01T09:00:00Z"}]}"#;
         assert!(GraceState::from_json(twice)
             .unwrap_err()
             .to_string()
             .contains("twice"));
-        let empty = r#"{"format_version":1,"departed":[{"swarm":"a","release":"","since":"2026-12-01T08:00:00Z"}]}"#;
+        let empty = r#"{"format_version":1,"written_at":"2026-12-01T09:00:00Z","departed":[{"swarm":"a","release":"","since":"2026-12-01T08:00:00Z"}]}"#;
         assert!(GraceState::from_json(empty).is_err());
     }
 
@@ -336,7 +435,7 @@ mod tests {
               {"swarm":"z","releases":[{"name":"web"}]}]}"#,
         );
         let t = UnixTime::parse_rfc3339("2026-12-01T07:00:00Z").unwrap();
-        let state = GraceState::new(vec![Departed::new("a", "web", t)]);
+        let state = GraceState::new(vec![Departed::new("a", "web", t)], t);
         state.apply_to(&mut s);
         let since: Vec<Option<UnixTime>> = s
             .swarms
@@ -371,10 +470,86 @@ mod tests {
                        "pending_coverage": 0, "volumes_deleted": 0, "uncovered_swarms": 0}
         }))
         .unwrap();
-        let next = GraceState::after_sweep(&p, &report);
+        let now = s.now.unwrap();
+        let next = GraceState::after_sweep(&p, &report, now);
         let names: Vec<&str> = next.departed.iter().map(|d| d.release.as_str()).collect();
         assert_eq!(names, ["failed", "new"]);
         assert_eq!(next.departed[1].since.to_string(), "2026-12-01T08:00:00Z");
-        assert_eq!(GraceState::after_plan(&p).departed, p.departed);
+        assert_eq!(next.written_at, now);
+        let after = GraceState::after_plan(&p, now);
+        assert_eq!((after.departed, after.written_at), (p.departed, now));
+    }
+
+    fn at(secs: u64) -> UnixTime {
+        UnixTime::from_secs(secs)
+    }
+
+    fn state_written_at(secs: u64) -> GraceState {
+        GraceState::new(vec![Departed::new("a", "web", at(secs - 600))], at(secs))
+    }
+
+    #[test]
+    fn a_state_is_current_up_to_its_maximum_age_and_never_from_the_future() {
+        let s = state_written_at(10_000);
+        let hour = Some(Duration::from_secs(3600));
+        // Written now, or exactly the maximum age ago: current.
+        assert_eq!(s.check_current(at(10_000), hour), Ok(()));
+        assert_eq!(s.check_current(at(13_600), hour), Ok(()));
+        // A second more: too old, and the age says by how much.
+        assert_eq!(
+            s.check_current(at(13_601), hour),
+            Err(NotCurrent::TooOld {
+                written_at: at(10_000),
+                age: Duration::from_secs(3601),
+                max_age: Duration::from_secs(3600),
+            })
+        );
+        // A second before it was written: the clock went back.
+        let future = Err(NotCurrent::WrittenInTheFuture {
+            written_at: at(10_000),
+            now: at(9_999),
+        });
+        assert_eq!(s.check_current(at(9_999), hour), future);
+        // Without a maximum age, any age is current; the future is not.
+        assert_eq!(s.check_current(at(u64::MAX), None), Ok(()));
+        assert_eq!(s.check_current(at(9_999), None), future);
+        // A maximum age below a second: only a state written this second.
+        let instant = Some(Duration::from_millis(500));
+        assert_eq!(s.check_current(at(10_000), instant), Ok(()));
+        assert!(s.check_current(at(10_001), instant).is_err());
+    }
+
+    #[test]
+    fn a_state_that_is_not_current_restarts_every_clock_at_now() {
+        let s = state_written_at(10_000);
+        let hour = Some(Duration::from_secs(3600));
+        assert_eq!(s.clone().current(at(10_060), hour), (s.clone(), None));
+        for now in [at(9_000), at(20_000)] {
+            let (used, why) = s.clone().current(now, hour);
+            assert_eq!(used, GraceState::empty(now));
+            assert!(used.departed.is_empty());
+            assert!(why.is_some());
+        }
+        let (_, why) = s.clone().current(at(20_000), hour);
+        assert_eq!(
+            why.unwrap().to_string(),
+            "it was written at 1970-01-01T02:46:40Z, 2h 46m 40s ago, more than the maximum age of 1h"
+        );
+        let (_, why) = s.current(at(9_000), hour);
+        assert_eq!(
+            why.unwrap().to_string(),
+            "it was written at 1970-01-01T02:46:40Z, 16m 40s after now (1970-01-01T02:30:00Z): the clock went back"
+        );
+    }
+
+    #[test]
+    fn written_at_is_written_and_read_back() {
+        let s = state_written_at(1_796_112_000);
+        let text = s.to_json_pretty();
+        assert!(
+            text.contains(r#""written_at": "2026-12-01T08:00:00Z""#),
+            "{text}"
+        );
+        assert_eq!(GraceState::from_json(&text), Ok(s));
     }
 }

@@ -29,7 +29,7 @@ pub mod verdict;
 
 pub use app_set_doc::AppSetError;
 pub use format::{FormatVersion, FORMAT_VERSION};
-pub use grace::{Departed, GraceState, UnixTime};
+pub use grace::{Departed, GraceState, NotCurrent, UnixTime};
 pub use objects::{NodeVolumes, ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL};
 pub use owner::{is_application_name, ControllerId, OwnerError, Ownership};
 pub use plan::{

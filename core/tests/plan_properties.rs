@@ -614,7 +614,7 @@ proptest! {
     #[test]
     fn the_state_after_a_plan_fills_the_next_snapshot(s in grace_snapshot()) {
         let p = plan(&s).unwrap();
-        let state = GraceState::after_plan(&p);
+        let state = GraceState::after_plan(&p, s.now.unwrap_or(UnixTime::from_secs(1_000)));
         prop_assert_eq!(GraceState::from_json(&state.to_json_pretty()), Ok(state.clone()));
         let mut next = s.clone();
         state.apply_to(&mut next);
@@ -622,5 +622,41 @@ proptest! {
         // The same rules, the same clock: the same releases are departed,
         // each since the same moment.
         prop_assert_eq!(&again.departed, &p.departed);
+    }
+
+    #[test]
+    fn a_state_that_is_not_current_deletes_nothing_earlier_than_no_state(
+        s in grace_snapshot(),
+        now in 1_000u64..1_020,
+        written in 960u64..1_060,
+        max_age in prop::option::of(0u64..60),
+    ) {
+        let mut s = s;
+        s.policy.max_deletions = None;
+        s.now = Some(UnixTime::from_secs(now));
+        // A state of the first-seen times the snapshot was generated with,
+        // written at `written`.
+        let state = GraceState::after_plan(&plan(&s).unwrap(), UnixTime::from_secs(written));
+        let max_age = max_age.map(Duration::from_secs);
+        let (used, why) = state.clone().current(UnixTime::from_secs(now), max_age);
+        let current = written <= now && max_age.is_none_or(|m| now - written <= m.as_secs());
+        prop_assert_eq!(why.is_none(), current, "{:?}", why);
+        let planned_with = |state: &GraceState| {
+            let mut next = s.clone();
+            state.apply_to(&mut next);
+            plan(&next).unwrap()
+        };
+        let with_used = planned_with(&used);
+        let with_state = planned_with(&state);
+        let with_none = planned_with(&GraceState::empty(UnixTime::from_secs(now)));
+        for d in &with_used.deletions {
+            // The rule never deletes what the state itself would not ...
+            prop_assert!(with_state.deletions.iter().any(|x| x.release_ref() == d.release_ref()),
+                "{} deleted only after the check", d.release_ref());
+            // ... and a state that is not current, nothing that no state
+            // at all would not.
+            prop_assert!(current || with_none.deletions.iter().any(|x| x.release_ref() == d.release_ref()),
+                "{} deleted by a state that is not current", d.release_ref());
+        }
     }
 }

@@ -90,6 +90,12 @@ pub enum Command {
         /// E.g. `--state sweep-state.json`.
         #[arg(long, value_name = "FILE")]
         state: Option<PathBuf>,
+        /// Use the --state file only if it was written at most this long
+        /// ago (and not after now): an older one is not used, every clock
+        /// starts now, and a warning names it. No limit by default; set it
+        /// above the period you run at. E.g. `--state-max-age 2h`.
+        #[arg(long, value_name = "DURATION", requires = "state", value_parser = state_max_age)]
+        state_max_age: Option<Duration>,
     },
     /// Plan, print the plan, carry it out, print the report. On a terminal
     /// it asks before deleting.
@@ -119,6 +125,12 @@ pub enum Command {
         /// E.g. `--state sweep-state.json`.
         #[arg(long, value_name = "FILE")]
         state: Option<PathBuf>,
+        /// Use the --state file only if it was written at most this long
+        /// ago (and not after now): an older one is not used, every clock
+        /// starts now, and a warning names it. No limit by default; set it
+        /// above the period you run at. E.g. `--state-max-age 2h`.
+        #[arg(long, value_name = "DURATION", requires = "state", value_parser = state_max_age)]
+        state_max_age: Option<Duration>,
     },
     /// Sweep on an interval, as `apply --yes` would, reading the app set
     /// afresh each time; an app set that cannot be read holds that sweep.
@@ -150,6 +162,13 @@ pub enum Command {
         /// E.g. `--state /var/lib/swarm-sweep/state.json`.
         #[arg(long, value_name = "FILE")]
         state: Option<PathBuf>,
+        /// Use the --state file read at start only if it was written at
+        /// most this long ago (and not after now): an older one is not
+        /// used, every clock starts now, and a warning names it. Default
+        /// 3 × --interval, at least 5m; no limit with --once.
+        /// E.g. `--state-max-age 1h`.
+        #[arg(long, value_name = "DURATION", requires = "state", value_parser = state_max_age)]
+        state_max_age: Option<Duration>,
     },
     /// Explain one release: what the plan decides for it and by which
     /// rule. Reads only.
@@ -180,7 +199,8 @@ pub enum Command {
     Man,
     /// Ask a `watch --listen` on this machine for its health: exit 0 when
     /// the URL answers 2xx, 1 otherwise. The image's healthcheck, since a
-    /// `FROM scratch` image has no shell or curl.
+    /// `FROM scratch` image has no shell or curl; with `--print`, also a
+    /// look at its routes from inside the container.
     #[command(hide = true)]
     Healthcheck {
         /// The URL to GET; a loopback address only, so the probe never
@@ -195,6 +215,10 @@ pub enum Command {
         /// seconds. E.g. `--timeout 3s`.
         #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = timeout)]
         timeout: Duration,
+        /// Print the body of a 2xx reply on stdout (control characters
+        /// escaped). E.g. `--print --url http://127.0.0.1:9090/metrics`.
+        #[arg(long)]
+        print: bool,
     },
 }
 
@@ -307,7 +331,8 @@ pub struct PolicyArgs {
     /// Delete a release only once it has been seen departed for at least
     /// this long, so an application that leaves the app set by mistake and
     /// comes back within it loses nothing; a bare number is seconds. Off by
-    /// default. Measured across runs with --state (watch keeps its own).
+    /// default; `off` says so explicitly (for a stack file's setting).
+    /// Measured across runs with --state (watch keeps its own).
     /// E.g. `--min-departed-for 30m`.
     #[arg(long, value_name = "DURATION", value_parser = min_departed_for)]
     pub min_departed_for: Option<Duration>,
@@ -382,9 +407,23 @@ fn interval(text: &str) -> Result<Duration, String> {
 }
 
 /// `--min-departed-for`: any positive duration, read as the snapshot's
-/// `policy.min_departed_for` is.
+/// `policy.min_departed_for` is, or `off` ([`GRACE_OFF`]). A zero stays
+/// refused: `0` is more likely a slip than a choice to have no window.
 fn min_departed_for(text: &str) -> Result<Duration, String> {
-    duration::parse(text).map_err(|e| e.to_string())
+    if text.trim() == "off" {
+        return Ok(GRACE_OFF);
+    }
+    duration::parse(text).map_err(|e| format!("{e}, or off for no grace period"))
+}
+
+/// What `--min-departed-for off` parses to: no grace period, even where
+/// the policy it is laid over (a saved plan's) has one.
+pub const GRACE_OFF: Duration = Duration::ZERO;
+
+/// `--state-max-age`: at least a second, since the state's times are
+/// whole seconds.
+fn state_max_age(text: &str) -> Result<Duration, String> {
+    duration::parse_within(text, Duration::from_secs(1), Duration::MAX).map_err(|e| e.to_string())
 }
 
 /// `SWARM/RELEASE`: split at the last `/`, since a stack name has none

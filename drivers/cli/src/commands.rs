@@ -75,7 +75,11 @@ fn policy_over(args: &PolicyArgs, base: &Policy) -> Result<Policy, InputError> {
         args.prune_volumes || base.purge_volumes,
         args.max_deletions.or(base.max_deletions),
     )
-    .with_min_departed_for(args.min_departed_for.or(base.min_departed_for)))
+    .with_min_departed_for(match args.min_departed_for {
+        Some(crate::cli::GRACE_OFF) => None,
+        Some(window) => Some(window),
+        None => base.min_departed_for,
+    }))
 }
 
 fn planned(snapshot: &Snapshot, origin: &str) -> Result<SweepPlan, InputError> {
@@ -108,7 +112,7 @@ fn gather_snapshot(
     ));
     // A grace period without a state file still needs the time: every
     // departed release then starts its window now, and nothing is deleted.
-    crate::state::clock(&mut snapshot, None)?;
+    crate::state::clock(&mut snapshot)?;
     Ok(Gathered { snapshot, registry })
 }
 
@@ -143,26 +147,40 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             out,
             detailed_exitcode,
             state: state_file,
+            state_max_age,
         } => {
             let format = Format::resolve(format);
             // Read before any swarm is: a state file that does not read is
             // bad input, and nothing was gathered for it.
-            let grace = state_file.as_deref().map(crate::state::read).transpose()?;
+            let grace = crate::state::load_given(state_file.as_deref(), state_max_age)?;
             // A saved plan records the snapshot it was made from, so it is
             // planned from the whole snapshot; without --out a snapshot
             // file is planned in place, never held twice.
-            let (plan, snapshot) = match (snapshot, source.into_source()) {
+            // `written_at`: the time the state written after is dated by,
+            // there when a state was read (never with --snapshot).
+            let (plan, snapshot, written_at) = match (snapshot, source.into_source()) {
                 (Some(file), _) if out.is_some() => {
                     let snapshot = review::read_snapshot(&file)?;
-                    (planned(&snapshot, &file.display().to_string())?, Some(snapshot))
+                    (
+                        planned(&snapshot, &file.display().to_string())?,
+                        Some(snapshot),
+                        None,
+                    )
                 }
-                (Some(file), _) => (input::plan_snapshot(&file)?, None),
+                (Some(file), _) => (input::plan_snapshot(&file)?, None, None),
                 (None, Some(source)) => {
                     let policy = policy(&p)?;
                     let rt = runtime()?;
                     let mut g = gather_snapshot(&rt, &source, policy)?;
-                    crate::state::clock(&mut g.snapshot, grace.as_ref())?;
-                    (planned(&g.snapshot, "gathered snapshot")?, Some(g.snapshot))
+                    let written_at = grace
+                        .as_ref()
+                        .map(|state| crate::state::clock_with(&mut g.snapshot, state))
+                        .transpose()?;
+                    (
+                        planned(&g.snapshot, "gathered snapshot")?,
+                        Some(g.snapshot),
+                        written_at,
+                    )
                 }
                 // clap requires an input; said again in case it did not.
                 (None, None) => {
@@ -185,9 +203,11 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                     status = status.max(EXIT_INCOMPLETE);
                 }
             }
-            let next = sweep_core::GraceState::after_plan(&plan);
-            if !crate::state::save(state_file.as_deref(), &next) {
-                status = status.max(EXIT_INCOMPLETE);
+            if let Some(now) = written_at {
+                let next = sweep_core::GraceState::after_plan(&plan, now);
+                if !crate::state::save(state_file.as_deref(), &next) {
+                    status = status.max(EXIT_INCOMPLETE);
+                }
             }
             drop(snapshot);
             let shown = match format {
@@ -213,17 +233,26 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             plan: saved,
             yes,
             state: state_file,
+            state_max_age,
         } => {
             let format = Format::resolve(format);
             let settings = execute_settings(&run)?;
-            let grace = state_file.as_deref().map(crate::state::read).transpose()?;
+            let grace = crate::state::load_given(state_file.as_deref(), state_max_age)?;
             let rt = runtime()?;
-            let (plan, g) = match saved {
+            // The time the states written after are dated by, there when a
+            // state was read.
+            let clock = |g: &mut Gathered| {
+                grace
+                    .as_ref()
+                    .map(|state| crate::state::clock_with(&mut g.snapshot, state))
+                    .transpose()
+            };
+            let (plan, g, written_at) = match saved {
                 None => {
                     let policy = policy(&p)?;
                     let mut g = gather_snapshot(&rt, &source, policy)?;
-                    crate::state::clock(&mut g.snapshot, grace.as_ref())?;
-                    (planned(&g.snapshot, "gathered snapshot")?, g)
+                    let written_at = clock(&mut g)?;
+                    (planned(&g.snapshot, "gathered snapshot")?, g, written_at)
                 }
                 Some(file) => {
                     // Read before any swarm is: a file that does not read
@@ -231,7 +260,7 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                     let saved = review::read_saved(&file)?;
                     let asked = policy_over(&p, &saved.policy)?;
                     let mut g = gather_snapshot(&rt, &source, asked)?;
-                    crate::state::clock(&mut g.snapshot, grace.as_ref())?;
+                    let written_at = clock(&mut g)?;
                     let checked =
                         check(&saved, &g.snapshot, review::TOOL_VERSION).map_err(|source| {
                             InputError::Snapshot {
@@ -245,8 +274,8 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                             eprint!("swarm-sweep: {}", stale_text(&stale));
                             // Nothing is deleted, but what is departed now
                             // is still the next run's state.
-                            if let (Some(_), Ok(fresh)) = (&state_file, plan(&g.snapshot)) {
-                                let next = sweep_core::GraceState::after_plan(&fresh);
+                            if let (Some(now), Ok(fresh)) = (written_at, plan(&g.snapshot)) {
+                                let next = sweep_core::GraceState::after_plan(&fresh, now);
                                 crate::state::save(state_file.as_deref(), &next);
                             }
                             return Ok(Status::Stale.code());
@@ -258,7 +287,7 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                                     file.display()
                                 ));
                             }
-                            (approved.plan, g)
+                            (approved.plan, g, written_at)
                         }
                     }
                 }
@@ -267,10 +296,12 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             // the prompt or is cut short would otherwise leave the entries
             // of releases declared again since, and such an entry would
             // date a later departure back to the first.
-            let mut state_saved = crate::state::save(
-                state_file.as_deref(),
-                &sweep_core::GraceState::after_plan(&plan),
-            );
+            let mut state_saved = written_at.is_none_or(|now| {
+                crate::state::save(
+                    state_file.as_deref(),
+                    &sweep_core::GraceState::after_plan(&plan, now),
+                )
+            });
             if format == Format::Text {
                 // An operator who cannot be shown the plan is not shown a
                 // sweep either: nothing has been deleted yet, so stop here.
@@ -305,8 +336,8 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                 crate::terminal::progress_hook(),
             ));
             let mut status = apply_status(&plan, &report).code();
-            if state_file.is_some() {
-                let next = sweep_core::GraceState::after_sweep(&plan, &report);
+            if let Some(now) = written_at {
+                let next = sweep_core::GraceState::after_sweep(&plan, &report, now);
                 state_saved &= crate::state::save(state_file.as_deref(), &next);
             }
             if !state_saved {
@@ -346,6 +377,7 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             listen,
             once,
             state,
+            state_max_age,
         } => crate::watch::run(crate::watch::Options {
             policy: policy(&p)?,
             settings: execute_settings(&run)?,
@@ -355,6 +387,7 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             listen,
             once,
             state,
+            state_max_age,
         }),
         Command::Explain {
             release,
@@ -364,7 +397,11 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
         } => explain(release, input, p, Format::resolve(format)),
         Command::Completions { shell } => Ok(written(0, crate::generated::completions(shell))),
         Command::Man => Ok(written(0, crate::generated::man())),
-        Command::Healthcheck { url, timeout } => Ok(crate::healthcheck::run(&url, timeout)),
+        Command::Healthcheck {
+            url,
+            timeout,
+            print,
+        } => Ok(crate::healthcheck::run(&url, timeout, print)),
     }
 }
 
@@ -566,4 +603,41 @@ async fn interrupted() {
             std::process::exit(130);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use std::time::Duration;
+
+    /// The policy `apply --plan` would use with these flags over `base`.
+    fn over(flags: &[&str], base: &Policy) -> Policy {
+        #[derive(Parser)]
+        struct Flags {
+            #[command(flatten)]
+            policy: PolicyArgs,
+        }
+        let flags = Flags::try_parse_from(std::iter::once("t").chain(flags.iter().copied()))
+            .expect("flags parse");
+        policy_over(&flags.policy, base).expect("a policy")
+    }
+
+    #[test]
+    fn a_grace_period_flag_sets_keeps_or_turns_off_the_base_one() {
+        let base = Policy::new("default", false, None)
+            .with_min_departed_for(Some(Duration::from_secs(600)));
+        let window = |p: Policy| p.min_departed_for;
+        assert_eq!(window(over(&[], &base)), Some(Duration::from_secs(600)));
+        assert_eq!(
+            window(over(&["--min-departed-for", "2m"], &base)),
+            Some(Duration::from_secs(120))
+        );
+        // `off` is explicit, so a stack file can always pass the flag.
+        assert_eq!(window(over(&["--min-departed-for", "off"], &base)), None);
+        assert_eq!(
+            window(over(&["--min-departed-for", "off"], &Policy::default())),
+            None
+        );
+    }
 }

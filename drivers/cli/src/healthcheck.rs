@@ -1,5 +1,6 @@
-//! `swarm-sweep healthcheck`: one bounded HTTP GET of a `/healthz` on this
-//! machine, for the image's healthcheck.
+//! `swarm-sweep healthcheck`: one bounded HTTP GET of a `/healthz` (or,
+//! with `--print`, any route) of a `watch --listen` on this machine, for
+//! the image's healthcheck and for a look from inside the container.
 //!
 //! The image is `FROM scratch`: it has no shell and no curl, so the binary
 //! probes itself. Only loopback addresses are accepted, so a probe never
@@ -10,25 +11,67 @@ use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-/// The most of a reply read while looking for its status line: a healthy
-/// endpoint answers in one short line, and a misbehaving one must not make
-/// the probe hold an unbounded buffer.
-const MAX_HEAD: usize = 8 * 1024;
+use sweep_core::escape::escape;
+
+/// The most of a reply read: a `/plan` of a large swarm runs to a few
+/// MiB, and a misbehaving endpoint must not make the probe hold an
+/// unbounded buffer.
+const MAX_REPLY: usize = 16 * 1024 * 1024;
 
 /// Runs the probe; 0 when the endpoint answered 2xx, else 1 with the
 /// reason on stderr (which Docker keeps in the container's health log).
-pub fn run(url: &str, limit: Duration) -> u8 {
+/// With `print`, a 2xx reply's body goes to stdout, its control
+/// characters but line breaks and tabs escaped: the body names releases,
+/// and a name must not drive the terminal it is read on.
+pub fn run(url: &str, limit: Duration, print: bool) -> u8 {
     match probe(url, limit) {
-        Ok(status) if (200..300).contains(&status) => 0,
-        Ok(status) => {
-            eprintln!("swarm-sweep healthcheck: {url} answered {status}");
+        Ok(reply) if (200..300).contains(&reply.status) => {
+            if print {
+                let text = String::from_utf8_lossy(&reply.body);
+                let mut out = std::io::stdout().lock();
+                let printed = text
+                    .split_inclusive('\n')
+                    .try_for_each(|line| {
+                        let (line, end) = match line.strip_suffix('\n') {
+                            Some(line) => (line, "\n"),
+                            None => (line, ""),
+                        };
+                        for (i, part) in line.split('\t').enumerate() {
+                            if i > 0 {
+                                out.write_all(b"\t")?;
+                            }
+                            out.write_all(escape(part).as_bytes())?;
+                        }
+                        out.write_all(end.as_bytes())
+                    })
+                    .and_then(|()| out.flush());
+                if let Err(e) = printed {
+                    eprintln!("swarm-sweep healthcheck: writing the reply: {e}");
+                    return 1;
+                }
+            }
+            0
+        }
+        Ok(reply) => {
+            eprintln!(
+                "swarm-sweep healthcheck: {} answered {}",
+                escape(url),
+                reply.status
+            );
             1
         }
         Err(e) => {
-            eprintln!("swarm-sweep healthcheck: {url}: {e}");
+            eprintln!("swarm-sweep healthcheck: {}: {}", escape(url), escape(&e));
             1
         }
     }
+}
+
+/// A reply's status code and body.
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    body: Vec<u8>,
 }
 
 /// What to connect to and which path to ask for.
@@ -78,8 +121,9 @@ fn target(url: &str) -> Result<Target, String> {
     })
 }
 
-/// The status code of one GET, all of it within `limit`.
-fn probe(url: &str, limit: Duration) -> Result<u16, String> {
+/// One GET, all of it within `limit`: the status and the body, read until
+/// the server closes (the request is HTTP/1.0 with `Connection: close`).
+fn probe(url: &str, limit: Duration) -> Result<Reply, String> {
     let t = target(url)?;
     let deadline = Instant::now() + limit;
     let left = || {
@@ -100,22 +144,18 @@ fn probe(url: &str, limit: Duration) -> Result<u16, String> {
     stream
         .write_all(request.as_bytes())
         .map_err(|e| format!("cannot send the request: {e}"))?;
-    let mut head = Vec::with_capacity(256);
-    let mut buf = [0u8; 1024];
+    let mut reply = Vec::with_capacity(1024);
+    let mut buf = [0u8; 8192];
     loop {
-        if let Some(end) = head.windows(2).position(|w| w == b"\r\n") {
-            return status(&head[..end]);
-        }
-        if head.len() >= MAX_HEAD {
-            return Err("no status line in the reply".into());
-        }
         stream
             .set_read_timeout(Some(left()?))
             .map_err(|e| e.to_string())?;
         match stream.read(&mut buf) {
-            Ok(0) if head.is_empty() => return Err("the connection closed without a reply".into()),
-            Ok(0) => return status(&head),
-            Ok(n) => head.extend_from_slice(&buf[..n]),
+            Ok(0) => break,
+            Ok(n) if reply.len() + n > MAX_REPLY => {
+                return Err(format!("the reply is larger than {MAX_REPLY} bytes"))
+            }
+            Ok(n) => reply.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             // What a read timeout reports on Unix.
             Err(e)
@@ -129,6 +169,19 @@ fn probe(url: &str, limit: Duration) -> Result<u16, String> {
             Err(e) => return Err(format!("reading the reply: {e}")),
         }
     }
+    if reply.is_empty() {
+        return Err("the connection closed without a reply".into());
+    }
+    let line_end = reply
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .unwrap_or(reply.len());
+    let status = status(&reply[..line_end])?;
+    let body = match reply.windows(4).position(|w| w == b"\r\n\r\n") {
+        Some(end) => reply.split_off(end + 4),
+        None => Vec::new(),
+    };
+    Ok(Reply { status, body })
 }
 
 /// The code of a status line `HTTP/1.x CODE REASON`.
@@ -163,7 +216,7 @@ mod tests {
     #[test]
     fn a_200_is_healthy_and_the_request_asks_for_the_path() {
         let (url, server) = serve(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-        assert_eq!(run(&url, Duration::from_secs(5)), 0);
+        assert_eq!(run(&url, Duration::from_secs(5), false), 0);
         let request = server.join().unwrap();
         assert!(
             request.starts_with("GET /healthz HTTP/1.0\r\n"),
@@ -174,11 +227,35 @@ mod tests {
     #[test]
     fn another_status_or_no_http_is_unhealthy() {
         let (url, server) = serve(b"HTTP/1.1 503 Service Unavailable\r\n\r\n");
-        assert_eq!(run(&url, Duration::from_secs(5)), 1);
+        assert_eq!(run(&url, Duration::from_secs(5), false), 1);
         server.join().unwrap();
         let (url, server) = serve(b"SSH-2.0-nope\r\n");
-        assert_eq!(run(&url, Duration::from_secs(5)), 1);
+        assert_eq!(run(&url, Duration::from_secs(5), false), 1);
         server.join().unwrap();
+    }
+
+    #[test]
+    fn the_body_is_read_to_the_close_and_bounded() {
+        let (url, server) =
+            serve(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nline 1\nline\t2\n");
+        let reply = probe(&url, Duration::from_secs(5)).unwrap();
+        assert_eq!(
+            (reply.status, &reply.body[..]),
+            (200, &b"line 1\nline\t2\n"[..])
+        );
+        server.join().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/plan", listener.local_addr().unwrap());
+        let endless = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let _ = conn.read(&mut [0u8; 1024]);
+            let _ = conn.write_all(b"HTTP/1.1 200 OK\r\n\r\n");
+            let chunk = vec![b'x'; 64 * 1024];
+            while conn.write_all(&chunk).is_ok() {}
+        });
+        let err = probe(&url, Duration::from_secs(20)).unwrap_err();
+        assert!(err.contains("larger than"), "{err}");
+        endless.join().unwrap();
     }
 
     #[test]
@@ -198,7 +275,7 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/healthz", listener.local_addr().unwrap());
         drop(listener);
-        assert_eq!(run(&url, Duration::from_secs(2)), 1);
+        assert_eq!(run(&url, Duration::from_secs(2), false), 1);
     }
 
     #[test]

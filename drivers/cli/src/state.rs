@@ -5,28 +5,62 @@
 //! the clock.
 
 use std::path::Path;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
-use sweep_core::{GraceState, Snapshot, UnixTime};
+use sweep_core::{GraceState, NotCurrent, Snapshot, UnixTime};
 use sweep_docker::files::{read_limited, SNAPSHOT_LIMIT};
 
 use crate::input::InputError;
+use crate::output;
 use crate::review::atomic_write;
 
-/// Reads the state file. A missing file is an empty state: the clock of
-/// every departed release starts now. Anything else that does not read is
-/// an error naming the file, never an empty state, since an empty state
-/// would silently restart every clock.
-pub fn read(file: &Path) -> Result<GraceState, InputError> {
+/// Reads the state file; `None` when there is none. Anything else that
+/// does not read (a file without `written_at` included) is an error naming
+/// the file, never an empty state, since an empty state would silently
+/// restart every clock.
+pub fn read(file: &Path) -> Result<Option<GraceState>, InputError> {
     match std::fs::symlink_metadata(file) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(GraceState::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         _ => {}
     }
     let text = read_limited(file, SNAPSHOT_LIMIT)?;
-    GraceState::from_json(&text).map_err(|source| InputError::State {
-        file: file.to_owned(),
-        source,
-    })
+    GraceState::from_json(&text)
+        .map(Some)
+        .map_err(|source| InputError::State {
+            file: file.to_owned(),
+            source,
+        })
+}
+
+/// The state to plan with at `now`: the file's when it is current (see
+/// `sweep_core::grace`), else the empty state, so every clock starts now.
+/// A missing file is an empty state; one that is not current is said in
+/// one line on stderr naming the file, and the run goes on.
+pub fn load(
+    file: &Path,
+    now: UnixTime,
+    max_age: Option<Duration>,
+) -> Result<GraceState, InputError> {
+    let Some(state) = read(file)? else {
+        return Ok(GraceState::empty(now));
+    };
+    let (state, why) = state.current(now, max_age);
+    if let Some(why) = why {
+        output::warn_line(&not_current(file, &why));
+    }
+    Ok(state)
+}
+
+/// The warning for a state file that is not current.
+pub fn not_current(file: &Path, why: &NotCurrent) -> String {
+    not_current_named(&file.display(), why)
+}
+
+/// The warning for a state that is not current, `what` naming it.
+fn not_current_named(what: &dyn std::fmt::Display, why: &NotCurrent) -> String {
+    format!(
+        "{what}: the grace-period state is not current ({why}), so its first-seen times are not used and every clock starts now"
+    )
 }
 
 /// Writes the state file atomically: a crash never leaves it half
@@ -65,7 +99,7 @@ pub fn save(file: Option<&Path>, state: &GraceState) -> bool {
     match write(file, state) {
         Ok(()) => true,
         Err(e) => {
-            crate::output::warn_line(&e.to_string());
+            output::warn_line(&e.to_string());
             false
         }
     }
@@ -80,16 +114,59 @@ pub fn now() -> Result<UnixTime, InputError> {
     })
 }
 
-/// Gives a gathered snapshot the time and, with a state, when each
-/// release was first seen departed. With neither a state nor a grace
-/// period there is nothing to measure, and the snapshot is left as
-/// gathered.
-pub fn clock(snapshot: &mut Snapshot, state: Option<&GraceState>) -> Result<(), InputError> {
-    if let Some(state) = state {
-        state.apply_to(snapshot);
-    }
-    if state.is_some() || snapshot.policy.min_departed_for.is_some() {
+/// Gives a gathered snapshot the time when it has a grace period to
+/// measure; without one (and without a state, see [`clock_with`]) the
+/// snapshot is left as gathered.
+pub fn clock(snapshot: &mut Snapshot) -> Result<(), InputError> {
+    if snapshot.policy.min_departed_for.is_some() {
         snapshot.now = Some(now()?);
     }
     Ok(())
+}
+
+/// Gives a gathered snapshot the time and, from `state`, when each release
+/// was first seen departed. The time is returned: the state written after
+/// this run is dated by it (`written_at`).
+pub fn clock_with(snapshot: &mut Snapshot, state: &GraceState) -> Result<UnixTime, InputError> {
+    state.apply_to(snapshot);
+    let now = now()?;
+    snapshot.now = Some(now);
+    Ok(now)
+}
+
+/// [`clock_with`] for a state kept in memory between sweeps (`watch`),
+/// checked first as a file read back is: the state is only as current as
+/// the last plan that renewed it, and after sweeps held for longer than
+/// `max_age` (an app set unreadable for an hour) it is as stale as a file
+/// left behind. One that is not current is replaced by the empty state at
+/// now, with a warning naming `file` (or the memory).
+pub fn clock_current(
+    snapshot: &mut Snapshot,
+    state: &mut GraceState,
+    max_age: Option<Duration>,
+    file: Option<&Path>,
+) -> Result<UnixTime, InputError> {
+    let now = now()?;
+    if let Err(why) = state.check_current(now, max_age) {
+        let warning = match file {
+            Some(file) => not_current(file, &why),
+            None => not_current_named(&"the state kept in memory", &why),
+        };
+        output::warn_line(&warning);
+        *state = GraceState::empty(now);
+    }
+    state.apply_to(snapshot);
+    snapshot.now = Some(now);
+    Ok(now)
+}
+
+/// [`load()`] at the system clock's now, when a state file was given.
+pub fn load_given(
+    file: Option<&Path>,
+    max_age: Option<Duration>,
+) -> Result<Option<GraceState>, InputError> {
+    match file {
+        Some(file) => Ok(Some(load(file, now()?, max_age)?)),
+        None => Ok(None),
+    }
 }

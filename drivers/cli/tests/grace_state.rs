@@ -24,8 +24,59 @@ fn apps(dir: &Path) -> String {
     file.display().to_string()
 }
 
+/// A scratch directory with an app set declaring `web`, and where the
+/// state file goes.
+fn scene(tag: &str) -> (PathBuf, String, PathBuf) {
+    let dir = scratch(tag);
+    let apps = apps(&dir);
+    let state = dir.join("state.json");
+    (dir, apps, state)
+}
+
 fn read_state(file: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(file).unwrap()).expect("the state is JSON")
+}
+
+/// Seconds since the Unix epoch, by the clock the binary reads.
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// `secs` as the state file writes a time (RFC 3339 UTC).
+fn rfc3339(secs: u64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// A state file's text: written at `written_at`, with `entries` (release,
+/// first seen departed at) of the local swarm.
+fn state_text(written_at: u64, entries: &[(&str, u64)]) -> String {
+    let departed: Vec<serde_json::Value> = entries
+        .iter()
+        .map(|(release, since)| {
+            serde_json::json!({"swarm": "", "release": release, "since": rfc3339(*since)})
+        })
+        .collect();
+    serde_json::json!({
+        "format_version": 1,
+        "written_at": rfc3339(written_at),
+        "departed": departed,
+    })
+    .to_string()
+}
+
+/// The `written_at` of a state file, in seconds since the epoch.
+fn written_at(file: &Path) -> u64 {
+    let state = read_state(file);
+    let text = state["written_at"].as_str().expect("written_at");
+    humantime::parse_rfc3339(text)
+        .unwrap()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
 }
 
 /// Only `keep` is left in `dir`, beside the app set: no temporary file.
@@ -41,55 +92,45 @@ fn only_files(dir: &Path, keep: &[&str]) {
     assert_eq!(names, want);
 }
 
+/// `command` on the app set `apps` with the state file `state` and
+/// `extra`, against no daemon (the only swarm cannot be read).
+fn with_state(command: &[&str], apps: &str, state: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = command.to_vec();
+    args.extend(["--app-set", apps, "--timeout", "2", "--state"]);
+    args.push(state.to_str().unwrap());
+    args.extend(extra);
+    run_without_daemon(&args)
+}
+
 #[test]
 fn a_missing_state_file_starts_the_clock_and_is_written_whole() {
-    let dir = scratch("missing");
-    let apps = apps(&dir);
-    let state = dir.join("state.json");
-    let out = run_without_daemon(&[
-        "plan",
-        "--app-set",
-        &apps,
-        "--timeout",
-        "2",
-        "--min-departed-for",
-        "10m",
-        "--state",
-        state.to_str().unwrap(),
-    ]);
-    // The only swarm cannot be read: exit 1, and the state still written.
+    let (dir, apps, state) = scene("missing");
+    let out = with_state(&["plan"], &apps, &state, &["--min-departed-for", "10m"]);
+    // The only swarm cannot be read: exit 1, and the state still written,
+    // dated by the run.
+    let before = now_secs();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert_eq!(
-        read_state(&state),
-        serde_json::json!({"format_version": 1, "departed": []})
-    );
+    let written = read_state(&state);
+    assert_eq!(written["format_version"], 1);
+    assert_eq!(written["departed"], serde_json::json!([]));
+    let at = written_at(&state);
+    assert!(at <= now_secs() && at + 60 >= before, "{written}");
     only_files(&dir, &["state.json"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn an_entry_is_dropped_when_the_release_is_no_longer_departed() {
-    let dir = scratch("cleared");
-    let apps = apps(&dir);
-    let state = dir.join("state.json");
+    let (dir, apps, state) = scene("cleared");
     // `web` is declared by the app set, and nothing of an unreadable swarm
     // is departed: neither entry survives, so each clock starts over.
+    let now = now_secs();
     std::fs::write(
         &state,
-        r#"{"format_version": 1, "departed": [
-            {"swarm": "", "release": "web", "since": "2026-01-01T00:00:00Z"},
-            {"swarm": "", "release": "gone", "since": "2026-01-01T00:00:00Z"}]}"#,
+        state_text(now - 60, &[("web", now - 3600), ("gone", now - 3600)]),
     )
     .unwrap();
-    let out = run_without_daemon(&[
-        "plan",
-        "--app-set",
-        &apps,
-        "--timeout",
-        "2",
-        "--state",
-        state.to_str().unwrap(),
-    ]);
+    let out = with_state(&["plan"], &apps, &state, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(read_state(&state)["departed"], serde_json::json!([]));
     only_files(&dir, &["state.json"]);
@@ -98,16 +139,19 @@ fn an_entry_is_dropped_when_the_release_is_no_longer_departed() {
 
 #[test]
 fn a_corrupt_state_file_is_bad_input_naming_it_and_is_left_alone() {
-    let dir = scratch("corrupt");
-    let apps = apps(&dir);
-    let state = dir.join("state.json");
+    let (dir, apps, state) = scene("corrupt");
     for (text, word) in [
         ("{\"format_version\": 1, \"departed\": [", "state.json"),
         ("", "state.json"),
         (r#"{"format_version": 2, "departed": []}"#, "format_version"),
         (r#"{"departed": []}"#, "format_version"),
+        (r#"{"format_version": 1, "departed": []}"#, "written_at"),
         (
-            r#"{"format_version": 1, "departed": [{"swarm": "", "release": "web", "since": "soon"}]}"#,
+            r#"{"format_version": 1, "written_at": "2026-12-01", "departed": []}"#,
+            "written_at",
+        ),
+        (
+            r#"{"format_version": 1, "written_at": "2026-12-01T08:00:00Z", "departed": [{"swarm": "", "release": "web", "since": "soon"}]}"#,
             "departed[0].since",
         ),
     ] {
@@ -137,6 +181,20 @@ fn a_corrupt_state_file_is_bad_input_naming_it_and_is_left_alone() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `args` are bad input (exit 2) naming `word`.
+fn refused(args: &[&str], word: &str) {
+    let out = run_without_daemon(args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(word), "{args:?}: {err}");
+}
+
+/// No state file `s.json` was written by a refused command; `dir` goes.
+fn nothing_written(dir: &Path) {
+    assert!(!dir.join("s.json").exists() && !Path::new("s.json").exists());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn state_and_grace_flags_refuse_what_they_cannot_use() {
     let dir = scratch("flags");
@@ -161,14 +219,9 @@ fn state_and_grace_flags_refuse_what_they_cannot_use() {
             "--min-departed-for",
         ),
     ] {
-        let out = run_without_daemon(&args);
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(word), "{args:?}: {err}");
+        refused(&args, word);
     }
-    // Nothing was written for a refused command.
-    assert!(!dir.join("s.json").exists() && !Path::new("s.json").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
+    nothing_written(&dir);
 }
 
 #[test]
@@ -202,4 +255,147 @@ fn a_snapshot_with_a_grace_period_spares_what_has_not_waited_long_enough() {
         .map(|d| d["release"].as_str().unwrap())
         .collect();
     assert_eq!(departed, ["blog", "docs", "wiki"]);
+}
+
+#[test]
+fn a_state_file_without_written_at_is_bad_input_naming_it() {
+    let (dir, apps, state) = scene("unwritten");
+    let text = r#"{"format_version": 1, "departed": [{"swarm": "", "release": "gone", "since": "2026-01-01T00:00:00Z"}]}"#;
+    std::fs::write(&state, text).unwrap();
+    for args in [
+        vec!["plan"],
+        vec!["apply", "--yes"],
+        vec!["watch", "--once"],
+    ] {
+        let out = with_state(&args, &apps, &state, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(state.to_str().unwrap()), "{err}");
+        assert!(err.contains("written_at"), "{err}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing planned");
+        // Never read as an empty state, nor rewritten as one.
+        assert_eq!(std::fs::read_to_string(&state).unwrap(), text);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The lines of `err` that warn about `file`'s state.
+fn not_current_lines(err: &str, file: &str) -> Vec<String> {
+    err.lines()
+        .filter(|l| l.contains("state is not current"))
+        .inspect(|l| assert!(l.starts_with("swarm-sweep: ") && l.contains(file), "{l}"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn an_old_state_file_restarts_every_clock_with_a_warning_naming_it() {
+    let dir = scratch("old");
+    let apps = apps(&dir);
+    // A control character in the name comes out escaped, on one line.
+    let state = dir.join("old\u{1b}state.json");
+    let shown = state.to_str().unwrap().replace('\u{1b}', "\\u{1b}");
+    let now = now_secs();
+    // Left behind three weeks ago, `gone` then departed for a day: were
+    // it used, `gone` would count as departed for weeks.
+    let old = state_text(now - 21 * 86_400, &[("gone", now - 22 * 86_400)]);
+    for command in [
+        vec!["plan"],
+        vec!["apply", "--yes"],
+        vec!["watch", "--once"],
+    ] {
+        std::fs::write(&state, &old).unwrap();
+        let out = with_state(
+            &command,
+            &apps,
+            &state,
+            &["--min-departed-for", "10m", "--state-max-age", "1h"],
+        );
+        let err = stderr(&out);
+        // The only swarm cannot be read (exit 1): the run goes on.
+        assert_eq!(out.status.code(), Some(1), "{command:?}: {err}");
+        let warned = not_current_lines(&err, &shown);
+        assert_eq!(warned.len(), 1, "{command:?}: {err}");
+        assert!(
+            warned[0].contains("more than the maximum age of 1h")
+                && warned[0].contains("every clock starts now"),
+            "{}",
+            warned[0]
+        );
+        assert!(!err.contains('\u{1b}'), "{err:?}");
+        // Rewritten from this run: no entry carried over, dated now.
+        assert_eq!(read_state(&state)["departed"], serde_json::json!([]));
+        assert!(written_at(&state) >= now, "{command:?}");
+        let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let plan = if plan.get("plan").is_some() {
+            &plan["plan"]
+        } else {
+            &plan
+        };
+        if let Some(deletions) = plan.get("deletions") {
+            assert_eq!(deletions, &serde_json::json!([]), "{command:?}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_state_written_after_now_is_not_used_even_without_a_maximum_age() {
+    let (dir, apps, state) = scene("future");
+    let now = now_secs();
+    std::fs::write(&state, state_text(now + 86_400, &[("gone", now - 86_400)])).unwrap();
+    let out = with_state(&["plan"], &apps, &state, &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let warned = not_current_lines(&err, state.to_str().unwrap());
+    assert_eq!(warned.len(), 1, "{err}");
+    assert!(warned[0].contains("the clock went back"), "{}", warned[0]);
+    assert!(written_at(&state) < now + 3600);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_current_state_file_is_used_without_a_word() {
+    let (dir, apps, state) = scene("current");
+    let now = now_secs();
+    for (written, max_age) in [(now - 60, Some("1h")), (now - 30 * 86_400, None)] {
+        std::fs::write(&state, state_text(written, &[])).unwrap();
+        let extra = match max_age {
+            Some(max_age) => vec!["--state-max-age", max_age],
+            None => Vec::new(),
+        };
+        let out = with_state(&["apply", "--yes"], &apps, &state, &extra);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(!err.contains("not current"), "{max_age:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn state_max_age_needs_a_state_file_and_a_duration() {
+    let dir = scratch("max-age-flags");
+    let apps = apps(&dir);
+    for command in ["plan", "apply", "watch"] {
+        for (extra, word) in [
+            (vec!["--state-max-age", "1h"], "--state"),
+            (
+                vec!["--state", "s.json", "--state-max-age", "0"],
+                "--state-max-age",
+            ),
+            (
+                vec!["--state", "s.json", "--state-max-age", "soon"],
+                "--state-max-age",
+            ),
+            (
+                vec!["--state", "s.json", "--state-max-age", "500ms"],
+                "--state-max-age",
+            ),
+        ] {
+            let mut args = vec![command, "--app-set", &apps];
+            args.extend(extra);
+            refused(&args, word);
+        }
+    }
+    nothing_written(&dir);
 }

@@ -28,6 +28,8 @@ fn state_entries(file: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let state: Value = serde_json::from_str(&text).expect("the state file is JSON");
     assert_eq!(state["format_version"], 1, "{state:#}");
+    // Dated by the run that wrote it: a later run refuses a state too old.
+    assert!(state["written_at"].is_string(), "{state:#}");
     state["departed"]
         .as_array()
         .expect("a departed list")
@@ -111,6 +113,13 @@ fn a_release_goes_only_after_its_window_and_one_declared_again_survives() {
     third.expect_code(0);
     let out = third.json();
     if !db_went_early {
+        let deleted = release_names(&out["plan"], "deletions");
+        assert!(
+            deleted.contains(&db),
+            "{db} not planned {:?} after the first sweep began: {:#}",
+            started.elapsed(),
+            out["plan"]
+        );
         assert_eq!(one(&out["report"], "releases", &db)["outcome"], "deleted");
     }
     assert!(

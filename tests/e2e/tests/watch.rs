@@ -1,18 +1,23 @@
 //! `swarm-sweep watch` against the real engines of swarm alpha: `--once`
 //! deletes a departed release and logs its summary line; on an interval
 //! with `--listen`, it serves health, readiness and the metrics of what it
-//! deleted, and a SIGTERM ends it with status 0.
+//! deleted, and a SIGTERM ends it with status 0; a second signal while a
+//! step is in flight ends it at once with status 130, and the next sweep
+//! finishes the release.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use sweep_e2e::{
-    app, assert_gone, binary, create_record, wait_deployed, wait_for, Cleanup, Scenario, Stack,
-    SwarmEntry, ALPHA, QUICK,
+    app, assert_gone, binary, create_record, endpoint, socket_path, wait_deployed, wait_for,
+    Cleanup, Remains, Scenario, Stack, SwarmEntry, ALPHA, QUICK,
 };
 
 /// A departed release on alpha, deployed and recorded; the registry and
@@ -102,15 +107,24 @@ struct Controller {
 
 impl Controller {
     fn start(d: &Departed, listen: SocketAddr) -> Controller {
+        Controller::spawn(
+            d,
+            &d.config,
+            &["--interval", "1s", "--listen", &listen.to_string()],
+        )
+    }
+
+    /// `watch --prune-volumes` with the registry `config` and `args`.
+    fn spawn(d: &Departed, config: &Path, args: &[&str]) -> Controller {
         let stderr = d.s.dir().join("watch.stderr");
         let child = Command::new(binary())
             .arg("watch")
             .arg("--config")
-            .arg(&d.config)
+            .arg(config)
             .arg("--app-set")
             .arg(&d.apps)
             .args(["--controller", &d.s.controller])
-            .args(["--interval", "1s", "--listen", &listen.to_string()])
+            .args(args)
             .arg("--prune-volumes")
             .args(QUICK)
             .env_remove("DOCKER_HOST")
@@ -129,13 +143,17 @@ impl Controller {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 
-    /// Sends SIGTERM and waits for the exit status.
-    fn terminate(mut self, limit: Duration) -> (Option<i32>, String) {
+    fn signal(&self) {
         let sent = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
             .expect("kill runs");
         assert!(sent.success(), "kill -TERM failed: {sent}");
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    fn terminate(mut self, limit: Duration) -> (Option<i32>, String) {
+        self.signal();
         let began = Instant::now();
         let status = loop {
             if let Some(status) = self.child.try_wait().expect("wait for swarm-sweep") {
@@ -218,4 +236,124 @@ fn on_an_interval_it_serves_its_metrics_and_stops_on_sigterm() {
     );
     // The port is closed with the process.
     assert!(get(addr, "/healthz").is_none());
+}
+
+/// A unix socket in front of a node's daemon that passes everything
+/// through but a volume removal, which it holds unanswered: a step that
+/// stays in flight as long as the test wants.
+struct HoldingProxy {
+    path: PathBuf,
+    held: Arc<AtomicBool>,
+}
+
+impl HoldingProxy {
+    fn start(path: PathBuf, daemon: PathBuf) -> HoldingProxy {
+        let listener = UnixListener::bind(&path).expect("bind the proxy socket");
+        let held = Arc::new(AtomicBool::new(false));
+        let flag = held.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                let Ok(upstream) = UnixStream::connect(&daemon) else {
+                    continue;
+                };
+                let (flag, mut down_from, mut down_to) = (
+                    flag.clone(),
+                    upstream.try_clone().expect("clone"),
+                    client.try_clone().expect("clone"),
+                );
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut down_from, &mut down_to);
+                });
+                std::thread::spawn(move || pass_until_a_volume_removal(client, upstream, &flag));
+            }
+        });
+        HoldingProxy { path, held }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("unix://{}", self.path.display())
+    }
+
+    fn held(&self) -> bool {
+        self.held.load(Ordering::SeqCst)
+    }
+}
+
+/// Copies requests from `client` to `upstream` until one removes a volume;
+/// that one is never sent, so it is never answered.
+fn pass_until_a_volume_removal(
+    mut client: UnixStream,
+    mut upstream: UnixStream,
+    held: &AtomicBool,
+) {
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = match client.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let text = String::from_utf8_lossy(&buf[..n]);
+        if text
+            .lines()
+            .any(|l| l.starts_with("DELETE ") && l.contains("/volumes/"))
+        {
+            held.store(true, Ordering::SeqCst);
+            // Keep the connection open and silent until the client goes.
+            while matches!(client.read(&mut buf), Ok(n) if n > 0) {}
+            return;
+        }
+        if upstream.write_all(&buf[..n]).is_err() {
+            return;
+        }
+    }
+}
+
+#[test]
+fn a_second_signal_stops_at_once_while_a_step_is_in_flight_and_the_next_sweep_finishes() {
+    let d = departed();
+    let proxy = HoldingProxy::start(d.s.dir().join("alpha-2.sock"), socket_path("alpha-2"));
+    // alpha-2, which holds the volume, through the proxy.
+    let config = d.s.registry(
+        "held.toml",
+        &[SwarmEntry::of(&ALPHA).with_nodes(vec![
+            endpoint("alpha-1"),
+            proxy.endpoint(),
+            endpoint("alpha-3"),
+        ])],
+    );
+    let controller = Controller::spawn(&d, &config, &["--interval", "1h", "--timeout", "120s"]);
+    wait_for(
+        "the volume removal on alpha-2 in flight",
+        Duration::from_secs(120),
+        || proxy.held(),
+    );
+    // The first signal waits for the step in flight, which is not coming
+    // back: the process is still there.
+    controller.signal();
+    std::thread::sleep(Duration::from_secs(2));
+    let mut controller = controller;
+    assert!(
+        controller.child.try_wait().expect("wait").is_none(),
+        "exited on the first signal with a step in flight:\n{}",
+        controller.stderr()
+    );
+    let (code, stderr) = controller.terminate(Duration::from_secs(10));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stderr.contains("stopping now"), "{stderr}");
+    // Its service went; its records, removed last, are still there.
+    let r = Remains::read(&ALPHA, &d.web);
+    assert!(
+        r.services.is_empty() && !r.records.is_empty(),
+        "{}: {r:#?}",
+        d.web
+    );
+
+    // The next sweep finds the release again by its records and finishes.
+    d.s.sweep("watch", Some(&d.config), &d.apps)
+        .args(&["--once", "--prune-volumes"])
+        .args(QUICK)
+        .run()
+        .expect_code(0);
+    assert_gone(&ALPHA, &d.web);
 }

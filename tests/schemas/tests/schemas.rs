@@ -12,8 +12,9 @@ use serde_json::{json, Value};
 use sweep_core::saved::SavedPlan;
 use sweep_core::sweep::{ActionKind, Outcome, Settings, Sweep, Timestamp};
 use sweep_core::{
-    plan, AppSet, Application, NodeEntry, NodeVolumes, ObjectVersion, Policy, ReleaseEntry,
-    ServiceEntry, Snapshot, SnapshotError, StackObjects, SwarmSnapshot, SweepPlan, SweepReport,
+    plan, AppSet, Application, GraceState, NodeEntry, NodeVolumes, ObjectVersion, Policy,
+    ReleaseEntry, ServiceEntry, Snapshot, SnapshotError, StackObjects, SwarmSnapshot, SweepPlan,
+    SweepReport, UnixTime,
 };
 use sweep_schemas::{documents, schemas_dir, workspace_root, REGENERATE};
 
@@ -374,4 +375,58 @@ fn the_schema_and_the_reader_agree_on_every_field() {
     }
     // Both ways occur, so the agreement is not vacuous.
     assert!(verdicts.values().any(|v| *v) && verdicts.values().any(|v| !*v));
+}
+
+/// A state as `--state FILE` holds it: two departed releases.
+fn full_state() -> Value {
+    json!({
+        "format_version": 1,
+        "written_at": "2026-12-01T08:00:00Z",
+        "departed": [
+            {"swarm": "", "release": "shop", "since": "2026-12-01T07:30:00Z"},
+            {"swarm": "alpha", "release": "web", "since": "2026-12-01T07:00:00Z"}
+        ]
+    })
+}
+
+#[test]
+fn the_state_schema_and_the_reader_agree_on_every_field() {
+    let schema = validator("state.schema.json");
+    let full = full_state();
+    let state = GraceState::from_json(&full.to_string()).expect("the full state reads");
+    assert_valid(&schema, &full, "the full state");
+    let written = serde_json::to_value(&state).unwrap();
+    assert_valid(&schema, &written, "the state as written");
+    assert_valid(
+        &schema,
+        &serde_json::to_value(GraceState::empty(UnixTime::from_secs(0))).unwrap(),
+        "the empty state",
+    );
+    let mut variants = Vec::new();
+    for path in [vec![], vec![json!("departed"), json!(0)]] {
+        let keys: Vec<String> = object_at(&mut full.clone(), &path)
+            .keys()
+            .cloned()
+            .collect();
+        for key in keys {
+            let mut doc = full.clone();
+            object_at(&mut doc, &path).remove(&key);
+            variants.push((format!("{path:?} without {key}"), doc));
+        }
+        let mut doc = full.clone();
+        object_at(&mut doc, &path).insert("unknown_field".into(), json!(true));
+        variants.push((format!("{path:?} with an unknown field"), doc));
+    }
+    let mut doc = full.clone();
+    doc["written_at"] = json!("2026-12-01");
+    variants.push(("written_at not a time".to_owned(), doc));
+    for (how, doc) in variants {
+        let read = GraceState::from_json(&doc.to_string()).is_ok();
+        let valid = schema.is_valid(&doc);
+        assert!(!read, "{how}: read");
+        assert_eq!(
+            read, valid,
+            "{how}: the reader says {read}, the schema {valid}"
+        );
+    }
 }

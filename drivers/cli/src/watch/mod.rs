@@ -49,6 +49,21 @@ pub struct Options {
     pub once: bool,
     /// The grace-period state file, if any.
     pub state: Option<PathBuf>,
+    /// `--state-max-age`; when not given, [`default_state_max_age`].
+    pub state_max_age: Option<Duration>,
+}
+
+/// The least default `--state-max-age`: a short interval must not make a
+/// controller restarted after a minute or two lose its clocks.
+pub const MIN_DEFAULT_STATE_MAX_AGE: Duration = Duration::from_secs(5 * 60);
+
+/// The maximum age of the state file read at start when
+/// `--state-max-age` is not given: three intervals, so a restart or a
+/// missed sweep or two keep the clocks, and at least
+/// [`MIN_DEFAULT_STATE_MAX_AGE`]. `None` (no limit) with `--once`, which
+/// runs from cron at a period the tool cannot know, as `apply` does.
+pub fn default_state_max_age(interval: Duration, once: bool) -> Option<Duration> {
+    (!once).then(|| interval.saturating_mul(3).max(MIN_DEFAULT_STATE_MAX_AGE))
 }
 
 /// Runs `watch`: its exit status, or bad input (status 2) found before
@@ -63,14 +78,16 @@ pub fn run(options: Options) -> Result<u8, InputError> {
         listen,
         once,
         state,
+        state_max_age,
     } = options;
     // Read before any swarm is: a state file that does not read is bad
-    // input, never an empty state that would restart every clock.
-    let grace = state
-        .as_deref()
-        .map(crate::state::read)
-        .transpose()?
-        .unwrap_or_default();
+    // input, never an empty state that would restart every clock. One that
+    // is not current is not used; afterwards the state lives in memory.
+    let max_age = state_max_age.or(default_state_max_age(interval, once));
+    let grace = match crate::state::load_given(state.as_deref(), max_age)? {
+        Some(grace) => grace,
+        None => GraceState::empty(crate::state::now()?),
+    };
     let limit = source.timeout_or_default();
     let registry = input::registry(&source, limit)?;
     let app_set_file = source.app_set.clone();
@@ -84,6 +101,7 @@ pub fn run(options: Options) -> Result<u8, InputError> {
         shared: shared.clone(),
         grace: Mutex::new(grace),
         state_file: state,
+        state_max_age: max_age,
     };
     let status = runtime.block_on(async {
         let stop = Stop::on_signals()
@@ -233,6 +251,9 @@ pub struct Sweeper<'a> {
     /// sweep to the next.
     pub grace: Mutex<GraceState>,
     pub state_file: Option<PathBuf>,
+    /// How old the state may be at each sweep before its clocks restart
+    /// (`--state-max-age`, or [`default_state_max_age`]).
+    pub state_max_age: Option<Duration>,
 }
 
 /// How one sweep ended.
@@ -280,16 +301,24 @@ impl Sweeper<'_> {
             () = stop.wait() => return self.interrupted_before_deleting(started),
         };
         self.shared.gathered(&snapshot, gather_started.elapsed());
-        let clocked = crate::state::clock(&mut snapshot, Some(&self.grace()));
-        if let Err(e) = clocked {
-            output::warn_line(&format!("{e}; nothing is deleted"));
-            return self.finish(
-                SweepOutcome::NeedsAttention,
-                Status::NeedsAttention.code(),
-                started,
-                None,
-            );
-        }
+        let clocked = crate::state::clock_current(
+            &mut snapshot,
+            &mut self.grace(),
+            self.state_max_age,
+            self.state_file.as_deref(),
+        );
+        let now = match clocked {
+            Ok(now) => now,
+            Err(e) => {
+                output::warn_line(&format!("{e}; nothing is deleted"));
+                return self.finish(
+                    SweepOutcome::NeedsAttention,
+                    Status::NeedsAttention.code(),
+                    started,
+                    None,
+                );
+            }
+        };
         let plan = match plan(&snapshot) {
             Ok(plan) => plan,
             Err(e) => {
@@ -302,7 +331,7 @@ impl Sweeper<'_> {
         drop(snapshot);
         self.shared.planned(&plan);
         if stop.requested() {
-            *self.grace() = GraceState::after_plan(&plan);
+            *self.grace() = GraceState::after_plan(&plan, now);
             return self.interrupted_before_deleting(started);
         }
         let interrupted = Cell::new(false);
@@ -314,7 +343,7 @@ impl Sweeper<'_> {
         // a sweep nobody watches.
         let report = execute_until_with(self.registry, &plan, self.execute, stopped, |_| {}).await;
         self.shared.executed(&plan, &report);
-        *self.grace() = GraceState::after_sweep(&plan, &report);
+        *self.grace() = GraceState::after_sweep(&plan, &report, now);
         let status = apply_status(&plan, &report).code();
         let outcome = if interrupted.get() {
             SweepOutcome::Interrupted

@@ -62,8 +62,9 @@ fn sweeper<'a>(registry: &'a dyn Registry, app_set: &Scripted) -> Sweeper<'a> {
         gather: GatherSettings::default(),
         execute: ExecuteSettings::new(Settings::default(), 1, Duration::from_secs(120)),
         shared: Arc::new(Shared::new()),
-        grace: Mutex::new(GraceState::default()),
+        grace: Mutex::new(GraceState::empty(sweep_core::UnixTime::from_secs(0))),
         state_file: None,
+        state_max_age: None,
     }
 }
 
@@ -379,7 +380,7 @@ async fn the_grace_period_is_carried_between_sweeps_and_written() {
         .grace()
         .since(&"alpha".into(), "old")
         .expect("the clock started");
-    let written = crate::state::read(&file).unwrap();
+    let written = crate::state::read(&file).unwrap().expect("a state file");
     assert_eq!(written, *s.grace());
 
     // Still inside the hour: the first-seen time is kept, not restarted.
@@ -388,16 +389,138 @@ async fn the_grace_period_is_carried_between_sweeps_and_written() {
     assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
 
     // Seen departed two hours ago: it goes, and leaves the state.
-    *s.grace() = GraceState::new(vec![sweep_core::Departed::new(
-        "alpha",
-        "old",
-        sweep_core::UnixTime::from_secs(since.as_secs() - 7200),
-    )]);
+    *s.grace() = GraceState::new(
+        vec![sweep_core::Departed::new(
+            "alpha",
+            "old",
+            sweep_core::UnixTime::from_secs(since.as_secs() - 7200),
+        )],
+        since,
+    );
     assert_eq!(s.sweep(&never()).await.outcome, SweepOutcome::Success);
     assert_eq!(release_names(&registry, "alpha"), ["web"]);
     assert_eq!(s.grace().since(&"alpha".into(), "old"), None);
     assert!(persist_state(&s));
-    assert_eq!(crate::state::read(&file).unwrap(), GraceState::default());
+    let written = crate::state::read(&file).unwrap().expect("a state file");
+    assert!(written.departed.is_empty());
+    assert!(written.written_at >= since);
+}
+
+/// A state file whose `old` was first seen departed two days ago, written
+/// `written_ago` seconds ago.
+/// A state written `written_ago` seconds ago: `old` of alpha first seen
+/// departed two days ago.
+fn old_state(written_ago: u64) -> GraceState {
+    let now = crate::state::now().unwrap().as_secs();
+    GraceState::new(
+        vec![sweep_core::Departed::new(
+            "alpha",
+            "old",
+            sweep_core::UnixTime::from_secs(now - 2 * 86_400),
+        )],
+        sweep_core::UnixTime::from_secs(now - written_ago),
+    )
+}
+
+fn state_file_of(dir: &std::path::Path, written_ago: u64) -> PathBuf {
+    let file = dir.join(format!("state-{written_ago}.json"));
+    crate::state::write(&file, &old_state(written_ago)).unwrap();
+    file
+}
+
+/// Alpha with `old` departed and `web` kept.
+fn old_and_web() -> MemoryRegistry {
+    MemoryRegistry::new().with_swarm(kept(departed(MemorySwarm::new("alpha", "A"), "old"), "web"))
+}
+
+/// A sweeper of `registry` with an hour's grace period.
+fn with_an_hour<'a>(registry: &'a dyn Registry, app_set: &Scripted) -> Sweeper<'a> {
+    let mut s = sweeper(registry, app_set);
+    s.policy =
+        Policy::new("default", false, None).with_min_departed_for(Some(Duration::from_secs(3600)));
+    s
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_state_file_left_behind_restarts_the_clocks_and_deletes_nothing_in_its_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let max_age = default_state_max_age(Duration::from_secs(300), false);
+    assert_eq!(max_age, Some(Duration::from_secs(900)));
+    // A state written a minute ago is current: `old` has waited two days
+    // and goes. The same state left behind for three weeks is not used:
+    // `old` may have been declared again and departed again meanwhile, so
+    // its hour starts now and nothing is deleted.
+    for (written_ago, deleted) in [(60, true), (21 * 86_400, false)] {
+        let registry = old_and_web();
+        let source = Scripted::new(vec![Ok(apps())]);
+        let s = with_an_hour(&registry, &source);
+        let file = state_file_of(dir.path(), written_ago);
+        let now = crate::state::now().unwrap();
+        *s.grace() = crate::state::load(&file, now, max_age).unwrap();
+        s.sweep(&never()).await;
+        let (plan, _) = last(&s.shared);
+        if deleted {
+            assert_eq!(release_names(&registry, "alpha"), ["web"]);
+            assert_eq!(s.grace().since(&"alpha".into(), "old"), None);
+        } else {
+            assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
+            assert!(plan.deletions.is_empty());
+            let spared = plan.spared.iter().find(|x| x.release == "old").unwrap();
+            assert_eq!(spared.reason, sweep_core::SpareReason::GracePeriod);
+            let since = s.grace().since(&"alpha".into(), "old").unwrap();
+            assert!(since >= now, "the clock restarted: {since}");
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_state_kept_in_memory_through_a_long_hold_restarts_the_clocks() {
+    // The state in memory was last renewed 20 minutes ago (sweeps held
+    // since, say, by an app set that did not read): `old` may have come
+    // back and left again unseen, so its hour starts over. Renewed a
+    // minute ago, the same state lets it go.
+    for (renewed_ago, deleted) in [(60, true), (20 * 60, false)] {
+        let registry = old_and_web();
+        let source = Scripted::new(vec![Ok(apps())]);
+        let mut s = with_an_hour(&registry, &source);
+        s.state_max_age = default_state_max_age(Duration::from_secs(300), false);
+        let now = crate::state::now().unwrap().as_secs();
+        *s.grace() = old_state(renewed_ago);
+        s.sweep(&never()).await;
+        let (plan, _) = last(&s.shared);
+        if deleted {
+            assert_eq!(release_names(&registry, "alpha"), ["web"]);
+        } else {
+            assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
+            assert!(plan.deletions.is_empty());
+            let since = s.grace().since(&"alpha".into(), "old").unwrap();
+            assert!(since.as_secs() >= now, "the clock restarted: {since}");
+        }
+        // Either way the state is renewed by this sweep's plan.
+        assert!(s.grace().written_at.as_secs() >= now);
+    }
+}
+
+#[test]
+fn the_default_state_max_age_is_three_intervals_and_at_least_five_minutes() {
+    let secs = |s| Some(Duration::from_secs(s));
+    assert_eq!(
+        default_state_max_age(Duration::from_secs(1), false),
+        secs(300)
+    );
+    assert_eq!(
+        default_state_max_age(Duration::from_secs(100), false),
+        secs(300)
+    );
+    assert_eq!(
+        default_state_max_age(Duration::from_secs(101), false),
+        secs(303)
+    );
+    assert_eq!(
+        default_state_max_age(Duration::from_secs(3600), false),
+        secs(10_800)
+    );
+    assert_eq!(default_state_max_age(Duration::from_secs(3600), true), None);
 }
 
 /// Never answers until told to: a FIFO nobody writes.
