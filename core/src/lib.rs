@@ -10,6 +10,7 @@
 //! Every decision is made on swarm-qualified names ([`ReleaseRef`]): release
 //! names are unique within a swarm and not across swarms.
 
+pub mod agent;
 pub mod app_set_doc;
 pub mod duration;
 pub mod escape;

@@ -220,6 +220,27 @@ pub enum Command {
         #[arg(long)]
         print: bool,
     },
+    /// One node's part of a volume job: lists and removes, through this
+    /// node's own daemon, only the volumes the request names for this node
+    /// and their stacks, and prints one JSON result line. The command of
+    /// the job's tasks; not for people.
+    #[command(hide = true)]
+    Agent {
+        /// The job's request, JSON. E.g. `--request '{"format":1}'`.
+        #[arg(long, value_name = "JSON")]
+        request: String,
+        /// This node's daemon. E.g. `--socket unix:///var/run/docker.sock`.
+        #[arg(
+            long,
+            value_name = "ENDPOINT",
+            default_value = "unix:///var/run/docker.sock"
+        )]
+        socket: String,
+        /// Limit for each call to the daemon, from 1s to 1h.
+        /// E.g. `--timeout 30s`.
+        #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = timeout)]
+        timeout: Duration,
+    },
 }
 
 /// Where the swarms and the app set come from.

@@ -402,6 +402,11 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             timeout,
             print,
         } => Ok(crate::healthcheck::run(&url, timeout, print)),
+        Command::Agent {
+            request,
+            socket,
+            timeout,
+        } => crate::agent::run(&request, &socket, timeout),
     }
 }
 

@@ -1,5 +1,6 @@
 //! `swarm-sweep`: plans, and carries out, the sweep of departed releases.
 
+mod agent;
 mod cli;
 mod commands;
 mod generated;

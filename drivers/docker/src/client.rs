@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use bollard::errors::Error as DockerError;
 use bollard::query_parameters::{
-    ListNodesOptions, ListVolumesOptionsBuilder, RemoveVolumeOptionsBuilder,
+    ListNodesOptions, ListVolumesOptions, ListVolumesOptionsBuilder, RemoveVolumeOptionsBuilder,
 };
 use bollard::{BollardRequest, Docker, API_DEFAULT_VERSION};
 use futures::future::{BoxFuture, FutureExt, WeakShared};
@@ -325,6 +325,37 @@ impl Client {
                 .into_iter()
                 .map(|v| (v.name, v.labels.get(STACK_NAMESPACE).cloned())),
         )
+    }
+
+    /// Every volume on this daemon, with its stack namespace label when it
+    /// has one. An incomplete listing is an error, as for
+    /// [`Client::volumes_by_stack`]: a volume left out would look gone.
+    pub(crate) async fn all_volumes(&self) -> Result<Vec<(String, Option<String>)>, BackendError> {
+        let what = "the volumes";
+        let reply = self
+            .call_plain(what, self.docker.list_volumes(None::<ListVolumesOptions>))
+            .await?;
+        if let Some(warning) = reply.warnings.unwrap_or_default().into_iter().next() {
+            return Err(BackendError::Invalid {
+                what: what.into(),
+                message: format!("the daemon says the listing may be incomplete: {warning}"),
+            });
+        }
+        let mut volumes: Vec<(String, Option<String>)> = reply
+            .volumes
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| (v.name, v.labels.get(STACK_NAMESPACE).cloned()))
+            .collect();
+        if volumes.iter().any(|(name, _)| name.is_empty()) {
+            return Err(BackendError::Invalid {
+                what: what.into(),
+                message: "a volume without a name".into(),
+            });
+        }
+        volumes.sort();
+        volumes.dedup();
+        Ok(volumes)
     }
 
     /// This daemon's swarm node id, from its own `info`.

@@ -14,6 +14,14 @@
 //! [[swarm.node]]                     # optional, zero or more
 //! endpoint = "unix:///run/alpha-2/docker.sock"
 //! # tls = { ca = "...", cert = "...", key = "..." }
+//!
+//! [[swarm]]                          # nodes reached through the swarm itself
+//! name = "beta"
+//! manager = "tcp://10.0.0.21:2376"
+//! node_reach = "job"                 # "endpoints" (the [[swarm.node]] list), "job" or "none"
+//! agent_image = "registry.example.com/swarm-sweep:0.1.0"
+//! agent_socket = "/var/run/docker.sock"  # optional; a path or a template
+//! job_timeout = "2m"                 # optional
 //! ```
 
 use std::collections::HashMap;
@@ -26,6 +34,7 @@ use thiserror::Error;
 use crate::backend::DEFAULT_TIMEOUT;
 use crate::endpoint::{Endpoint, TlsFiles};
 use crate::files::{read_limited, read_regular_limited, ReadFailure, CONFIG_LIMIT, TLS_FILE_LIMIT};
+use crate::job::JobSettings;
 
 /// The longest per-call timeout the file may ask for; anything longer is
 /// more likely a unit mistake (milliseconds) than a wish.
@@ -90,7 +99,15 @@ pub struct SwarmConfig {
     /// Daemons of individual nodes, as configured (not yet checked to be
     /// members of this swarm: that is only known when they answer).
     pub nodes: Vec<Endpoint>,
+    /// With `node_reach = "job"`: how every node is reached through a
+    /// volume job run from the manager.
+    pub job: Option<JobSettings>,
 }
+
+/// The longest `job_timeout`: a job longer than this is stuck.
+pub const MAX_JOB_TIMEOUT: Duration = Duration::from_secs(3600);
+/// The default `job_timeout`.
+pub const DEFAULT_JOB_TIMEOUT: Duration = Duration::from_secs(120);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -113,6 +130,18 @@ struct RawSwarm {
     tls: Option<RawTls>,
     #[serde(default)]
     node: Vec<RawNode>,
+    node_reach: Option<RawNodeReach>,
+    agent_image: Option<String>,
+    agent_socket: Option<String>,
+    job_timeout: Option<toml::Value>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum RawNodeReach {
+    Endpoints,
+    Job,
+    None,
 }
 
 #[derive(Deserialize)]
@@ -293,14 +322,95 @@ impl RegistryConfig {
                 node_seen.insert(endpoint.url().to_owned(), n);
                 nodes.push(endpoint);
             }
+            let job = node_reach(
+                s.node_reach,
+                &nodes,
+                s.agent_image,
+                s.agent_socket,
+                s.job_timeout,
+            )
+            .map_err(|(field, message)| invalid(format!("{label}: {field}"), message))?;
             swarms.push(SwarmConfig {
                 name: s.name,
                 manager,
                 self_stack,
                 nodes,
+                job,
             });
         }
         Ok(RegistryConfig { timeout, swarms })
+    }
+}
+
+/// How a swarm's nodes are reached: the job settings for `node_reach =
+/// "job"`, `None` otherwise. One answer per question: the job keys only
+/// with a job, node entries only with endpoints (the default when there
+/// are any), neither with `"none"`. Errors name the field.
+fn node_reach(
+    reach: Option<RawNodeReach>,
+    nodes: &[Endpoint],
+    image: Option<String>,
+    socket: Option<String>,
+    timeout: Option<toml::Value>,
+) -> Result<Option<JobSettings>, (&'static str, String)> {
+    let job_keys = [
+        ("agent_image", image.is_some()),
+        ("agent_socket", socket.is_some()),
+        ("job_timeout", timeout.is_some()),
+    ];
+    if reach != Some(RawNodeReach::Job) {
+        if let Some((key, _)) = job_keys.iter().find(|(_, set)| *set) {
+            return Err((key, "only with node_reach = \"job\"".into()));
+        }
+    }
+    match reach {
+        None => Ok(None),
+        Some(RawNodeReach::Endpoints) if nodes.is_empty() => Err((
+            "node_reach",
+            "\"endpoints\" needs [[swarm.node]] entries".into(),
+        )),
+        Some(RawNodeReach::Endpoints) => Ok(None),
+        Some(RawNodeReach::None) if !nodes.is_empty() => Err((
+            "node_reach",
+            "\"none\" with [[swarm.node]] entries; remove one or the other".into(),
+        )),
+        Some(RawNodeReach::None) => Ok(None),
+        Some(RawNodeReach::Job) if !nodes.is_empty() => Err((
+            "node_reach",
+            "\"job\" reaches every node through the manager; remove the [[swarm.node]] entries"
+                .into(),
+        )),
+        Some(RawNodeReach::Job) => {
+            let image = match image {
+                Some(image) if !image.trim().is_empty() && !image.chars().any(|c| c.is_whitespace() || c.is_control()) => image,
+                Some(_) => return Err(("agent_image", "must be an image name, e.g. \"swarm-sweep:0.1.0\"".into())),
+                None => return Err(("agent_image", "node_reach = \"job\" needs the agent's image (this project's), e.g. agent_image = \"swarm-sweep:0.1.0\"".into())),
+            };
+            let socket = match socket {
+                None => crate::job::DEFAULT_AGENT_SOCKET.to_owned(),
+                Some(socket) if socket.starts_with('/') && !socket.chars().any(|c| c.is_control() || c == ',') => socket,
+                Some(_) => return Err(("agent_socket", "must be an absolute path (a template such as /run/{{.Node.Hostname}}.sock is allowed), without commas".into())),
+            };
+            let limit = match timeout {
+                None => DEFAULT_JOB_TIMEOUT,
+                Some(value) => {
+                    let text = match &value {
+                        toml::Value::String(text) => text.clone(),
+                        toml::Value::Integer(n) => n.to_string(),
+                        _ => {
+                            return Err(("job_timeout", "must be a duration such as \"2m\"".into()))
+                        }
+                    };
+                    sweep_core::duration::parse_within(
+                        &text,
+                        Duration::from_secs(1),
+                        MAX_JOB_TIMEOUT,
+                    )
+                    .map_err(|e| ("job_timeout", e.to_string()))?
+                }
+            };
+            Ok(Some(JobSettings::new(image, socket, limit)))
+        }
     }
 }
 
@@ -457,6 +567,69 @@ manager = "tcp://127.0.0.1:2375"
             m.starts_with("registry.toml: swarm \"a\": tls: missing field `cert`"),
             "{m}"
         );
+    }
+
+    #[test]
+    fn nodes_are_reached_by_endpoints_a_job_or_not_at_all() {
+        let base = "[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\n";
+        let job = parse(&format!(
+            "{base}node_reach = \"job\"\nagent_image = \"swarm-sweep:0.1.0\"\nagent_socket = \"/run/{{{{.Node.Hostname}}}}.sock\"\njob_timeout = \"90s\"\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            job.swarms[0].job,
+            Some(JobSettings::new(
+                "swarm-sweep:0.1.0",
+                "/run/{{.Node.Hostname}}.sock",
+                Duration::from_secs(90)
+            ))
+        );
+        let defaults = parse(&format!(
+            "{base}node_reach = \"job\"\nagent_image = \"swarm-sweep:0.1.0\"\n"
+        ))
+        .unwrap();
+        let settings = defaults.swarms[0].job.as_ref().unwrap();
+        assert_eq!(settings.socket, "/var/run/docker.sock");
+        assert_eq!(settings.limit, DEFAULT_JOB_TIMEOUT);
+        let node = "[[swarm.node]]\nendpoint = \"unix:///b\"\n";
+        assert!(parse(&format!("{base}node_reach = \"endpoints\"\n{node}"))
+            .unwrap()
+            .swarms[0]
+            .job
+            .is_none());
+        assert!(parse(&format!("{base}node_reach = \"none\"\n"))
+            .unwrap()
+            .swarms[0]
+            .job
+            .is_none());
+        for (text, place) in [
+            (format!("{base}node_reach = \"job\"\n"), "swarm \"a\": agent_image"),
+            (
+                format!("{base}node_reach = \"job\"\nagent_image = \"x:1\"\n{node}"),
+                "swarm \"a\": node_reach",
+            ),
+            (format!("{base}node_reach = \"endpoints\"\n"), "swarm \"a\": node_reach"),
+            (format!("{base}node_reach = \"none\"\n{node}"), "swarm \"a\": node_reach"),
+            (format!("{base}agent_image = \"x:1\"\n"), "swarm \"a\": agent_image"),
+            (
+                format!("{base}node_reach = \"job\"\nagent_image = \"x 1\"\n"),
+                "swarm \"a\": agent_image",
+            ),
+            (
+                format!("{base}node_reach = \"job\"\nagent_image = \"x:1\"\nagent_socket = \"run/s.sock\"\n"),
+                "swarm \"a\": agent_socket",
+            ),
+            (
+                format!("{base}node_reach = \"job\"\nagent_image = \"x:1\"\njob_timeout = \"0s\"\n"),
+                "swarm \"a\": job_timeout",
+            ),
+            (format!("{base}node_reach = \"nodes\"\n"), "swarm \"a\": node_reach"),
+        ] {
+            match parse(&text) {
+                Err(ConfigError::Invalid { place: p, .. }) => assert_eq!(p, place, "{text}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
     }
 
     #[test]

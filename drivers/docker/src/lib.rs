@@ -14,6 +14,7 @@
 //! optionally with TLS (rustls; no system library). Files are read with a
 //! bound on their size ([`files`]).
 
+pub mod agent;
 mod backend;
 mod client;
 pub mod config;
@@ -21,6 +22,8 @@ pub mod context;
 mod endpoint;
 mod events;
 pub mod files;
+mod job;
+mod job_reach;
 pub mod labels;
 mod registry;
 mod transport;
@@ -30,6 +33,7 @@ pub use config::{ConfigError, RegistryConfig, SwarmConfig};
 pub use context::{ContextError, Resolved};
 pub use endpoint::{Endpoint, EndpointError, TlsFiles, DEFAULT_DOCKER_HOST};
 pub use files::{read_limited, ReadError};
+pub use job::{JobSettings, DEFAULT_AGENT_SOCKET, JOB_LABEL, JOB_STARTED_LABEL};
 pub use registry::{FileRegistry, LocalRegistry};
 /// The one duration parser, shared with the core's policy.
 pub use sweep_core::duration;

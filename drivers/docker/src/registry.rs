@@ -18,6 +18,8 @@ use crate::backend::{DockerNode, DockerSwarm, DEFAULT_TIMEOUT};
 use crate::client::Client;
 use crate::config::{ConfigError, RegistryConfig, SwarmConfig};
 use crate::endpoint::{Endpoint, EndpointError};
+use crate::job::JobSettings;
+use crate::job_reach::SwarmJobs;
 
 fn connect_error(swarm: &str, endpoint: &Endpoint, e: BackendError) -> RegistryError {
     let message = match e {
@@ -143,6 +145,8 @@ pub struct FileRegistry {
     /// The nodes each swarm's last [`NodeReach::nodes`] found, by node id,
     /// with the endpoint that answered for them.
     reached: Mutex<HashMap<String, HashMap<String, Endpoint>>>,
+    /// The volume jobs of each swarm with `node_reach = "job"`.
+    jobs: HashMap<String, OnceCell<Arc<SwarmJobs>>>,
 }
 
 impl FileRegistry {
@@ -166,12 +170,19 @@ impl FileRegistry {
         };
         let clients = endpoints().map(|e| (e.clone(), OnceCell::new())).collect();
         let node_daemons = endpoints().map(|e| (e.clone(), OnceCell::new())).collect();
+        let jobs = config
+            .swarms
+            .iter()
+            .filter(|s| s.job.is_some())
+            .map(|s| (s.name.clone(), OnceCell::new()))
+            .collect();
         FileRegistry {
             config,
             clients,
             backends,
             node_daemons,
             reached: Mutex::new(HashMap::new()),
+            jobs,
         }
     }
 
@@ -207,6 +218,54 @@ impl FileRegistry {
             })
             .await?;
         Ok(swarm.clone())
+    }
+
+    /// The volume jobs of `config`'s swarm, which has `node_reach = "job"`.
+    async fn swarm_jobs(
+        &self,
+        config: &SwarmConfig,
+        settings: &JobSettings,
+    ) -> Result<Arc<SwarmJobs>, RegistryError> {
+        let cell = self
+            .jobs
+            .get(&config.name)
+            .ok_or_else(|| RegistryError::UnknownSwarm {
+                swarm: config.name.clone(),
+            })?;
+        let jobs = cell
+            .get_or_try_init(|| async {
+                let client = self.client(&config.name, &config.manager).await?;
+                Ok::<_, RegistryError>(Arc::new(SwarmJobs::new(
+                    client,
+                    config.name.clone(),
+                    settings.clone(),
+                )))
+            })
+            .await?;
+        Ok(jobs.clone())
+    }
+
+    /// [`NodeReach::nodes`] through volume jobs: every member of the swarm
+    /// the listing job reached.
+    async fn nodes_by_job(
+        &self,
+        target: &Target,
+        config: &SwarmConfig,
+        settings: &JobSettings,
+    ) -> Result<Option<Vec<Node>>, RegistryError> {
+        let manager_error = |source| RegistryError::Manager {
+            swarm: config.name.clone(),
+            source,
+        };
+        let jobs = self.swarm_jobs(config, settings).await?;
+        let members = self
+            .docker_swarm(target)
+            .await?
+            .nodes()
+            .await
+            .map_err(manager_error)?;
+        let reached = jobs.list(&members).await.map_err(manager_error)?;
+        Ok(Some(reached.into_iter().map(|(node, _)| node).collect()))
     }
 
     /// The one client of the daemon at `endpoint`, connected on first use;
@@ -352,6 +411,9 @@ impl NodeReach for FileRegistry {
     /// swarm takes two rounds (versions, then everything else), not four.
     async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError> {
         let config = self.swarm_config(target)?;
+        if let Some(settings) = &config.job {
+            return self.nodes_by_job(target, config, settings).await;
+        }
         if config.nodes.is_empty() {
             return Ok(None);
         }
@@ -427,8 +489,20 @@ impl NodeReach for FileRegistry {
         Ok(Some(listed))
     }
 
+    /// With volume jobs, a listing is one job: connecting, the node list,
+    /// the leftover jobs and the image, then the job itself.
     fn nodes_time_limit(&self) -> Option<Duration> {
-        Some(self.nodes_bound())
+        let jobs = self
+            .config
+            .swarms
+            .iter()
+            .filter_map(|s| s.job.as_ref())
+            .map(|j| {
+                j.limit
+                    .saturating_add(self.config.timeout.saturating_mul(4))
+            })
+            .max();
+        Some(self.nodes_bound().max(jobs.unwrap_or_default()))
     }
 
     /// Two per probed daemon: the probe's, and one the daemon's client may
@@ -439,6 +513,8 @@ impl NodeReach for FileRegistry {
     /// without `[[swarm.node]]` entries.
     fn nodes_connections(&self, target: &Target) -> usize {
         match self.swarm_config(target) {
+            // The job's calls go one at a time through the manager's client.
+            Ok(config) if config.job.is_some() => 2,
             Ok(config) if !config.nodes.is_empty() => {
                 Self::candidates(config).len().saturating_mul(2)
             }
@@ -452,6 +528,16 @@ impl NodeReach for FileRegistry {
         node: &Node,
     ) -> Result<Arc<dyn NodeBackend>, RegistryError> {
         let config = self.swarm_config(target)?;
+        if let Some(settings) = &config.job {
+            let jobs = self.swarm_jobs(config, settings).await?;
+            return match jobs.node(&node.id) {
+                Some(node) => Ok(Arc::new(node)),
+                None => Err(RegistryError::UnknownNode {
+                    swarm: config.name.clone(),
+                    node: node.id.clone(),
+                }),
+            };
+        }
         let endpoint = self
             .reached
             .lock()

@@ -7,6 +7,8 @@
 //! other's releases only as another controller's (spared), and a second run
 //! never meets the first one's names.
 
+pub mod image;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::fs;
@@ -358,6 +360,15 @@ impl Scenario {
             .arg("--app-set")
             .arg(app_set)
             .args(&["--controller", controller])
+    }
+
+    /// `apply --prune-volumes` with `config` and `app_set`, retrying
+    /// quickly ([`QUICK`]): the sweep most scenarios end with.
+    pub fn purge(&self, config: &Path, app_set: &Path) -> Run {
+        self.sweep("apply", Some(config), app_set)
+            .arg("--prune-volumes")
+            .args(QUICK)
+            .run()
     }
 
     /// Deploys `stack` on `swarm`.

@@ -1,0 +1,714 @@
+//! Node reach through the swarm itself: a one-off `global-job` service
+//! whose task on each node does that node's volume work through the node's
+//! own daemon, and prints one result line.
+//!
+//! The driver creates the job, waits for it and reads its tasks and logs;
+//! every decision about it is here, where the tests and fuzzers reach it:
+//!
+//! - what the agent may do on its node ([`AgentRequest::work_on`]): list
+//!   the volumes of the stacks it was given, remove only volumes that carry
+//!   the stack label it was given for them, and count one already gone as
+//!   removed;
+//! - what its result line says ([`AgentResult`], [`parse_result_line`]);
+//! - which nodes the job reached ([`reach`]). Coverage is proven, never
+//!   assumed: a node counts only if its task completed and its one result
+//!   line names that node. A node that ran no task (down, drained, paused)
+//!   is not reached, and the sweep says so.
+//!
+//! The agent is not a second gate: it is only ever sent volumes of
+//! releases the plan proved deletable. It refuses anything else all the
+//! same, so that a driver bug cannot turn it into a general volume remover.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::escape::escape;
+
+/// The version of the request and of the result line. A result line says
+/// it with its marker field, [`RESULT_MARKER`].
+pub const AGENT_FORMAT: u32 = 1;
+
+/// The field that marks a log line as the agent's result, holding
+/// [`AGENT_FORMAT`]: any other output of the task is not a result.
+pub const RESULT_MARKER: &str = "swarm_sweep_agent";
+
+/// The label Docker gives the volumes of a stack.
+pub const STACK_LABEL: &str = "com.docker.stack.namespace";
+
+/// The longest result line read: a node's volume list runs to a few
+/// hundred KiB at most, and a task's output is anyone's who can run one.
+pub const MAX_RESULT_LINE: usize = 1024 * 1024;
+
+/// The longest request: it travels as the job's command line.
+pub const MAX_REQUEST: usize = 64 * 1024;
+
+/// Why a request or a result line was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    #[error("{what} of {len} bytes is longer than {max}")]
+    TooLong {
+        what: &'static str,
+        len: usize,
+        max: usize,
+    },
+    #[error("{what} is not valid: {message}")]
+    Invalid { what: &'static str, message: String },
+    #[error("{what} is of format {found}, not {AGENT_FORMAT}")]
+    Format { what: &'static str, found: u64 },
+    #[error("{what} names an empty {field}")]
+    Empty {
+        what: &'static str,
+        field: &'static str,
+    },
+}
+
+/// What the job asks of every node's agent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct AgentRequest {
+    /// [`AGENT_FORMAT`].
+    pub format: u32,
+    /// The stacks whose volumes to list; `None` lists the volumes of every
+    /// stack (reading only, for the snapshot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list: Option<BTreeSet<String>>,
+    /// By node id: by stack, the volumes to remove there.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub remove: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
+}
+
+impl AgentRequest {
+    /// A request that lists the volumes of every stack and removes none.
+    pub fn list_all() -> Self {
+        AgentRequest {
+            format: AGENT_FORMAT,
+            list: None,
+            remove: BTreeMap::new(),
+        }
+    }
+
+    /// A request that removes, on each node, the volumes given for it, by
+    /// stack, and lists what is left of those stacks.
+    pub fn remove(remove: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>) -> Self {
+        let stacks = remove.values().flat_map(|s| s.keys().cloned()).collect();
+        AgentRequest {
+            format: AGENT_FORMAT,
+            list: Some(stacks),
+            remove,
+        }
+    }
+
+    /// Reads a request (the agent's argument): bounded, one JSON object,
+    /// no unknown field, this format, no empty name.
+    pub fn from_json(text: &str) -> Result<Self, AgentError> {
+        const WHAT: &str = "the request";
+        if text.len() > MAX_REQUEST {
+            return Err(AgentError::TooLong {
+                what: WHAT,
+                len: text.len(),
+                max: MAX_REQUEST,
+            });
+        }
+        let request: AgentRequest =
+            serde_json::from_str(text).map_err(|e| AgentError::Invalid {
+                what: WHAT,
+                message: e.to_string(),
+            })?;
+        if request.format != AGENT_FORMAT {
+            return Err(AgentError::Format {
+                what: WHAT,
+                found: request.format.into(),
+            });
+        }
+        let listed = request.list.iter().flatten();
+        let removed = request.remove.iter().flat_map(|(node, stacks)| {
+            std::iter::once(("node", node)).chain(stacks.iter().flat_map(|(stack, volumes)| {
+                std::iter::once(("stack", stack)).chain(volumes.iter().map(|v| ("volume", v)))
+            }))
+        });
+        for (field, name) in listed.map(|s| ("stack", s)).chain(removed) {
+            if name.is_empty() {
+                return Err(AgentError::Empty { what: WHAT, field });
+            }
+        }
+        Ok(request)
+    }
+
+    /// The request as the agent's argument.
+    pub fn to_json(&self) -> String {
+        // Strings and maps of strings: serializing cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// What the agent on node `node` does, given the volumes its daemon
+    /// holds (name, and the stack label when there is one).
+    pub fn work_on(&self, node: &str, volumes: &[(String, Option<String>)]) -> AgentWork {
+        let stack_of: BTreeMap<&str, Option<&str>> = volumes
+            .iter()
+            .map(|(name, stack)| (name.as_str(), stack.as_deref()))
+            .collect();
+        let mut work = AgentWork::default();
+        for (name, stack) in volumes {
+            let Some(stack) = stack else { continue };
+            let listed = match &self.list {
+                None => true,
+                Some(stacks) => stacks.contains(stack),
+            };
+            if listed {
+                work.listed
+                    .entry(stack.clone())
+                    .or_default()
+                    .insert(name.clone());
+            }
+        }
+        for (stack, wanted) in self.remove.get(node).into_iter().flatten() {
+            for volume in wanted {
+                match stack_of.get(volume.as_str()) {
+                    // Gone already: what a retried sweep must converge on.
+                    None => {
+                        work.gone.insert(volume.clone());
+                    }
+                    Some(Some(label)) if label == stack => {
+                        work.remove.insert(volume.clone());
+                    }
+                    Some(label) => {
+                        work.refused.push(Refused {
+                            volume: volume.clone(),
+                            reason: match label {
+                                Some(other) => format!(
+                                    "it belongs to stack {:?}, not {:?}",
+                                    escape(other),
+                                    escape(stack)
+                                ),
+                                None => {
+                                    format!("it has no stack label (asked as {:?})", escape(stack))
+                                }
+                            },
+                        });
+                    }
+                }
+            }
+        }
+        // Listed as left: a volume about to be removed is still there now.
+        work
+    }
+}
+
+/// What one agent does on its node ([`AgentRequest::work_on`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AgentWork {
+    /// By stack, the volumes to report.
+    pub listed: BTreeMap<String, BTreeSet<String>>,
+    /// Volumes to remove.
+    pub remove: BTreeSet<String>,
+    /// Asked for and already gone: removed.
+    pub gone: BTreeSet<String>,
+    /// Asked for and not of the stack they were asked as: left alone.
+    pub refused: Vec<Refused>,
+}
+
+/// A volume the agent would not remove, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Refused {
+    pub volume: String,
+    pub reason: String,
+}
+
+/// A volume whose removal failed, and the daemon's words.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Failed {
+    pub volume: String,
+    pub message: String,
+}
+
+/// The agent's one result line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct AgentResult {
+    /// [`AGENT_FORMAT`], under the name [`RESULT_MARKER`].
+    #[serde(rename = "swarm_sweep_agent")]
+    pub format: u32,
+    /// The node id the agent's daemon reported: the node it worked on.
+    pub node: String,
+    /// By stack, the volumes of the listed stacks on the node (after the
+    /// removals).
+    #[serde(default)]
+    pub volumes: BTreeMap<String, BTreeSet<String>>,
+    /// Removed, or already gone.
+    #[serde(default)]
+    pub removed: BTreeSet<String>,
+    /// Still in use by a container: to retry.
+    #[serde(default)]
+    pub in_use: BTreeSet<String>,
+    #[serde(default)]
+    pub refused: Vec<Refused>,
+    #[serde(default)]
+    pub failed: Vec<Failed>,
+    /// Set when the agent could do nothing (its daemon did not answer, or
+    /// is not the node it was placed on): the node is not reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl AgentResult {
+    /// The line the agent prints.
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The result of an agent on `node` that has done nothing yet.
+    pub fn new(node: impl Into<String>) -> Self {
+        AgentResult {
+            format: AGENT_FORMAT,
+            node: node.into(),
+            ..AgentResult::default()
+        }
+    }
+
+    /// The result of an agent that could do nothing on `node` (empty when
+    /// it could not even learn which node it is on).
+    pub fn error(node: impl Into<String>, error: impl Into<String>) -> Self {
+        AgentResult {
+            format: AGENT_FORMAT,
+            node: node.into(),
+            error: Some(error.into()),
+            ..AgentResult::default()
+        }
+    }
+}
+
+/// Reads a result line: `None` for a line that is not one (no marker),
+/// an error for one that claims to be and is not valid.
+pub fn parse_result_line(line: &str) -> Option<Result<AgentResult, AgentError>> {
+    const WHAT: &str = "the result line";
+    let line = line.trim();
+    if !line.starts_with('{') || !line.contains(RESULT_MARKER) {
+        return None;
+    }
+    if line.len() > MAX_RESULT_LINE {
+        return Some(Err(AgentError::TooLong {
+            what: WHAT,
+            len: line.len(),
+            max: MAX_RESULT_LINE,
+        }));
+    }
+    let value: serde_json::Value = match serde_json::from_str(line) {
+        Ok(value) => value,
+        // Any other JSON a task prints is not a result.
+        Err(_) => return None,
+    };
+    let found = value.get(RESULT_MARKER)?;
+    match found.as_u64() {
+        Some(v) if v == u64::from(AGENT_FORMAT) => {}
+        Some(v) => {
+            return Some(Err(AgentError::Format {
+                what: WHAT,
+                found: v,
+            }))
+        }
+        None => {
+            return Some(Err(AgentError::Invalid {
+                what: WHAT,
+                message: format!("{RESULT_MARKER} is not a number"),
+            }))
+        }
+    }
+    Some(
+        serde_json::from_value::<AgentResult>(value)
+            .map_err(|e| AgentError::Invalid {
+                what: WHAT,
+                message: e.to_string(),
+            })
+            .and_then(|r| {
+                // Only a failure may leave the node out: it proves nothing.
+                if r.node.is_empty() && r.error.is_none() {
+                    Err(AgentError::Empty {
+                        what: WHAT,
+                        field: "node",
+                    })
+                } else {
+                    Ok(r)
+                }
+            }),
+    )
+}
+
+/// One task of the job, as the manager lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobTask {
+    pub id: String,
+    /// The node it was placed on.
+    pub node: String,
+    /// Docker's task state: `complete`, `failed`, `running`...
+    pub state: String,
+    /// The task's error, when it has one.
+    pub error: Option<String>,
+}
+
+/// One line a task of the job wrote, with the task and the node it ran on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    pub task: String,
+    pub node: String,
+    pub text: String,
+}
+
+/// The most of one task's output read: its result line and a little
+/// more. What is past it is dropped, and a result line cut short proves
+/// nothing.
+pub const MAX_TASK_OUTPUT: usize = 2 * MAX_RESULT_LINE;
+
+/// The lines task `task` on node `node` wrote, from the entries of its
+/// logs in the order the daemon gave them. The entries are asked for by
+/// the task's id, so each line is that task's by the daemon's word. A log
+/// driver splits a long line into several entries (the json-file driver
+/// at 16 KiB): the text is joined again and cut at its line breaks. The
+/// output read is bounded by [`MAX_TASK_OUTPUT`]; what is past it is
+/// dropped.
+pub fn task_lines<'a>(
+    task: &str,
+    node: &str,
+    entries: impl IntoIterator<Item = &'a str>,
+) -> Vec<LogLine> {
+    let mut text = String::new();
+    for entry in entries {
+        let room = MAX_TASK_OUTPUT.saturating_sub(text.len());
+        if room == 0 {
+            break;
+        }
+        let mut end = entry.len().min(room);
+        while !entry.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.push_str(&entry[..end]);
+    }
+    text.lines()
+        .map(|line| LogLine {
+            task: task.to_owned(),
+            node: node.to_owned(),
+            text: line.trim_end_matches('\r').to_owned(),
+        })
+        .collect()
+}
+
+/// Whether the job reached one node, and what its agent said there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NodeReached {
+    /// Its task completed and printed one result for this node.
+    Reached(AgentResult),
+    /// No task was placed on it (down, drained, paused, or not eligible).
+    NoTask,
+    /// More than one task ran on it: a job left over, or a restart.
+    SeveralTasks { tasks: usize },
+    /// Its task did not complete.
+    NotComplete {
+        state: String,
+        error: Option<String>,
+    },
+    /// Its task completed without a result line.
+    NoResult,
+    /// Its task printed more than one result line.
+    SeveralResults { results: usize },
+    /// Its result line does not read.
+    BadResult(AgentError),
+    /// Its result names another node: its socket is not its node's daemon.
+    WrongNode { named: String },
+    /// The agent ran and could do nothing.
+    AgentFailed(String),
+}
+
+impl NodeReached {
+    /// The agent's result, when the node was reached.
+    pub fn result(&self) -> Option<&AgentResult> {
+        match self {
+            NodeReached::Reached(result) => Some(result),
+            _ => None,
+        }
+    }
+}
+
+/// Which of `nodes` (the swarm's node ids) the job reached, from its
+/// tasks and its log lines. A node counts as reached only if exactly one
+/// task ran there, that task completed, and it printed exactly one result
+/// line, which names that node (the daemon's attribution and the agent's
+/// own word must agree). Tasks on nodes not in `nodes` are ignored.
+pub fn reach(
+    nodes: &[String],
+    tasks: &[JobTask],
+    lines: &[LogLine],
+) -> BTreeMap<String, NodeReached> {
+    let mut by_node: BTreeMap<&str, Vec<&JobTask>> = BTreeMap::new();
+    for task in tasks {
+        by_node.entry(task.node.as_str()).or_default().push(task);
+    }
+    let mut results: BTreeMap<(&str, &str), Vec<Result<AgentResult, AgentError>>> = BTreeMap::new();
+    for line in lines {
+        if let Some(result) = parse_result_line(&line.text) {
+            results
+                .entry((line.task.as_str(), line.node.as_str()))
+                .or_default()
+                .push(result);
+        }
+    }
+    nodes
+        .iter()
+        .map(|node| {
+            let decided = match by_node.get(node.as_str()).map(Vec::as_slice) {
+                None | Some([]) => NodeReached::NoTask,
+                Some([task]) => from_task(node, task, &mut results),
+                Some(several) => NodeReached::SeveralTasks {
+                    tasks: several.len(),
+                },
+            };
+            (node.clone(), decided)
+        })
+        .collect()
+}
+
+fn from_task<'a>(
+    node: &'a str,
+    task: &'a JobTask,
+    results: &mut BTreeMap<(&'a str, &'a str), Vec<Result<AgentResult, AgentError>>>,
+) -> NodeReached {
+    if task.state != "complete" {
+        return NodeReached::NotComplete {
+            state: task.state.clone(),
+            error: task.error.clone(),
+        };
+    }
+    let mut found = results
+        .remove(&(task.id.as_str(), node))
+        .unwrap_or_default();
+    match found.len() {
+        0 => NodeReached::NoResult,
+        1 => match found.remove(0) {
+            Err(e) => NodeReached::BadResult(e),
+            Ok(AgentResult {
+                error: Some(error), ..
+            }) => NodeReached::AgentFailed(error),
+            Ok(result) if result.node != node => NodeReached::WrongNode { named: result.node },
+            Ok(result) => NodeReached::Reached(result),
+        },
+        n => NodeReached::SeveralResults { results: n },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn on_node(volumes: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
+        volumes
+            .iter()
+            .map(|(n, s)| ((*n).to_owned(), s.map(str::to_owned)))
+            .collect()
+    }
+
+    #[test]
+    fn the_agent_removes_only_volumes_of_the_stack_it_was_given_them_for() {
+        let request = AgentRequest::remove(BTreeMap::from([(
+            "N1".to_owned(),
+            BTreeMap::from([(
+                "web".to_owned(),
+                set(&["web_data", "web_gone", "db_data", "loose"]),
+            )]),
+        )]));
+        let volumes = on_node(&[
+            ("web_data", Some("web")),
+            ("db_data", Some("db")),
+            ("loose", None),
+            ("web_cache", Some("web")),
+        ]);
+        let work = request.work_on("N1", &volumes);
+        assert_eq!(work.remove, set(&["web_data"]));
+        assert_eq!(work.gone, set(&["web_gone"]));
+        let refused: Vec<&str> = work.refused.iter().map(|r| r.volume.as_str()).collect();
+        assert_eq!(refused, ["db_data", "loose"]);
+        assert!(work.refused[0].reason.contains("\"db\""));
+        assert_eq!(
+            work.listed,
+            BTreeMap::from([("web".to_owned(), set(&["web_cache", "web_data"]))])
+        );
+        // Another node is asked for nothing.
+        let elsewhere = request.work_on("N2", &volumes);
+        assert!(elsewhere.remove.is_empty() && elsewhere.refused.is_empty());
+        // Listing everything reports every stack's volumes, never one
+        // without a stack label.
+        let all = AgentRequest::list_all().work_on("N1", &volumes);
+        assert_eq!(all.listed.len(), 2);
+        assert!(all.remove.is_empty());
+    }
+
+    #[test]
+    fn a_request_reads_back_and_refuses_what_it_cannot_trust() {
+        let request = AgentRequest::remove(BTreeMap::from([(
+            "N1".to_owned(),
+            BTreeMap::from([("web".to_owned(), set(&["web_data"]))]),
+        )]));
+        assert_eq!(AgentRequest::from_json(&request.to_json()), Ok(request));
+        assert_eq!(
+            AgentRequest::from_json(&AgentRequest::list_all().to_json()),
+            Ok(AgentRequest::list_all())
+        );
+        for bad in [
+            "",
+            "{}",
+            r#"{"format":2}"#,
+            r#"{"format":1,"extra":1}"#,
+            r#"{"format":1,"list":[""]}"#,
+            r#"{"format":1,"remove":{"N1":{"web":[""]}}}"#,
+            r#"{"format":1,"remove":{"":{}}}"#,
+        ] {
+            assert!(AgentRequest::from_json(bad).is_err(), "{bad}");
+        }
+        let long = format!(r#"{{"format":1,"list":["{}"]}}"#, "x".repeat(MAX_REQUEST));
+        assert!(matches!(
+            AgentRequest::from_json(&long),
+            Err(AgentError::TooLong { .. })
+        ));
+    }
+
+    #[test]
+    fn result_lines_are_told_from_other_output() {
+        let result = AgentResult {
+            format: AGENT_FORMAT,
+            node: "N1".into(),
+            removed: set(&["web_data"]),
+            ..AgentResult::default()
+        };
+        assert_eq!(parse_result_line(&result.to_line()), Some(Ok(result)));
+        assert_eq!(parse_result_line("starting"), None);
+        assert_eq!(parse_result_line(r#"{"level":"info"}"#), None);
+        assert_eq!(parse_result_line(r#"{"swarm_sweep_agent": 1"#), None);
+        assert!(matches!(
+            parse_result_line(r#"{"swarm_sweep_agent":2,"node":"N1"}"#),
+            Some(Err(AgentError::Format { found: 2, .. }))
+        ));
+        assert!(matches!(
+            parse_result_line(r#"{"swarm_sweep_agent":1,"node":""}"#),
+            Some(Err(AgentError::Empty { .. }))
+        ));
+        let failed = AgentResult::error("", "cannot reach the node's daemon");
+        assert_eq!(parse_result_line(&failed.to_line()), Some(Ok(failed)));
+        assert!(matches!(
+            parse_result_line(r#"{"swarm_sweep_agent":1,"node":"N1","more":1}"#),
+            Some(Err(AgentError::Invalid { .. }))
+        ));
+    }
+
+    #[test]
+    fn a_line_split_over_entries_is_joined_and_the_output_bounded() {
+        let entries = [
+            "{\"swarm_sweep_",
+            "agent\":1,\"node\":\"N1\"}\n",
+            "done\r\n",
+            "last",
+        ];
+        let lines = task_lines("T1", "N1", entries);
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["{\"swarm_sweep_agent\":1,\"node\":\"N1\"}", "done", "last"]
+        );
+        assert!(lines.iter().all(|l| l.task == "T1" && l.node == "N1"));
+        assert!(matches!(parse_result_line(&lines[0].text), Some(Ok(_))));
+        let long = "é".repeat(MAX_TASK_OUTPUT);
+        let lines = task_lines("T1", "N1", [long.as_str(), "more"]);
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].text.len() <= MAX_TASK_OUTPUT);
+    }
+
+    fn task(id: &str, node: &str, state: &str) -> JobTask {
+        JobTask {
+            id: id.into(),
+            node: node.into(),
+            state: state.into(),
+            error: None,
+        }
+    }
+
+    fn said(task: &str, node: &str, result: &AgentResult) -> LogLine {
+        LogLine {
+            task: task.into(),
+            node: node.into(),
+            text: result.to_line(),
+        }
+    }
+
+    fn ok(node: &str) -> AgentResult {
+        AgentResult {
+            format: AGENT_FORMAT,
+            node: node.into(),
+            ..AgentResult::default()
+        }
+    }
+
+    #[test]
+    fn a_node_is_reached_only_by_its_completed_task_naming_it_once() {
+        let nodes: Vec<String> = ["N1", "N2", "N3", "N4", "N5", "N6", "N7", "N8"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let tasks = [
+            task("T1", "N1", "complete"),
+            task("T2", "N2", "failed"),
+            // N3: no task (down).
+            task("T4", "N4", "complete"),
+            task("T5", "N5", "complete"),
+            task("T6", "N6", "complete"),
+            task("T7", "N7", "complete"),
+            task("T8a", "N8", "complete"),
+            task("T8b", "N8", "complete"),
+            task("T9", "N9", "complete"),
+        ];
+        let lines = [
+            said("T1", "N1", &ok("N1")),
+            LogLine {
+                task: "T1".into(),
+                node: "N1".into(),
+                text: "removing web_data".into(),
+            },
+            said("T2", "N2", &ok("N2")),
+            // N4: completed, said nothing.
+            said("T5", "N5", &ok("N1")),
+            said("T6", "N6", &ok("N6")),
+            said("T6", "N6", &ok("N6")),
+            said(
+                "T7",
+                "N7",
+                &AgentResult::error("N7", "the daemon did not answer"),
+            ),
+            said("T9", "N9", &ok("N9")),
+        ];
+        let reached = reach(&nodes, &tasks, &lines);
+        assert_eq!(reached["N1"], NodeReached::Reached(ok("N1")));
+        assert!(matches!(reached["N2"], NodeReached::NotComplete { .. }));
+        assert_eq!(reached["N3"], NodeReached::NoTask);
+        assert_eq!(reached["N4"], NodeReached::NoResult);
+        assert_eq!(reached["N5"], NodeReached::WrongNode { named: "N1".into() });
+        assert_eq!(reached["N6"], NodeReached::SeveralResults { results: 2 });
+        assert!(matches!(reached["N7"], NodeReached::AgentFailed(_)));
+        assert_eq!(reached["N8"], NodeReached::SeveralTasks { tasks: 2 });
+        assert_eq!(reached.len(), nodes.len(), "N9 is not of the swarm");
+        // A line another task printed for N1 proves nothing for it.
+        let reached = reach(
+            &nodes[..1],
+            &[task("T1", "N1", "complete")],
+            &[said("T2", "N1", &ok("N1"))],
+        );
+        assert_eq!(reached["N1"], NodeReached::NoResult);
+    }
+}

@@ -1,0 +1,358 @@
+//! Nodes reached through volume jobs (`node_reach = "job"`): one manager
+//! socket is enough to list and remove volumes on every node.
+//!
+//! A job is a whole round trip through the swarm (create, place, run, read,
+//! remove: seconds), so the calls the sweep makes at once are gathered into
+//! one job: every `stack_volumes` and `remove_volume` asked within
+//! [`GATHER_WINDOW`] of the first goes in the same request, and each caller
+//! reads its own node's part of the one result.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sweep_core::agent::{AgentRequest, AgentResult, NodeReached};
+use sweep_core::escape::escape;
+use sweep_swarms::{BackendError, Node, NodeBackend, VolumesByStack};
+use tokio::sync::{watch, OnceCell};
+
+use crate::client::Client;
+use crate::job::{self, JobSettings};
+
+/// How long the first call of a job waits for others to join it.
+const GATHER_WINDOW: Duration = Duration::from_millis(200);
+
+/// What one job found: by node id, whether it was reached and what its
+/// agent said.
+type JobOutcome = Result<BTreeMap<String, NodeReached>, BackendError>;
+
+/// The volume jobs of one swarm.
+pub(crate) struct SwarmJobs {
+    client: Client,
+    swarm: String,
+    settings: JobSettings,
+    /// The image the jobs run, pinned once.
+    image: OnceCell<String>,
+    /// The swarm's node ids, from the last listing.
+    nodes: Mutex<Vec<String>>,
+    /// By node: by volume, its stack, as the last job that reached the
+    /// node listed them. A volume is removed only as the stack it was
+    /// listed under, and the agent checks the label again.
+    listed: Mutex<HashMap<String, BTreeMap<String, String>>>,
+    /// The job being gathered, if any.
+    pending: Mutex<Option<Pending>>,
+    /// The nodes the last listing reached, with what it found there.
+    reached: Mutex<HashMap<String, VolumesByStack>>,
+}
+
+struct Pending {
+    list: BTreeSet<String>,
+    remove: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
+    done: watch::Receiver<Option<Arc<JobOutcome>>>,
+}
+
+impl SwarmJobs {
+    pub(crate) fn new(client: Client, swarm: String, settings: JobSettings) -> Self {
+        SwarmJobs {
+            client,
+            swarm,
+            settings,
+            image: OnceCell::new(),
+            nodes: Mutex::new(Vec::new()),
+            listed: Mutex::new(HashMap::new()),
+            pending: Mutex::new(None),
+            reached: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The backend of `node`, when the last listing reached it.
+    pub(crate) fn node(self: &Arc<Self>, node: &str) -> Option<JobNode> {
+        let listed = self
+            .reached
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(node)
+            .cloned()?;
+        Some(JobNode::new(Arc::clone(self), node.to_owned(), listed))
+    }
+
+    async fn image(&self) -> &str {
+        self.image
+            .get_or_init(|| job::pinned_image(&self.client, &self.swarm, &self.settings.image))
+            .await
+    }
+
+    /// Runs the listing job on every node of the swarm (`members`, from
+    /// the manager) and gives the nodes it reached, each with the stack
+    /// volumes it holds. A node not reached is named at warn level with
+    /// the reason. Jobs a killed run left behind are removed first.
+    pub(crate) async fn list(
+        &self,
+        members: &[Node],
+    ) -> Result<Vec<(Node, VolumesByStack)>, BackendError> {
+        job::remove_leftovers(&self.client, &self.swarm, self.settings.limit * 2).await;
+        let ids: Vec<String> = members.iter().map(|n| n.id.clone()).collect();
+        *self.nodes.lock().unwrap_or_else(PoisonError::into_inner) = ids.clone();
+        let outcome = self.run_job(&AgentRequest::list_all(), &ids).await?;
+        let mut reached = Vec::new();
+        for node in members {
+            match outcome.get(&node.id) {
+                Some(NodeReached::Reached(result)) => {
+                    self.remember(&node.id, result);
+                    let by_stack: VolumesByStack = result
+                        .volumes
+                        .iter()
+                        .map(|(stack, names)| (stack.clone(), names.iter().cloned().collect()))
+                        .collect();
+                    reached.push((node.clone(), by_stack));
+                }
+                other => {
+                    tracing::warn!(
+                        swarm = self.swarm,
+                        node = %escape(node.display_name()),
+                        reason = %why_not(other),
+                        "node not reached by the volume job; its volumes are not covered"
+                    );
+                }
+            }
+        }
+        *self.reached.lock().unwrap_or_else(PoisonError::into_inner) = reached
+            .iter()
+            .map(|(node, listed)| (node.id.clone(), listed.clone()))
+            .collect();
+        Ok(reached)
+    }
+
+    /// One job of `request` over `nodes`, with the pinned image.
+    async fn run_job(&self, request: &AgentRequest, nodes: &[String]) -> JobOutcome {
+        let image = self.image().await;
+        job::run(
+            &self.client,
+            &self.swarm,
+            &self.settings,
+            image,
+            request,
+            nodes,
+        )
+        .await
+    }
+
+    /// Records what a job's agent listed on `node`.
+    fn remember(&self, node: &str, result: &AgentResult) {
+        let mut listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = listed.entry(node.to_owned()).or_default();
+        for (stack, names) in &result.volumes {
+            for name in names {
+                entry.insert(name.clone(), stack.clone());
+            }
+        }
+    }
+
+    /// Joins (or starts) the job being gathered with `ask`'s part, and
+    /// waits for its outcome.
+    async fn ask(
+        self: &Arc<Self>,
+        ask: impl FnOnce(
+            &mut BTreeSet<String>,
+            &mut BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
+        ),
+    ) -> Arc<JobOutcome> {
+        let mut done = {
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            match pending.as_mut() {
+                Some(p) => {
+                    ask(&mut p.list, &mut p.remove);
+                    p.done.clone()
+                }
+                None => {
+                    let (tx, rx) = watch::channel(None);
+                    let mut p = Pending {
+                        list: BTreeSet::new(),
+                        remove: BTreeMap::new(),
+                        done: rx.clone(),
+                    };
+                    ask(&mut p.list, &mut p.remove);
+                    *pending = Some(p);
+                    let this = Arc::clone(self);
+                    // Spawned, so that the job runs to its end (and its
+                    // service is removed) whichever caller stops waiting.
+                    tokio::spawn(async move {
+                        tokio::time::sleep(GATHER_WINDOW).await;
+                        let outcome = this.run_gathered().await;
+                        let _ = tx.send(Some(Arc::new(outcome)));
+                    });
+                    rx
+                }
+            }
+        };
+        loop {
+            if let Some(outcome) = done.borrow_and_update().clone() {
+                return outcome;
+            }
+            if done.changed().await.is_err() {
+                return Arc::new(Err(BackendError::Other {
+                    message: "the volume job ended without an outcome".into(),
+                }));
+            }
+        }
+    }
+
+    async fn run_gathered(&self) -> JobOutcome {
+        let Some(pending) = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        else {
+            return Ok(BTreeMap::new());
+        };
+        let mut request = AgentRequest::remove(pending.remove);
+        let mut list = request.list.take().unwrap_or_default();
+        list.extend(pending.list);
+        request.list = Some(list);
+        let nodes = self
+            .nodes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let outcome = self.run_job(&request, &nodes).await?;
+        for (node, reached) in &outcome {
+            if let NodeReached::Reached(result) = reached {
+                self.remember(node, result);
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// The stack `volume` was listed under on `node`.
+    fn stack_of(&self, node: &str, volume: &str) -> Option<String> {
+        self.listed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(node)
+            .and_then(|v| v.get(volume))
+            .cloned()
+    }
+}
+
+/// Why a node was not reached, in words.
+fn why_not(outcome: Option<&NodeReached>) -> String {
+    match outcome {
+        None => "it is not in the job's outcome".into(),
+        Some(NodeReached::Reached(_)) => "it was reached".into(),
+        Some(NodeReached::NoTask) => "no task was placed on it (down, drained or paused)".into(),
+        Some(NodeReached::SeveralTasks { tasks }) => format!("{tasks} tasks ran on it"),
+        Some(NodeReached::NotComplete { state, error }) => match error {
+            Some(error) => format!("its task ended {state}: {}", escape(error)),
+            None => format!("its task ended {state}"),
+        },
+        Some(NodeReached::NoResult) => "its task printed no result".into(),
+        Some(NodeReached::SeveralResults { results }) => {
+            format!("its task printed {results} results")
+        }
+        Some(NodeReached::BadResult(e)) => format!("its result does not read: {e}"),
+        Some(NodeReached::WrongNode { named }) => format!(
+            "its agent's daemon is node {:?}: the socket is not this node's",
+            escape(named)
+        ),
+        Some(NodeReached::AgentFailed(error)) => format!("its agent failed: {}", escape(error)),
+        Some(_) => "it was not reached".into(),
+    }
+}
+
+/// One node, reached through the swarm's volume jobs.
+pub(crate) struct JobNode {
+    jobs: Arc<SwarmJobs>,
+    node: String,
+    /// What the listing job found on it, for the snapshot.
+    listed: VolumesByStack,
+}
+
+impl JobNode {
+    pub(crate) fn new(jobs: Arc<SwarmJobs>, node: String, listed: VolumesByStack) -> Self {
+        JobNode { jobs, node, listed }
+    }
+
+    /// This node's result in `outcome`, or why there is none.
+    fn own<'a>(&self, outcome: &'a JobOutcome) -> Result<&'a AgentResult, BackendError> {
+        let outcome = outcome.as_ref().map_err(Clone::clone)?;
+        match outcome.get(&self.node) {
+            Some(NodeReached::Reached(result)) => Ok(result),
+            other => Err(BackendError::Unreachable {
+                endpoint: format!("node {} through a volume job", self.node),
+                message: why_not(other),
+            }),
+        }
+    }
+}
+
+#[async_trait]
+impl NodeBackend for JobNode {
+    async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError> {
+        crate::client::check_release(release)?;
+        let outcome = self
+            .jobs
+            .ask(|list, _| {
+                list.insert(release.to_owned());
+            })
+            .await;
+        let result = self.own(&outcome)?;
+        Ok(result
+            .volumes
+            .get(release)
+            .map(|names| names.iter().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn volumes_by_stack(&self) -> Result<Option<VolumesByStack>, BackendError> {
+        Ok(Some(self.listed.clone()))
+    }
+
+    async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
+        let object = format!("volume {name:?} on node {}", self.node);
+        // A volume is removed as the stack it was listed under; one never
+        // listed on this node is not this sweep's to remove.
+        let Some(stack) = self.jobs.stack_of(&self.node, name) else {
+            return Err(BackendError::Invalid {
+                what: object,
+                message: "no volume job listed it on this node".into(),
+            });
+        };
+        let outcome = self
+            .jobs
+            .ask(|_, remove| {
+                remove
+                    .entry(self.node.clone())
+                    .or_default()
+                    .entry(stack)
+                    .or_default()
+                    .insert(name.to_owned());
+            })
+            .await;
+        let result = self.own(&outcome)?;
+        if result.removed.contains(name) {
+            return Ok(());
+        }
+        if result.in_use.contains(name) {
+            return Err(BackendError::InUse {
+                object,
+                message: "a container still uses it".into(),
+            });
+        }
+        if let Some(refused) = result.refused.iter().find(|r| r.volume == name) {
+            return Err(BackendError::Other {
+                message: format!("{object}: the agent refused: {}", escape(&refused.reason)),
+            });
+        }
+        if let Some(failed) = result.failed.iter().find(|f| f.volume == name) {
+            return Err(BackendError::Other {
+                message: format!("{object}: {}", escape(&failed.message)),
+            });
+        }
+        Err(BackendError::Invalid {
+            what: object,
+            message: "the agent's result does not mention it".into(),
+        })
+    }
+}

@@ -1,0 +1,223 @@
+//! Node reach through the swarm itself (`node_reach = "job"`) on the real
+//! engines of swarm alpha: with only the manager's socket in the registry,
+//! a volume job lists and removes volumes on every node; a node that is
+//! down is named and keeps the release's records until it returns; a job
+//! a killed run left behind is removed by the next run.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use sweep_e2e::image::built_image;
+use sweep_e2e::{
+    app, assert_gone, create_record, docker, docker_ok, endpoint, lines, one, wait_deployed,
+    wait_node_status, Cleanup, Remains, Scenario, Stack, StoppedNode, ALPHA, IMAGE,
+};
+
+const JOB_LABEL: &str = "swarm-sweep.job";
+
+/// One test at a time: one stops a node of alpha, which every other test
+/// here needs up.
+fn alone() -> MutexGuard<'static, ()> {
+    static ALONE: Mutex<()> = Mutex::new(());
+    ALONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A registry naming alpha by its manager alone, its nodes reached by
+/// volume jobs of the image built on the bed. On the bed every node's
+/// daemon listens on its own socket of the host: the job's mount source is
+/// a template naming each task's node.
+fn job_registry(s: &Scenario, image: &str) -> PathBuf {
+    let socket = "/run/swarm-sweep-bed/{{.Node.Hostname}}/docker.sock";
+    s.write(
+        "registry.toml",
+        &format!(
+            "timeout = \"20s\"\n\n[[swarm]]\nname = \"alpha\"\nmanager = \"{}\"\nnode_reach = \"job\"\nagent_image = \"{image}\"\nagent_socket = \"{socket}\"\njob_timeout = \"90s\"\n",
+            endpoint(ALPHA.manager)
+        ),
+    )
+}
+
+/// The volume jobs on alpha, by service name.
+fn jobs_left() -> Vec<String> {
+    lines(&docker_ok(
+        ALPHA.manager,
+        &[
+            "service",
+            "ls",
+            "--filter",
+            &format!("label={JOB_LABEL}"),
+            "--format",
+            "{{.Name}}",
+        ],
+    ))
+}
+
+/// The node names a snapshot's swarm lists as reached.
+fn reached(snapshot: &Value) -> Vec<String> {
+    let mut names: Vec<String> = snapshot["swarms"][0]["nodes"]
+        .as_array()
+        .expect("the swarm's reached nodes")
+        .iter()
+        .map(|n| n["hostname"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// One test's setting: its scenario, what to clean up, a registry whose
+/// nodes are reached by jobs, and an app set that declares nothing of it.
+/// Dropped in this order: the cleanup runs before the next test starts.
+struct JobScene {
+    s: Scenario,
+    cleanup: Cleanup,
+    config: PathBuf,
+    apps: PathBuf,
+    _alone: MutexGuard<'static, ()>,
+}
+
+fn scene() -> JobScene {
+    let alone = alone();
+    let s = Scenario::new();
+    let config = job_registry(&s, built_image());
+    let apps = s.app_set("apps.json", json!([app("edge", "alpha", &[])]));
+    JobScene {
+        s,
+        cleanup: Cleanup::new(&ALPHA),
+        config,
+        apps,
+        _alone: alone,
+    }
+}
+
+/// A departed release with a task and a volume on every node of alpha.
+fn departed_everywhere(s: &Scenario, cleanup: &mut Cleanup) -> String {
+    let web = s.release("web");
+    cleanup.add(&web);
+    let stack = Stack::new(&web).global().with_volume();
+    create_record(&ALPHA, &web, 1, Some(&s.stamp("shop", &web)));
+    s.deploy(&ALPHA, &stack);
+    wait_deployed(&ALPHA, &stack, ALPHA.nodes);
+    web
+}
+
+#[test]
+fn the_manager_socket_and_a_job_purge_a_release_s_volumes_on_every_node() {
+    let mut t = scene();
+    let web = departed_everywhere(&t.s, &mut t.cleanup);
+
+    // The listing job reaches every node and finds the volume on each.
+    let snapshot = t.s.sweep("snapshot", Some(&t.config), &t.apps).run();
+    snapshot.expect_code(0);
+    let snapshot = snapshot.json();
+    assert_eq!(reached(&snapshot), ["alpha-1", "alpha-2", "alpha-3"]);
+    let release = snapshot["swarms"][0]["releases"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["name"] == web.as_str()))
+        .expect("the release in the snapshot");
+    let volumes = release["objects"]["volumes"]
+        .as_array()
+        .expect("volumes by node");
+    assert_eq!(volumes.len(), 3, "{release:#}");
+    let data = format!("{web}_data");
+    assert!(
+        volumes.iter().all(|v| v["volumes"] == json!([data])),
+        "{release:#}"
+    );
+    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+
+    let run = t.s.purge(&t.config, &t.apps);
+    run.expect_code(0);
+    let out = run.json();
+    assert_eq!(one(&out["plan"], "deletions", &web)["volumes"], "complete");
+    assert_eq!(one(&out["report"], "releases", &web)["outcome"], "deleted");
+    // Every node's own daemon holds nothing of it any more.
+    assert_gone(&ALPHA, &web);
+    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+}
+
+#[test]
+fn with_a_node_down_the_job_sweep_is_partial_keeps_the_records_and_converges_after() {
+    let mut t = scene();
+    let web = departed_everywhere(&t.s, &mut t.cleanup);
+
+    let down = StoppedNode::stop("alpha-3");
+    wait_node_status(&ALPHA, "alpha-3", "Down", Duration::from_secs(90));
+    let run = t.s.purge(&t.config, &t.apps);
+    run.expect_code(1);
+    let out = run.json();
+    let uncovered = &out["plan"]["uncovered"][0];
+    assert_eq!(uncovered["unreached"], json!(["alpha-3"]), "{uncovered:#}");
+    assert_eq!(
+        one(&out["report"], "releases", &web)["outcome"],
+        "pending_coverage"
+    );
+    let left = Remains::read(&ALPHA, &web);
+    assert!(!left.records.is_empty(), "{left:#?}");
+
+    down.start();
+    wait_node_status(&ALPHA, "alpha-3", "Ready", Duration::from_secs(90));
+    let run = t.s.purge(&t.config, &t.apps);
+    run.expect_code(0);
+    assert_gone(&ALPHA, &web);
+}
+
+#[test]
+fn a_job_left_behind_by_a_killed_run_is_removed_by_the_next() {
+    let t = scene();
+    let left = format!("swarm-sweep-job-left-{}", t.s.token);
+    // A job as a killed run leaves it: labelled, and started long ago.
+    docker_ok(
+        ALPHA.manager,
+        &[
+            "service",
+            "create",
+            "--detach",
+            "--quiet",
+            "--name",
+            &left,
+            "--label",
+            &format!("{JOB_LABEL}=volumes"),
+            "--label",
+            "swarm-sweep.job.started=1",
+            "--restart-condition",
+            "none",
+            "--mode",
+            "global-job",
+            IMAGE,
+            "true",
+        ],
+    );
+    let snapshot = t.s.sweep("snapshot", Some(&t.config), &t.apps).run();
+    snapshot.expect_code(0);
+    let services = docker(ALPHA.manager, &["service", "inspect", &left]);
+    assert!(!services.status.success(), "{left} is still there");
+    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+}
+
+#[test]
+fn a_volume_still_in_use_on_a_worker_is_retried_and_removed_once_free() {
+    let mut t = scene();
+    let slow = t.s.release("slow");
+    t.cleanup.add(&slow);
+    // Its task ignores SIGTERM and holds the volume on alpha-2 for 20 s
+    // after its service is removed.
+    let stack = Stack::new(&slow).with_volume().on("alpha-2").stubborn(20);
+    create_record(&ALPHA, &slow, 1, Some(&t.s.stamp("shop", &slow)));
+    t.s.deploy(&ALPHA, &stack);
+    wait_deployed(&ALPHA, &stack, &["alpha-2"]);
+    let started = std::time::Instant::now();
+    let run = t.s.purge(&t.config, &t.apps);
+    run.expect_code(0);
+    let out = run.json();
+    assert_eq!(one(&out["report"], "releases", &slow)["outcome"], "deleted");
+    // It went only once its task had let go of it.
+    assert!(
+        started.elapsed() >= Duration::from_secs(15),
+        "deleted after {:?}, while its task still held it",
+        started.elapsed()
+    );
+    assert_gone(&ALPHA, &slow);
+    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+}
