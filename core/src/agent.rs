@@ -285,6 +285,42 @@ impl AgentResult {
     }
 }
 
+/// What an agent's result says of one volume it was asked to remove.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Removal<'a> {
+    /// Removed, or already gone.
+    Removed,
+    /// A container still uses it: to retry.
+    InUse,
+    /// Not of the stack it was asked under: left alone.
+    Refused(&'a str),
+    /// The daemon refused to remove it.
+    Failed(&'a str),
+    /// The result does not mention it: nothing is known.
+    NotMentioned,
+}
+
+impl AgentResult {
+    /// What this result says of `volume`. A volume the result lists in two
+    /// places counts as the less done: in use or failed before removed.
+    pub fn removal(&self, volume: &str) -> Removal<'_> {
+        if let Some(refused) = self.refused.iter().find(|r| r.volume == volume) {
+            return Removal::Refused(&refused.reason);
+        }
+        if let Some(failed) = self.failed.iter().find(|f| f.volume == volume) {
+            return Removal::Failed(&failed.message);
+        }
+        if self.in_use.contains(volume) {
+            return Removal::InUse;
+        }
+        if self.removed.contains(volume) {
+            return Removal::Removed;
+        }
+        Removal::NotMentioned
+    }
+}
+
 /// Reads a result line: `None` for a line that is not one (no marker),
 /// an error for one that claims to be and is not valid.
 pub fn parse_result_line(line: &str) -> Option<Result<AgentResult, AgentError>> {
@@ -579,6 +615,27 @@ mod tests {
             AgentRequest::from_json(&long),
             Err(AgentError::TooLong { .. })
         ));
+    }
+
+    #[test]
+    fn a_result_says_of_each_volume_what_became_of_it_and_the_least_done_wins() {
+        let mut result = AgentResult::new("N1");
+        result.removed = set(&["gone", "both"]);
+        result.in_use = set(&["busy", "both"]);
+        result.refused.push(Refused {
+            volume: "other".into(),
+            reason: "it belongs to stack \"db\"".into(),
+        });
+        result.failed.push(Failed {
+            volume: "broken".into(),
+            message: "driver error".into(),
+        });
+        assert_eq!(result.removal("gone"), Removal::Removed);
+        assert_eq!(result.removal("busy"), Removal::InUse);
+        assert_eq!(result.removal("both"), Removal::InUse);
+        assert!(matches!(result.removal("other"), Removal::Refused(r) if r.contains("db")));
+        assert_eq!(result.removal("broken"), Removal::Failed("driver error"));
+        assert_eq!(result.removal("unknown"), Removal::NotMentioned);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sweep_core::agent::{AgentRequest, AgentResult, NodeReached};
+use sweep_core::agent::{AgentRequest, AgentResult, NodeReached, Removal};
 use sweep_core::escape::escape;
 use sweep_swarms::{BackendError, Node, NodeBackend, VolumesByStack};
 use tokio::sync::{watch, OnceCell};
@@ -331,28 +331,23 @@ impl NodeBackend for JobNode {
             })
             .await;
         let result = self.own(&outcome)?;
-        if result.removed.contains(name) {
-            return Ok(());
-        }
-        if result.in_use.contains(name) {
-            return Err(BackendError::InUse {
+        match result.removal(name) {
+            Removal::Removed => Ok(()),
+            Removal::InUse => Err(BackendError::InUse {
                 object,
                 message: "a container still uses it".into(),
-            });
+            }),
+            Removal::Refused(reason) => Err(BackendError::Other {
+                message: format!("{object}: the agent refused: {}", escape(reason)),
+            }),
+            Removal::Failed(message) => Err(BackendError::Other {
+                message: format!("{object}: {}", escape(message)),
+            }),
+            // Not mentioned (or anything a newer core says): unknown.
+            _ => Err(BackendError::Invalid {
+                what: object,
+                message: "the agent's result does not mention it".into(),
+            }),
         }
-        if let Some(refused) = result.refused.iter().find(|r| r.volume == name) {
-            return Err(BackendError::Other {
-                message: format!("{object}: the agent refused: {}", escape(&refused.reason)),
-            });
-        }
-        if let Some(failed) = result.failed.iter().find(|f| f.volume == name) {
-            return Err(BackendError::Other {
-                message: format!("{object}: {}", escape(&failed.message)),
-            });
-        }
-        Err(BackendError::Invalid {
-            what: object,
-            message: "the agent's result does not mention it".into(),
-        })
     }
 }
