@@ -14,17 +14,23 @@
 //!   assumed: a node counts only if its task completed and its one result
 //!   line names that node. A node that ran no task (down, drained, paused)
 //!   is not reached, and the sweep says so.
+//! - when the job has ended ([`JobProgress::observe`], with the task
+//!   states read by [`TaskPhase::of`]), and which jobs found on the swarm
+//!   a killed run left behind ([`leftover_job`]). The driver reads the
+//!   clock and passes the time in.
 //!
 //! The agent is not a second gate: it is only ever sent volumes of
 //! releases the plan proved deletable. It refuses anything else all the
 //! same, so that a driver bug cannot turn it into a general volume remover.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::escape::escape;
+use crate::grace::UnixTime;
 
 /// The version of the request and of the result line. A result line says
 /// it with its marker field, [`RESULT_MARKER`].
@@ -379,14 +385,85 @@ pub fn parse_result_line(line: &str) -> Option<Result<AgentResult, AgentError>> 
 
 /// One task of the job, as the manager lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct JobTask {
+    /// The task's id, by which its logs are read.
     pub id: String,
     /// The node it was placed on.
     pub node: String,
-    /// Docker's task state: `complete`, `failed`, `running`...
+    /// Docker's task state: `complete`, `failed`, `running`... Read it
+    /// with [`TaskPhase::of`].
     pub state: String,
     /// The task's error, when it has one.
     pub error: Option<String>,
+}
+
+impl JobTask {
+    /// A task `id` on node `node` (empty when not yet placed) in Docker's
+    /// task state `state`.
+    pub fn new(
+        id: impl Into<String>,
+        node: impl Into<String>,
+        state: impl Into<String>,
+        error: Option<String>,
+    ) -> Self {
+        JobTask {
+            id: id.into(),
+            node: node.into(),
+            state: state.into(),
+            error,
+        }
+    }
+
+    /// Where the task is in its life, from its state.
+    pub fn phase(&self) -> TaskPhase {
+        TaskPhase::of(&self.state)
+    }
+}
+
+/// Where a task of the job is in its life, read from Docker's task state
+/// ([`TaskPhase::of`]).
+///
+/// Not `#[non_exhaustive]`: a driver matches it exhaustively, so that a
+/// phase added here cannot fall into a wildcard arm unnoticed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TaskPhase {
+    /// Not ended yet: `new`, `allocated`, `pending`, `assigned`,
+    /// `accepted`, `preparing`, `ready`, `starting`, `running`.
+    Live,
+    /// Ended by running to its end (`complete`): the only end after which
+    /// its output may hold a result.
+    Complete,
+    /// Ended without completing: `failed`, `rejected`, `shutdown`,
+    /// `orphaned`, `remove`.
+    Ended,
+    /// A state this version does not know. Not terminal: counting it as
+    /// ended would remove the job under an agent that may still be at
+    /// work on its node, and lose its result.
+    Unknown,
+}
+
+impl TaskPhase {
+    /// The phase of Docker's task state `state`, as the Engine API spells
+    /// it (lower case); any other spelling is [`TaskPhase::Unknown`].
+    pub fn of(state: &str) -> Self {
+        match state {
+            "new" | "allocated" | "pending" | "assigned" | "accepted" | "preparing" | "ready"
+            | "starting" | "running" => TaskPhase::Live,
+            "complete" => TaskPhase::Complete,
+            "failed" | "rejected" | "shutdown" | "orphaned" | "remove" => TaskPhase::Ended,
+            _ => TaskPhase::Unknown,
+        }
+    }
+
+    /// Whether nothing more happens to the task: it completed or ended
+    /// otherwise. A live or unknown task may still be at work.
+    pub fn is_terminal(self) -> bool {
+        match self {
+            TaskPhase::Complete | TaskPhase::Ended => true,
+            TaskPhase::Live | TaskPhase::Unknown => false,
+        }
+    }
 }
 
 /// One line a task of the job wrote, with the task and the node it ran on.
@@ -515,7 +592,7 @@ fn from_task<'a>(
     task: &'a JobTask,
     results: &mut BTreeMap<(&'a str, &'a str), Vec<Result<AgentResult, AgentError>>>,
 ) -> NodeReached {
-    if task.state != "complete" {
+    if task.phase() != TaskPhase::Complete {
         return NodeReached::NotComplete {
             state: task.state.clone(),
             error: task.error.clone(),
@@ -535,6 +612,164 @@ fn from_task<'a>(
             Ok(result) => NodeReached::Reached(result),
         },
         n => NodeReached::SeveralResults { results: n },
+    }
+}
+
+/// The label that marks a service as a volume job of swarm-sweep, with the
+/// value `volumes`, so that one a killed run left behind is found and
+/// removed by the next ([`leftover_job`]).
+pub const JOB_LABEL: &str = "swarm-sweep.job";
+
+/// The label that says when a volume job was created, in Unix seconds
+/// ([`job_started_label`]).
+pub const JOB_STARTED_LABEL: &str = "swarm-sweep.job.started";
+
+/// How long a job whose desired task count is still zero is given before
+/// it counts as placed on no node: the orchestrator sets the count a
+/// moment after the service is created, and a job read as ended before
+/// that would reach no node.
+pub const PLACEMENT_SETTLE: Duration = Duration::from_secs(5);
+
+/// Where a running volume job is, from one look at it
+/// ([`JobProgress::observe`]).
+///
+/// Not `#[non_exhaustive]`: the driver matches it exhaustively, so that a
+/// new outcome cannot fall into a wildcard arm unnoticed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobProgress {
+    /// Every task has ended, and there are at least as many as the
+    /// orchestrator means to run (or it means none, and
+    /// [`PLACEMENT_SETTLE`] has passed): read the completed ones.
+    Ended,
+    /// The orchestrator has not said yet how many tasks it means to run
+    /// (it says zero) and [`PLACEMENT_SETTLE`] has not passed: look again.
+    Placing,
+    /// Tasks are still at work, or still to be placed: look again.
+    Running {
+        /// Tasks that have ended.
+        ended: usize,
+        /// Tasks the orchestrator means to run.
+        desired: u64,
+    },
+    /// The job has not ended and the next look would come past its time
+    /// limit: stop waiting; a node whose task did not complete is not
+    /// reached.
+    TimedOut,
+}
+
+impl JobProgress {
+    /// Where the job is, from its `tasks`, the number of tasks the
+    /// orchestrator means to run (`desired`, one per node it can place one
+    /// on), the time since the job was created (`elapsed`), the time it is
+    /// given (`limit`), and the time until the driver would look again
+    /// (`poll`).
+    ///
+    /// More tasks than desired is an end all the same (a node that joined
+    /// while the job ran gets one too); fewer is not, since a task not yet
+    /// listed has not ended. A task in a state this version does not know
+    /// has not ended ([`TaskPhase::Unknown`]).
+    pub fn observe(
+        tasks: &[JobTask],
+        desired: u64,
+        elapsed: Duration,
+        limit: Duration,
+        poll: Duration,
+    ) -> Self {
+        let ended = tasks.iter().filter(|t| t.phase().is_terminal()).count();
+        let all_ended = ended == tasks.len();
+        let placed = desired > 0 || elapsed >= PLACEMENT_SETTLE;
+        let enough = u64::try_from(tasks.len()).unwrap_or(u64::MAX) >= desired;
+        if all_ended && placed && enough {
+            JobProgress::Ended
+        } else if elapsed.saturating_add(poll) > limit {
+            // A look that late would keep the job past the time it is
+            // given, and the sweep's own time bound counts on that.
+            JobProgress::TimedOut
+        } else if !placed {
+            JobProgress::Placing
+        } else {
+            JobProgress::Running { ended, desired }
+        }
+    }
+}
+
+/// The value of [`JOB_STARTED_LABEL`] for a job created at `started`.
+pub fn job_started_label(started: UnixTime) -> String {
+    started.as_secs().to_string()
+}
+
+/// What to do with a volume job found on the swarm by its [`JOB_LABEL`]
+/// before a new one is created ([`leftover_job`]).
+///
+/// Not `#[non_exhaustive]`: the driver matches it exhaustively, so that a
+/// new case cannot fall into a wildcard arm that removes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LeftoverJob {
+    /// Started more than twice the job time limit ago: no run still
+    /// waits for it (a run gives up on its job at the limit and removes
+    /// it), so a killed run left it behind. Remove it.
+    Remove {
+        /// Seconds since it started.
+        age_secs: u64,
+    },
+    /// Started within twice the time limit: it may be the job of a run
+    /// still going. Keep it.
+    Young {
+        /// Seconds since it started.
+        age_secs: u64,
+    },
+    /// Started after `now`: made by a run whose clock is ahead of this
+    /// one's, which may still be going. Keep it.
+    Ahead {
+        /// Seconds it started after `now`.
+        ahead_secs: u64,
+    },
+    /// Its start label is missing or does not read as Unix seconds. Keep
+    /// it: every run writes the label, so the job is not one of this
+    /// version's, and it may be another version's run still going, whose
+    /// agents would be killed mid-work if it were removed. A leftover kept
+    /// this way holds no running task (a job runs once), and is for an
+    /// operator to remove.
+    Unreadable,
+}
+
+impl LeftoverJob {
+    /// Whether the job is to be removed.
+    pub fn is_removed(self) -> bool {
+        match self {
+            LeftoverJob::Remove { .. } => true,
+            LeftoverJob::Young { .. } | LeftoverJob::Ahead { .. } | LeftoverJob::Unreadable => {
+                false
+            }
+        }
+    }
+}
+
+/// What to do with a volume job found on the swarm, from its
+/// [`JOB_STARTED_LABEL`] (`None` when it has none), the time `now`, and the
+/// time one job is given (`job_limit`, the registry's `job_timeout`).
+/// Only a job that provably started more than twice `job_limit` ago is
+/// removed: one of a run still going is younger than its limit, and the
+/// margin covers the clocks of two controllers disagreeing.
+pub fn leftover_job(
+    started_label: Option<&str>,
+    now: UnixTime,
+    job_limit: Duration,
+) -> LeftoverJob {
+    let Some(started) = started_label.and_then(|s| s.parse::<u64>().ok()) else {
+        return LeftoverJob::Unreadable;
+    };
+    let now = now.as_secs();
+    if started > now {
+        return LeftoverJob::Ahead {
+            ahead_secs: started - now,
+        };
+    }
+    let age_secs = now - started;
+    if Duration::from_secs(age_secs) > job_limit.saturating_mul(2) {
+        LeftoverJob::Remove { age_secs }
+    } else {
+        LeftoverJob::Young { age_secs }
     }
 }
 
@@ -767,5 +1002,214 @@ mod tests {
             &[said("T2", "N1", &ok("N1"))],
         );
         assert_eq!(reached["N1"], NodeReached::NoResult);
+    }
+
+    #[test]
+    fn only_known_end_states_are_terminal_and_an_unknown_state_is_not() {
+        assert_eq!(TaskPhase::of("complete"), TaskPhase::Complete);
+        assert!(TaskPhase::of("complete").is_terminal());
+        for state in ["failed", "rejected", "shutdown", "orphaned", "remove"] {
+            assert_eq!(TaskPhase::of(state), TaskPhase::Ended, "{state}");
+            assert!(TaskPhase::of(state).is_terminal());
+        }
+        for state in [
+            "new",
+            "allocated",
+            "pending",
+            "assigned",
+            "accepted",
+            "preparing",
+            "ready",
+            "starting",
+            "running",
+        ] {
+            assert_eq!(TaskPhase::of(state), TaskPhase::Live, "{state}");
+            assert!(!TaskPhase::of(state).is_terminal());
+        }
+        // Another spelling, a future state, or nothing: still at work.
+        for state in [
+            "",
+            "Complete",
+            "COMPLETE",
+            "completed",
+            " complete",
+            "paused",
+        ] {
+            assert_eq!(TaskPhase::of(state), TaskPhase::Unknown, "{state:?}");
+            assert!(!TaskPhase::of(state).is_terminal());
+        }
+        assert_eq!(task("T1", "N1", "complete").phase(), TaskPhase::Complete);
+    }
+
+    const LIMIT: Duration = Duration::from_secs(60);
+    const POLL: Duration = Duration::from_millis(500);
+
+    fn progress(tasks: &[JobTask], desired: u64, elapsed_secs: u64) -> JobProgress {
+        JobProgress::observe(
+            tasks,
+            desired,
+            Duration::from_secs(elapsed_secs),
+            LIMIT,
+            POLL,
+        )
+    }
+
+    #[test]
+    fn a_job_with_no_task_ends_only_once_the_placement_has_settled() {
+        assert_eq!(progress(&[], 0, 0), JobProgress::Placing);
+        assert_eq!(progress(&[], 0, 4), JobProgress::Placing);
+        assert_eq!(progress(&[], 0, 5), JobProgress::Ended);
+        // Tasks listed before the count is: still placing.
+        let done = [task("T1", "N1", "complete")];
+        assert_eq!(progress(&done, 0, 1), JobProgress::Placing);
+        assert_eq!(progress(&done, 0, 5), JobProgress::Ended);
+        // A count without tasks yet: running, whatever the time.
+        assert_eq!(
+            progress(&[], 2, 30),
+            JobProgress::Running {
+                ended: 0,
+                desired: 2
+            }
+        );
+    }
+
+    #[test]
+    fn a_job_ends_when_every_task_it_means_to_run_has_ended() {
+        let tasks = [
+            task("T1", "N1", "complete"),
+            task("T2", "N2", "failed"),
+            task("T3", "N3", "running"),
+        ];
+        assert_eq!(
+            progress(&tasks, 3, 1),
+            JobProgress::Running {
+                ended: 2,
+                desired: 3
+            }
+        );
+        // Two of three tasks listed, both ended: the third is to come.
+        assert_eq!(
+            progress(&tasks[..2], 3, 1),
+            JobProgress::Running {
+                ended: 2,
+                desired: 3
+            }
+        );
+        let ended = [
+            task("T1", "N1", "complete"),
+            task("T2", "N2", "failed"),
+            task("T3", "N3", "rejected"),
+        ];
+        assert_eq!(progress(&ended, 3, 1), JobProgress::Ended);
+        // More tasks than desired (a node joined meanwhile): ended too.
+        assert_eq!(progress(&ended, 2, 1), JobProgress::Ended);
+        // A state this version does not know keeps the job waited on.
+        let odd = [task("T1", "N1", "complete"), task("T2", "N2", "paused")];
+        assert_eq!(
+            progress(&odd, 2, 1),
+            JobProgress::Running {
+                ended: 1,
+                desired: 2
+            }
+        );
+    }
+
+    #[test]
+    fn a_job_times_out_before_a_look_past_its_limit_and_an_end_wins() {
+        let running = [task("T1", "N1", "running")];
+        let at = |elapsed: Duration| JobProgress::observe(&running, 1, elapsed, LIMIT, POLL);
+        assert_eq!(
+            at(LIMIT - POLL),
+            JobProgress::Running {
+                ended: 0,
+                desired: 1
+            }
+        );
+        assert_eq!(
+            at(LIMIT - POLL + Duration::from_millis(1)),
+            JobProgress::TimedOut
+        );
+        assert_eq!(at(Duration::MAX), JobProgress::TimedOut);
+        assert_eq!(
+            JobProgress::observe(&[], 0, Duration::from_secs(2), Duration::ZERO, POLL),
+            JobProgress::TimedOut
+        );
+        let done = [task("T1", "N1", "complete")];
+        assert_eq!(
+            JobProgress::observe(&done, 1, Duration::MAX, LIMIT, Duration::MAX),
+            JobProgress::Ended
+        );
+    }
+
+    #[test]
+    fn the_start_label_reads_back() {
+        let now = UnixTime::from_secs(1_800_000_000);
+        let label = job_started_label(now);
+        assert_eq!(label, "1800000000");
+        assert_eq!(
+            leftover_job(Some(&label), now, LIMIT),
+            LeftoverJob::Young { age_secs: 0 }
+        );
+    }
+
+    #[test]
+    fn a_job_is_removed_as_left_behind_only_past_twice_its_limit() {
+        let now = UnixTime::from_secs(10_000);
+        let at = |started: u64| leftover_job(Some(&started.to_string()), now, LIMIT);
+        assert_eq!(at(10_000 - 121), LeftoverJob::Remove { age_secs: 121 });
+        assert!(at(10_000 - 121).is_removed());
+        assert_eq!(at(10_000 - 120), LeftoverJob::Young { age_secs: 120 });
+        assert_eq!(at(1), LeftoverJob::Remove { age_secs: 9_999 });
+        assert_eq!(at(0), LeftoverJob::Remove { age_secs: 10_000 });
+        // A fraction of a second counts: 2 x 1.5 s is 3 s.
+        let short = Duration::from_millis(1_500);
+        let started = |age: u64| (10_000 - age).to_string();
+        assert!(!leftover_job(Some(&started(3)), now, short).is_removed());
+        assert!(leftover_job(Some(&started(4)), now, short).is_removed());
+        // No limit is so long that doubling it overflows.
+        assert_eq!(
+            leftover_job(Some("0"), now, Duration::MAX),
+            LeftoverJob::Young { age_secs: 10_000 }
+        );
+    }
+
+    #[test]
+    fn a_job_started_in_the_future_or_without_a_readable_start_is_kept() {
+        let now = UnixTime::from_secs(10_000);
+        assert_eq!(
+            leftover_job(Some("10001"), now, LIMIT),
+            LeftoverJob::Ahead { ahead_secs: 1 }
+        );
+        assert_eq!(
+            leftover_job(Some(&u64::MAX.to_string()), now, Duration::ZERO),
+            LeftoverJob::Ahead {
+                ahead_secs: u64::MAX - 10_000
+            }
+        );
+        for label in [
+            "",
+            "abc",
+            "-1",
+            "1.5",
+            " 1",
+            "1 ",
+            "0x10",
+            "2026-12-01T08:00:00Z",
+            "18446744073709551616",
+        ] {
+            let decided = leftover_job(Some(label), now, Duration::ZERO);
+            assert_eq!(decided, LeftoverJob::Unreadable, "{label:?}");
+            assert!(!decided.is_removed());
+        }
+        assert_eq!(
+            leftover_job(None, now, Duration::ZERO),
+            LeftoverJob::Unreadable
+        );
+        for kept in [
+            LeftoverJob::Young { age_secs: 0 },
+            LeftoverJob::Ahead { ahead_secs: 1 },
+        ] {
+            assert!(!kept.is_removed());
+        }
     }
 }

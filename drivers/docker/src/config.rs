@@ -530,13 +530,28 @@ manager = "tcp://127.0.0.1:2375"
     fn unsupported_scheme_names_file_swarm_and_field() {
         assert_eq!(
             message("[[swarm]]\nname = \"alpha\"\nmanager = \"http://h:1\"\n"),
-            "registry.toml: swarm \"alpha\": manager: unsupported scheme \"http\" (use unix:// or tcp://)"
+            "registry.toml: swarm \"alpha\": manager: unsupported scheme \"http\" (use unix://, tcp:// or ssh://)"
         );
         assert_eq!(
             message(
-                "[[swarm]]\nname = \"a\"\nmanager = \"unix:///s\"\n[[swarm.node]]\nendpoint = \"ssh://x\"\n"
+                "[[swarm]]\nname = \"a\"\nmanager = \"unix:///s\"\n[[swarm.node]]\nendpoint = \"npipe://x\"\n"
             ),
-            "registry.toml: swarm \"a\": node #1: endpoint: unsupported scheme \"ssh\" (use unix:// or tcp://)"
+            "registry.toml: swarm \"a\": node #1: endpoint: unsupported scheme \"npipe\" (use unix://, tcp:// or ssh://)"
+        );
+    }
+
+    #[test]
+    fn ssh_endpoints_are_taken_for_managers_and_nodes() {
+        let c = parse(
+            "[[swarm]]\nname = \"a\"\nmanager = \"ssh://ops@mgr-1\"\n\
+             [[swarm.node]]\nendpoint = \"ssh://ops@worker-1:2222\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.swarms[0].manager.url(), "ssh://ops@mgr-1");
+        assert_eq!(c.swarms[0].nodes[0].url(), "ssh://ops@worker-1:2222");
+        assert_eq!(
+            message("[[swarm]]\nname = \"a\"\nmanager = \"ssh://ops:pw@mgr-1\"\n"),
+            "registry.toml: swarm \"a\": manager: refusing endpoint \"ssh://***@mgr-1\": credentials in an endpoint URL are not supported (use TLS client certificates, or ssh keys)"
         );
     }
 

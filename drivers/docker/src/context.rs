@@ -791,7 +791,10 @@ mod tests {
             e.ends_with("meta.json: the docker endpoint has no Host"),
             "{e}"
         );
-        s.meta("x", r#"{"Endpoints":{"docker":{"Host":"ssh://me@h"}}}"#);
+        s.meta(
+            "x",
+            r#"{"Endpoints":{"docker":{"Host":"npipe:////./pipe/docker"}}}"#,
+        );
         let e = resolve_in(Some("x"), &s.env()).unwrap_err();
         assert!(
             matches!(

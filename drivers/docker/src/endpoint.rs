@@ -1,5 +1,6 @@
-//! Where a Docker daemon listens: `unix:///path` or `tcp://host:port` (with
-//! optional TLS files).
+//! Where a Docker daemon listens: `unix:///path`, `tcp://host:port` (with
+//! optional TLS files), or `ssh://[user@]host[:port]` (through the system
+//! `ssh` client, as `docker -H ssh://...` reaches it).
 
 use std::path::{Path, PathBuf};
 
@@ -15,21 +16,22 @@ const DEFAULT_TLS_HOST: &str = "tcp://localhost:2376";
 /// Why an endpoint string was refused.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum EndpointError {
-    /// Not `unix://` or `tcp://`.
-    #[error("unsupported scheme {scheme:?} (use unix:// or tcp://)")]
+    /// Not `unix://`, `tcp://` or `ssh://`.
+    #[error("unsupported scheme {scheme:?} (use unix://, tcp:// or ssh://)")]
     UnsupportedScheme { endpoint: String, scheme: String },
     /// The scheme is right but the rest is not.
     #[error("malformed endpoint {endpoint:?}: {message}")]
     Malformed { endpoint: String, message: String },
-    /// TLS files were given for a unix socket, where they would be ignored
-    /// and so suggest a protection that is not there.
+    /// TLS files were given for a unix socket or an ssh connection, where
+    /// they would be ignored and so suggest a protection that is not there.
     #[error("tls is only for tcp:// endpoints, not {endpoint:?}")]
-    TlsOnUnix { endpoint: String },
-    /// The URL carries a user name or password (`tcp://user:pw@host:port`).
-    /// The daemon API takes no credentials in the URL, and a password there
-    /// ends up in logs and error messages; `endpoint` is shown with it
-    /// masked.
-    #[error("refusing endpoint {endpoint:?}: credentials in an endpoint URL are not supported (use TLS client certificates)")]
+    TlsNotTcp { endpoint: String },
+    /// The URL carries a user name or password (`tcp://user:pw@host:port`),
+    /// or a password (`ssh://user:pw@host`). The daemon API takes no
+    /// credentials in the URL, ssh takes its own from its keys and agent,
+    /// and a password there ends up in logs and error messages; `endpoint`
+    /// is shown with it masked.
+    #[error("refusing endpoint {endpoint:?}: credentials in an endpoint URL are not supported (use TLS client certificates, or ssh keys)")]
     Credentials { endpoint: String },
 }
 
@@ -73,6 +75,20 @@ pub(crate) enum Transport {
     Unix,
     Tcp,
     Tls(TlsFiles),
+    Ssh(SshTarget),
+}
+
+/// Where an `ssh://` endpoint logs in: what `ssh` is given.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct SshTarget {
+    /// The login name; `None` leaves it to the user's ssh configuration.
+    pub(crate) user: Option<String>,
+    /// The host as ssh takes it: a name (or an alias of the user's ssh
+    /// configuration), an IPv4 address, or an IPv6 address without
+    /// brackets.
+    pub(crate) host: String,
+    /// The port; `None` leaves it to the user's ssh configuration.
+    pub(crate) port: Option<u16>,
 }
 
 /// A checked daemon address.
@@ -83,14 +99,16 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// Checks `url` (`unix:///absolute/path` or `tcp://host:port`) and
-    /// pairs it with `tls`, which only `tcp://` takes. A `tcp://` endpoint
-    /// without TLS talks plain HTTP.
+    /// Checks `url` (`unix:///absolute/path`, `tcp://host:port` or
+    /// `ssh://[user@]host[:port]`) and pairs it with `tls`, which only
+    /// `tcp://` takes. A `tcp://` endpoint without TLS talks plain HTTP.
     ///
     /// Refused: control characters anywhere; a query or fragment (`?`,
-    /// `#`); credentials (`user:pw@`, masked in the error); a path after a
-    /// `tcp://` address; a host that is not a DNS name, an IPv4 address or
-    /// a bracketed IPv6 address; a port that is not 1 to 65535 in digits.
+    /// `#`); credentials (`user:pw@` for `tcp://`, a password for `ssh://`,
+    /// masked in the error); a path after a `tcp://` or `ssh://` address; a
+    /// host that is not a DNS name, an IPv4 address or a bracketed IPv6
+    /// address; a port that is not 1 to 65535 in digits; an ssh user name
+    /// that is not a plain login name.
     pub fn parse(url: &str, tls: Option<TlsFiles>) -> Result<Self, EndpointError> {
         let malformed = |message: &str| EndpointError::Malformed {
             endpoint: url.to_owned(),
@@ -98,7 +116,7 @@ impl Endpoint {
         };
         let Some((scheme, rest)) = url.split_once("://") else {
             return Err(malformed(
-                "missing scheme (use unix:///path or tcp://host:port)",
+                "missing scheme (use unix:///path, tcp://host:port or ssh://user@host)",
             ));
         };
         // Control characters (a pasted newline, an escape sequence) are never
@@ -119,7 +137,7 @@ impl Endpoint {
                     ));
                 }
                 if tls.is_some() {
-                    return Err(EndpointError::TlsOnUnix {
+                    return Err(EndpointError::TlsNotTcp {
                         endpoint: url.to_owned(),
                     });
                 }
@@ -150,17 +168,61 @@ impl Endpoint {
                     return Err(malformed("missing host"));
                 }
                 check_host(host).map_err(|m| malformed(&m))?;
-                // `u16::from_str` takes a leading `+`; a port is digits only.
-                let port_ok = !port.is_empty()
-                    && port.bytes().all(|b| b.is_ascii_digit())
-                    && port.parse::<u16>().is_ok_and(|p| p != 0);
-                if !port_ok {
-                    return Err(malformed("the port must be a number from 1 to 65535"));
-                }
+                check_port(port).map_err(|m| malformed(&m))?;
                 match tls {
                     Some(files) => Transport::Tls(files),
                     None => Transport::Tcp,
                 }
+            }
+            "ssh" => {
+                let authority = rest.strip_suffix('/').unwrap_or(rest);
+                if authority.contains(['?', '#']) {
+                    return Err(malformed(
+                        "an ssh:// endpoint takes no query or fragment (`?`, `#`)",
+                    ));
+                }
+                if authority.contains('/') {
+                    return Err(malformed("an ssh:// endpoint takes no path"));
+                }
+                let (user, host_port) = match authority.rsplit_once('@') {
+                    Some((user, host_port)) => (Some(user), host_port),
+                    None => (None, authority),
+                };
+                if let Some(user) = user {
+                    if user.contains(':') {
+                        return Err(EndpointError::Credentials {
+                            endpoint: format!("ssh://***@{host_port}"),
+                        });
+                    }
+                    check_user(user).map_err(|m| malformed(&m))?;
+                }
+                // A port follows the last `:` unless that `:` is inside
+                // the brackets of an IPv6 address.
+                let (host, port) = match host_port.rsplit_once(':') {
+                    Some((host, port)) if !host_port.ends_with(']') => (host, Some(port)),
+                    _ => (host_port, None),
+                };
+                if host.is_empty() {
+                    return Err(malformed("missing host"));
+                }
+                check_host(host).map_err(|m| malformed(&m))?;
+                let port = match port {
+                    Some(port) => Some(check_port(port).map_err(|m| malformed(&m))?),
+                    None => None,
+                };
+                if tls.is_some() {
+                    return Err(EndpointError::TlsNotTcp {
+                        endpoint: url.to_owned(),
+                    });
+                }
+                Transport::Ssh(SshTarget {
+                    user: user.map(str::to_owned),
+                    host: host
+                        .trim_start_matches('[')
+                        .trim_end_matches(']')
+                        .to_owned(),
+                    port,
+                })
             }
             other => {
                 return Err(EndpointError::UnsupportedScheme {
@@ -239,7 +301,7 @@ impl Endpoint {
     pub fn tls(&self) -> Option<&TlsFiles> {
         match &self.transport {
             Transport::Tls(files) => Some(files),
-            Transport::Unix | Transport::Tcp => None,
+            Transport::Unix | Transport::Tcp | Transport::Ssh(_) => None,
         }
     }
 
@@ -248,7 +310,34 @@ impl Endpoint {
     }
 }
 
-/// Checks the host of a `tcp://` endpoint: a DNS name, an IPv4 address, or
+/// Checks a port: digits only (`u16::from_str` takes a leading `+`), 1 to
+/// 65535.
+fn check_port(port: &str) -> Result<u16, String> {
+    match port.parse::<u16>() {
+        Ok(p) if p != 0 && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => Ok(p),
+        _ => Err("the port must be a number from 1 to 65535".to_owned()),
+    }
+}
+
+/// Checks the login name of an `ssh://` endpoint: letters, digits, `.`,
+/// `_` and `-`, not starting with `-`, at most 64 bytes. The name becomes
+/// an argument of `ssh`, and one starting with `-` would be read as an
+/// option; the others are what login names are made of.
+fn check_user(user: &str) -> Result<(), String> {
+    let ok = !user.is_empty()
+        && user.len() <= 64
+        && !user.starts_with('-')
+        && user
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{user:?} is not an ssh login name"))
+    }
+}
+
+/// Checks the host of a `tcp://` or `ssh://` endpoint: a DNS name, an IPv4 address, or
 /// an IPv6 address in brackets. Anything else (spaces, `%`, a bare IPv6
 /// address) is a typo or an injection, and some layer below would read it
 /// differently from the operator.
@@ -307,7 +396,7 @@ mod tests {
     fn refuses_what_it_cannot_reach_safely() {
         assert_eq!(
             Endpoint::parse("http://h:1", None).unwrap_err().to_string(),
-            "unsupported scheme \"http\" (use unix:// or tcp://)"
+            "unsupported scheme \"http\" (use unix://, tcp:// or ssh://)"
         );
         assert!(matches!(
             Endpoint::parse("/var/run/docker.sock", None),
@@ -335,8 +424,74 @@ mod tests {
         ));
         assert!(matches!(
             Endpoint::parse("unix:///s", Some(TlsFiles::in_dir(Path::new("/c")))),
-            Err(EndpointError::TlsOnUnix { .. })
+            Err(EndpointError::TlsNotTcp { .. })
         ));
+        assert!(matches!(
+            Endpoint::parse("ssh://h", Some(TlsFiles::in_dir(Path::new("/c")))),
+            Err(EndpointError::TlsNotTcp { .. })
+        ));
+    }
+
+    #[test]
+    fn ssh_endpoints_like_the_docker_cli() {
+        let target = |url: &str| match Endpoint::parse(url, None).map(|e| e.transport().clone()) {
+            Ok(Transport::Ssh(t)) => (t.user, t.host, t.port),
+            other => panic!("{url:?}: {other:?}"),
+        };
+        assert_eq!(
+            target("ssh://root@10.0.0.1"),
+            (Some("root".into()), "10.0.0.1".into(), None)
+        );
+        assert_eq!(
+            target("ssh://deploy.bot@mgr-1.example.com:2222/"),
+            (
+                Some("deploy.bot".into()),
+                "mgr-1.example.com".into(),
+                Some(2222)
+            )
+        );
+        // No user: the user's ssh configuration (or login name) decides.
+        assert_eq!(target("ssh://mgr"), (None, "mgr".into(), None));
+        assert_eq!(
+            target("ssh://u@[fe80::1]:22"),
+            (Some("u".into()), "fe80::1".into(), Some(22))
+        );
+        assert_eq!(
+            target("ssh://u@[::1]"),
+            (Some("u".into()), "::1".into(), None)
+        );
+        let refused = [
+            "ssh://",
+            "ssh://u@",
+            "ssh://@h",
+            "ssh://-oProxyCommand=x@h",
+            "ssh://u@-oProxyCommand=x",
+            "ssh://u@h:0",
+            "ssh://u@h:22x",
+            "ssh://u@h:",
+            "ssh://u@h/path",
+            "ssh://u@h?x",
+            "ssh://u@h#f",
+            "ssh://u v@h",
+            "ssh://u;id@h",
+            "ssh://u@h;id",
+            "ssh://u@::1",
+            "ssh://u@h\n",
+        ];
+        for url in refused {
+            match Endpoint::parse(url, None) {
+                Err(EndpointError::Malformed { endpoint, .. }) => assert_eq!(endpoint, url),
+                other => panic!("{url:?}: {other:?}"),
+            }
+        }
+        let e = Endpoint::parse("ssh://u:secret@h", None).unwrap_err();
+        assert_eq!(
+            e,
+            EndpointError::Credentials {
+                endpoint: "ssh://***@h".into()
+            }
+        );
+        assert!(!e.to_string().contains("secret"), "{e}");
     }
 
     #[test]

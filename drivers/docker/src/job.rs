@@ -3,12 +3,13 @@
 //! against that node's own daemon and prints one result line.
 //!
 //! This module only does the IO: it creates the job, waits for its tasks,
-//! reads each completed task's output and removes the job, always. Which
-//! nodes the job reached, and what the agent may do on each, is decided in
+//! reads each completed task's output and removes the job, always. When
+//! the job has ended, which nodes it reached, what the agent may do on
+//! each, and which jobs a killed run left behind are decided in
 //! `sweep_core::agent`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use bollard::models::{
     Mount, MountType, ServiceSpec, ServiceSpecMode, TaskSpec, TaskSpecContainerSpec,
@@ -18,25 +19,21 @@ use bollard::query_parameters::{
     ListServicesOptionsBuilder, ListTasksOptionsBuilder, LogsOptionsBuilder,
 };
 use futures::StreamExt;
-use sweep_core::agent::{reach, task_lines, AgentRequest, JobTask, NodeReached, MAX_TASK_OUTPUT};
+use sweep_core::agent::{
+    job_started_label, leftover_job, reach, task_lines, AgentRequest, JobProgress, JobTask,
+    LeftoverJob, NodeReached, TaskPhase, MAX_TASK_OUTPUT,
+};
+pub use sweep_core::agent::{JOB_LABEL, JOB_STARTED_LABEL};
 use sweep_core::escape::escape;
+use sweep_core::UnixTime;
 use sweep_swarms::BackendError;
 
 use crate::client::{label_filter, Client, Failure};
 
-/// Marks a service as a volume job of swarm-sweep, so that one left behind
-/// by a run that was killed is found and removed by the next.
-pub const JOB_LABEL: &str = "swarm-sweep.job";
-/// When the job was created, in Unix seconds.
-pub const JOB_STARTED_LABEL: &str = "swarm-sweep.job.started";
 /// Where the node's docker socket is mounted in the agent's container.
 const SOCKET_IN_TASK: &str = "/var/run/docker.sock";
 /// How often the job's tasks are looked at while it runs.
 const POLL: Duration = Duration::from_millis(500);
-/// How long a job whose desired task count is still zero is given before
-/// it counts as placed on no node: the orchestrator sets the count a
-/// moment after the service is created.
-const PLACEMENT_SETTLE: Duration = Duration::from_secs(5);
 
 /// How volume jobs are run on one swarm (`node_reach = "job"`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -148,34 +145,29 @@ async fn watch(
     started: Instant,
     nodes: &[String],
 ) -> Result<BTreeMap<String, NodeReached>, BackendError> {
-    let deadline = started + settings.limit;
     let tasks = loop {
         let tasks = tasks_of(client, id).await?;
         let desired = desired_tasks(client, id).await?;
-        let ended = tasks.iter().all(|t| is_terminal(&t.state));
-        let placed = desired > 0 || started.elapsed() >= PLACEMENT_SETTLE;
-        if ended && placed && tasks.len() as u64 >= desired {
-            break tasks;
+        match JobProgress::observe(&tasks, desired, started.elapsed(), settings.limit, POLL) {
+            JobProgress::Ended => break tasks,
+            JobProgress::TimedOut => {
+                tracing::warn!(swarm, after = ?settings.limit, "the volume job did not end in time; nodes whose task did not complete are not reached");
+                break tasks;
+            }
+            JobProgress::Placing | JobProgress::Running { .. } => {
+                tokio::time::sleep(POLL).await;
+            }
         }
-        if Instant::now() + POLL > deadline {
-            tracing::warn!(swarm, after = ?settings.limit, "the volume job did not end in time; nodes whose task did not complete are not reached");
-            break tasks;
-        }
-        tokio::time::sleep(POLL).await;
     };
     let mut lines = Vec::new();
-    for task in tasks.iter().filter(|t| t.state == "complete") {
-        lines.extend(output_of(client, task).await?);
+    for task in &tasks {
+        match task.phase() {
+            TaskPhase::Complete => lines.extend(output_of(client, task).await?),
+            // Only a completed task's output may hold a result.
+            TaskPhase::Live | TaskPhase::Ended | TaskPhase::Unknown => {}
+        }
     }
     Ok(reach(nodes, &tasks, &lines))
-}
-
-/// A task state after which nothing more happens.
-fn is_terminal(state: &str) -> bool {
-    matches!(
-        state,
-        "complete" | "failed" | "rejected" | "shutdown" | "orphaned" | "remove"
-    )
 }
 
 async fn tasks_of(client: &Client, id: &str) -> Result<Vec<JobTask>, BackendError> {
@@ -191,15 +183,15 @@ async fn tasks_of(client: &Client, id: &str) -> Result<Vec<JobTask>, BackendErro
         .into_iter()
         .filter_map(|t| {
             let status = t.status.unwrap_or_default();
-            Some(JobTask {
-                id: t.id.filter(|id| !id.is_empty())?,
+            Some(JobTask::new(
+                t.id.filter(|id| !id.is_empty())?,
                 // A task not yet placed is on no node, and reaches none.
-                node: t.node_id.unwrap_or_default(),
-                state: status
+                t.node_id.unwrap_or_default(),
+                status
                     .state
                     .map_or_else(|| TaskState::NEW.to_string(), |s| s.to_string()),
-                error: status.err.filter(|e| !e.is_empty()),
-            })
+                status.err.filter(|e| !e.is_empty()),
+            ))
         })
         .collect())
 }
@@ -262,7 +254,7 @@ async fn output_of(
 /// only mount.
 fn job_spec(settings: &JobSettings, image: &str, request: &AgentRequest) -> ServiceSpec {
     let started = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
+        .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default();
     let name = format!(
         "swarm-sweep-job-{}-{}",
@@ -273,7 +265,10 @@ fn job_spec(settings: &JobSettings, image: &str, request: &AgentRequest) -> Serv
         name: Some(name),
         labels: Some(HashMap::from([
             (JOB_LABEL.to_owned(), "volumes".to_owned()),
-            (JOB_STARTED_LABEL.to_owned(), started.as_secs().to_string()),
+            (
+                JOB_STARTED_LABEL.to_owned(),
+                job_started_label(UnixTime::from_secs(started.as_secs())),
+            ),
         ])),
         mode: Some(ServiceSpecMode {
             global_job: Some(HashMap::new()),
@@ -357,10 +352,11 @@ async fn remove_job(client: &Client, id: &str) {
     }
 }
 
-/// Removes the volume jobs a killed run left on the swarm: those created
-/// more than `older_than` ago (a job of a run still going is younger than
-/// its limit).
-pub(crate) async fn remove_leftovers(client: &Client, swarm: &str, older_than: Duration) {
+/// Removes the volume jobs a killed run left on the swarm: those that
+/// `sweep_core::agent::leftover_job` finds started long enough before now
+/// for no run to wait for them any more, given the time one job is given
+/// (`job_limit`).
+pub(crate) async fn remove_leftovers(client: &Client, swarm: &str, job_limit: Duration) {
     let filters = label_filter(&[(JOB_LABEL, "volumes")]);
     let options = ListServicesOptionsBuilder::default()
         .filters(&filters)
@@ -378,21 +374,25 @@ pub(crate) async fn remove_leftovers(client: &Client, swarm: &str, older_than: D
             return;
         }
     };
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs();
+    // Before 1970 (a clock gone wrong) every job looks started after now,
+    // and is kept.
+    let now = UnixTime::from_system_time(SystemTime::now()).unwrap_or(UnixTime::from_secs(0));
     for service in services {
         let Some(id) = service.id else { continue };
         let labels = service.spec.and_then(|s| s.labels).unwrap_or_default();
-        let started = labels
-            .get(JOB_STARTED_LABEL)
-            .and_then(|s| s.parse::<u64>().ok());
-        // A job whose start cannot be read is as old as can be.
-        let old = started.is_none_or(|s| now.saturating_sub(s) > older_than.as_secs());
-        if old {
-            tracing::warn!(swarm, job = %escape(&id), "removing a volume job a killed run left behind");
-            remove_job(client, &id).await;
+        let started = labels.get(JOB_STARTED_LABEL).map(String::as_str);
+        match leftover_job(started, now, job_limit) {
+            LeftoverJob::Remove { age_secs } => {
+                tracing::warn!(swarm, job = %escape(&id), age_secs, "removing a volume job a killed run left behind");
+                remove_job(client, &id).await;
+            }
+            LeftoverJob::Young { .. } => {}
+            LeftoverJob::Ahead { ahead_secs } => {
+                tracing::warn!(swarm, job = %escape(&id), ahead_secs, "a volume job started after now (another controller's clock ahead?) is left alone");
+            }
+            LeftoverJob::Unreadable => {
+                tracing::warn!(swarm, job = %escape(&id), label = JOB_STARTED_LABEL, "a volume job without a readable start time is left alone (it may be another run's, still going); remove it by hand once no sweep runs");
+            }
         }
     }
 }

@@ -91,7 +91,7 @@ impl SwarmJobs {
         &self,
         members: &[Node],
     ) -> Result<Vec<(Node, VolumesByStack)>, BackendError> {
-        job::remove_leftovers(&self.client, &self.swarm, self.settings.limit * 2).await;
+        job::remove_leftovers(&self.client, &self.swarm, self.settings.limit).await;
         let ids: Vec<String> = members.iter().map(|n| n.id.clone()).collect();
         *self.nodes.lock().unwrap_or_else(PoisonError::into_inner) = ids.clone();
         let outcome = self.run_job(&AgentRequest::list_all(), &ids).await?;

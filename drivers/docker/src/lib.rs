@@ -10,8 +10,10 @@
 //! Every connection negotiates the API version first, so daemons older than
 //! bollard's default API (Debian's docker.io 20.10 speaks 1.41) work, and
 //! every daemon call is bounded by a timeout, and every reply in bytes
-//! ([`REPLY_LIMIT`]) and in what it decodes into ([`OBJECT_BUDGET`]). Endpoints are `unix://` sockets or `tcp://` addresses,
-//! optionally with TLS (rustls; no system library). Files are read with a
+//! ([`REPLY_LIMIT`]) and in what it decodes into ([`OBJECT_BUDGET`]).
+//! Endpoints are `unix://` sockets, `tcp://` addresses (optionally with TLS:
+//! rustls, no system library), or `ssh://` logins through the system `ssh`
+//! client, as the docker CLI reaches them. Files are read with a
 //! bound on their size ([`files`]).
 
 pub mod agent;
@@ -26,6 +28,7 @@ mod job;
 mod job_reach;
 pub mod labels;
 mod registry;
+mod ssh;
 mod transport;
 
 pub use backend::{DockerNode, DockerSwarm, DEFAULT_TIMEOUT};

@@ -24,7 +24,8 @@
 //!
 //! TLS is rustls (ring provider, no system library), set up as the docker
 //! CLI sets it up: the endpoint's CA is the only trusted root, and the
-//! client presents its certificate.
+//! client presents its certificate. An `ssh://` endpoint is one ssh process
+//! per connection ([`crate::ssh`]), bounded here like any other stream.
 //!
 //! Kept connections are few and short-lived: at most [`IDLE_PER_DAEMON`]
 //! per daemon and [`IDLE_LIMIT`] in the whole process, none reused after
@@ -61,6 +62,7 @@ use tokio_rustls::TlsConnector;
 
 use crate::endpoint::{Endpoint, TlsFiles, Transport as Kind};
 use crate::files::{read_regular_limited, TLS_FILE_LIMIT};
+use crate::ssh::{self, SshStream};
 
 /// The most bytes read for one daemon reply (status line, headers and
 /// body): 64 MiB. A listing of every release record of a swarm with a
@@ -354,6 +356,10 @@ enum Dial {
         name: ServerName<'static>,
         connector: TlsConnector,
     },
+    Ssh {
+        program: ssh::Program,
+        host: String,
+    },
 }
 
 /// The request body type bollard sends (not exported by name).
@@ -507,6 +513,9 @@ impl Transport {
                 let tls = connector.connect(name.clone(), tcp).await?;
                 Box::new(Limited::metered(tls, meter))
             }
+            Dial::Ssh { program, host } => {
+                Box::new(Limited::metered(SshStream::spawn(program, host)?, meter))
+            }
         })
     }
 
@@ -632,6 +641,15 @@ pub(crate) fn connect(
                 format!("https://{authority}"),
             )
         }
+        Kind::Ssh(target) => (
+            Dial::Ssh {
+                program: ssh::command(target, Duration::from_secs(timeout)),
+                host: target.host.clone(),
+            },
+            // The daemon at the end of `dial-stdio` ignores the host; the
+            // URL only needs one.
+            "http://docker".to_owned(),
+        ),
     };
     let pool = Arc::new(Pool::default());
     let transport = Arc::new(Transport {
