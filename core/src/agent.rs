@@ -50,23 +50,46 @@ pub const MAX_RESULT_LINE: usize = 1024 * 1024;
 /// The longest request: it travels as the job's command line.
 pub const MAX_REQUEST: usize = 64 * 1024;
 
-/// Why a request or a result line was refused.
+/// Why a request or a result line was refused. `what` names the document
+/// in every variant: `the request` or `the result line`.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum AgentError {
+    /// Longer than its bound ([`MAX_REQUEST`], [`MAX_RESULT_LINE`]): not
+    /// read at all.
     #[error("{what} of {len} bytes is longer than {max}")]
     TooLong {
+        /// The document.
         what: &'static str,
+        /// Its length in bytes.
         len: usize,
+        /// The bound.
         max: usize,
     },
+    /// Not JSON of the expected shape (an unknown field, a wrong type).
     #[error("{what} is not valid: {message}")]
-    Invalid { what: &'static str, message: String },
+    Invalid {
+        /// The document.
+        what: &'static str,
+        /// The parser's words.
+        message: String,
+    },
+    /// Of another format version than [`AGENT_FORMAT`]: written by
+    /// another version of swarm-sweep, whose fields may mean other things.
     #[error("{what} is of format {found}, not {AGENT_FORMAT}")]
-    Format { what: &'static str, found: u64 },
+    Format {
+        /// The document.
+        what: &'static str,
+        /// The version it says it is.
+        found: u64,
+    },
+    /// Names an empty node, stack or volume, which would match nothing or,
+    /// worse, anything.
     #[error("{what} names an empty {field}")]
     Empty {
+        /// The document.
         what: &'static str,
+        /// What is empty: `node`, `stack` or `volume`.
         field: &'static str,
     },
 }
@@ -221,17 +244,44 @@ pub struct AgentWork {
 /// A volume the agent would not remove, and why.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Refused {
+    /// The volume's name.
     pub volume: String,
+    /// Why it was left alone: the stack it belongs to instead, or that it
+    /// has no stack label.
     pub reason: String,
+}
+
+impl Refused {
+    /// `volume`, left alone for `reason`.
+    pub fn new(volume: impl Into<String>, reason: impl Into<String>) -> Self {
+        Refused {
+            volume: volume.into(),
+            reason: reason.into(),
+        }
+    }
 }
 
 /// A volume whose removal failed, and the daemon's words.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Failed {
+    /// The volume's name.
     pub volume: String,
+    /// What the daemon answered.
     pub message: String,
+}
+
+impl Failed {
+    /// The removal of `volume` failed with `message`.
+    pub fn new(volume: impl Into<String>, message: impl Into<String>) -> Self {
+        Failed {
+            volume: volume.into(),
+            message: message.into(),
+        }
+    }
 }
 
 /// The agent's one result line.
@@ -254,8 +304,10 @@ pub struct AgentResult {
     /// Still in use by a container: to retry.
     #[serde(default)]
     pub in_use: BTreeSet<String>,
+    /// Asked for and not of the stack they were asked as: left alone.
     #[serde(default)]
     pub refused: Vec<Refused>,
+    /// Asked for, and the daemon refused to remove them.
     #[serde(default)]
     pub failed: Vec<Failed>,
     /// Set when the agent could do nothing (its daemon did not answer, or
@@ -468,10 +520,25 @@ impl TaskPhase {
 
 /// One line a task of the job wrote, with the task and the node it ran on.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LogLine {
+    /// The task's id.
     pub task: String,
+    /// The node id the task ran on, by the daemon's word.
     pub node: String,
+    /// The line, without its line break.
     pub text: String,
+}
+
+impl LogLine {
+    /// Line `text` written by task `task` on node `node`.
+    pub fn new(task: impl Into<String>, node: impl Into<String>, text: impl Into<String>) -> Self {
+        LogLine {
+            task: task.into(),
+            node: node.into(),
+            text: text.into(),
+        }
+    }
 }
 
 /// The most of one task's output read: its result line and a little
@@ -521,20 +588,31 @@ pub enum NodeReached {
     /// No task was placed on it (down, drained, paused, or not eligible).
     NoTask,
     /// More than one task ran on it: a job left over, or a restart.
-    SeveralTasks { tasks: usize },
+    SeveralTasks {
+        /// How many.
+        tasks: usize,
+    },
     /// Its task did not complete.
     NotComplete {
+        /// Docker's task state.
         state: String,
+        /// The task's error, when it has one.
         error: Option<String>,
     },
     /// Its task completed without a result line.
     NoResult,
     /// Its task printed more than one result line.
-    SeveralResults { results: usize },
+    SeveralResults {
+        /// How many.
+        results: usize,
+    },
     /// Its result line does not read.
     BadResult(AgentError),
     /// Its result names another node: its socket is not its node's daemon.
-    WrongNode { named: String },
+    WrongNode {
+        /// The node id the result names.
+        named: String,
+    },
     /// The agent ran and could do nothing.
     AgentFailed(String),
 }

@@ -37,16 +37,22 @@ pub enum AppSetError {
     /// Not YAML (or JSON): a syntax error, a second document, trailing data.
     #[error("line {line}, column {column}: {message}")]
     Syntax {
+        /// The line, from 1.
         line: u32,
+        /// The column, from 1.
         column: u32,
+        /// The parser's words.
         message: String,
     },
     /// Over a parsing budget ([`Limits`]: alias expansion, nesting depth,
     /// size), refused before it could cost much.
     #[error("line {line}, column {column}: {message}")]
     Limit {
+        /// The line, from 1.
         line: u32,
+        /// The column, from 1.
         column: u32,
+        /// Which budget, in the parser's words.
         message: String,
     },
     /// A value does not fit the schema.
@@ -63,12 +69,19 @@ pub enum AppSetError {
         location(*line, *column)
     )]
     Field {
+        /// The whole field path.
         path: String,
+        /// The index of the application the field is in.
         application: Option<usize>,
+        /// That application's name, where the document gives one.
         name: Option<String>,
+        /// The path inside that application, or `path`.
         field: String,
+        /// The line, from 1; 0 when unknown.
         line: u32,
+        /// The column, from 1; 0 when unknown.
         column: u32,
+        /// What is wrong with the value.
         message: String,
     },
     /// It parses, but is not a usable app set: the checks of
@@ -77,8 +90,11 @@ pub enum AppSetError {
     /// document it names (`applications`, `applications[0].name`).
     #[error("{path}: {message}")]
     Invalid {
+        /// The part of the document the check names.
         path: String,
+        /// What is wrong there.
         message: String,
+        /// The snapshot check's own error.
         source: SnapshotError,
     },
 }
@@ -136,6 +152,18 @@ fn location(line: u32, column: u32) -> String {
 /// The parsing budgets. The defaults ([`Limits::DEFAULT`]) hold any
 /// plausible app set (about a hundred thousand applications, aliases for
 /// shared release lists) and refuse amplification in well under a second.
+///
+/// Other budgets start from the defaults and change fields:
+///
+/// ```
+/// use sweep_core::app_set_doc::{parse_with_limits, AppSetError, Limits};
+///
+/// let mut limits = Limits::DEFAULT;
+/// limits.max_depth = 3;
+/// let deep = "{loaded: true, applications: [{name: a, swarm: '', releases: [x]}]}";
+/// assert!(matches!(parse_with_limits(deep, limits), Err(AppSetError::Limit { .. })));
+/// assert!(parse_with_limits(deep, Limits::DEFAULT).is_ok());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
@@ -155,6 +183,7 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// The default budgets, also [`Limits::default`].
     pub const DEFAULT: Limits = Limits {
         max_depth: 16,
         max_events: 2_000_000,

@@ -12,21 +12,50 @@ use std::time::Duration;
 use thiserror::Error;
 
 /// Why a duration was refused. The caller names the flag or field; the
-/// message says what is wrong with the value.
+/// message says what is wrong with the value. `text` is the value as
+/// written, trimmed.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum DurationError {
+    /// Nothing but whitespace.
     #[error("empty; write a duration such as 30s, 2m, 1h or 500ms (a bare number is seconds)")]
     Empty,
+    /// Not a duration, or one too large to hold.
     #[error("{text:?} is not a duration ({reason}); write one such as 30s, 2m, 1h or 500ms (a bare number is seconds)")]
-    Invalid { text: String, reason: String },
+    Invalid {
+        /// The value.
+        text: String,
+        /// What the parser found wrong.
+        reason: String,
+    },
+    /// Negative.
     #[error("{text:?} is negative; a duration must be more than zero")]
-    Negative { text: String },
+    Negative {
+        /// The value.
+        text: String,
+    },
+    /// Zero: a zero timeout would fail every call.
     #[error("{text:?} is zero; a duration must be more than zero")]
-    Zero { text: String },
+    Zero {
+        /// The value.
+        text: String,
+    },
+    /// Below the minimum of [`parse_within`].
     #[error("{text:?} is less than the minimum of {}", show(*.min))]
-    TooShort { text: String, min: Duration },
+    TooShort {
+        /// The value.
+        text: String,
+        /// The minimum.
+        min: Duration,
+    },
+    /// Above the maximum of [`parse_within`].
     #[error("{text:?} is more than the maximum of {}", show(*.max))]
-    TooLong { text: String, max: Duration },
+    TooLong {
+        /// The value.
+        text: String,
+        /// The maximum.
+        max: Duration,
+    },
 }
 
 /// Parses a positive duration: a number with units (`30s`, `2m`, `1h`,

@@ -22,14 +22,21 @@ use crate::snapshot::{Snapshot, SnapshotError};
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum ExplainError {
+    /// The snapshot is invalid, so nothing is planned from it.
     #[error("{0}")]
     Snapshot(#[from] SnapshotError),
     /// No swarm of the snapshot has this name.
     #[error("no swarm named {} in the registry", Escaped(.swarm))]
-    UnknownSwarm { swarm: SwarmName },
+    UnknownSwarm {
+        /// The name asked about.
+        swarm: SwarmName,
+    },
     /// The swarm has no release records of this name.
     #[error("swarm {} has no release records of {}", Escaped(&.release.swarm), Escaped(&.release.release))]
-    UnknownRelease { release: ReleaseRef },
+    UnknownRelease {
+        /// The release asked about.
+        release: ReleaseRef,
+    },
 }
 
 /// What the plan decided about one release, and every rule behind it
@@ -37,8 +44,11 @@ pub enum ExplainError {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Explanation {
+    /// The document's format version (see [`crate::format`]).
     pub format_version: FormatVersion,
+    /// The swarm as asked about (not necessarily its cluster's name).
     pub swarm: SwarmName,
+    /// The release as asked about.
     pub release: String,
     /// True when the plan deletes it.
     pub deleted: bool,
@@ -66,9 +76,7 @@ impl Explanation {
 pub fn explain(snapshot: &Snapshot, release: &ReleaseRef) -> Result<Explanation, ExplainError> {
     let plan = plan(snapshot)?;
     let swarm = plan
-        .swarms
-        .iter()
-        .find(|s| s.names.contains(&release.swarm))
+        .cluster_of(&release.swarm)
         .ok_or_else(|| ExplainError::UnknownSwarm {
             swarm: release.swarm.clone(),
         })?;

@@ -20,6 +20,7 @@ pub const FORMAT_VERSION: u32 = 1;
 pub struct FormatVersion;
 
 impl FormatVersion {
+    /// The version as a number: [`FORMAT_VERSION`].
     pub const fn get(self) -> u32 {
         FORMAT_VERSION
     }

@@ -39,10 +39,12 @@ use crate::sweep::{ReleaseOutcome, SweepReport};
 pub struct UnixTime(u64);
 
 impl UnixTime {
+    /// The moment `secs` whole seconds after the Unix epoch.
     pub const fn from_secs(secs: u64) -> Self {
         UnixTime(secs)
     }
 
+    /// The whole seconds since the Unix epoch.
     pub const fn as_secs(self) -> u64 {
         self.0
     }
@@ -131,12 +133,15 @@ impl schemars::JsonSchema for UnixTime {
 pub struct Departed {
     /// The swarm as the plan names it (the smallest name of its cluster).
     pub swarm: SwarmName,
+    /// The release (stack) name on that swarm.
     pub release: String,
     /// When it was first seen departed.
     pub since: UnixTime,
 }
 
 impl Departed {
+    /// `release` of `swarm` (the plan's name of its cluster), first seen
+    /// departed at `since`.
     pub fn new(swarm: impl Into<SwarmName>, release: impl Into<String>, since: UnixTime) -> Self {
         Departed {
             swarm: swarm.into(),
@@ -148,11 +153,55 @@ impl Departed {
 
 /// The first-seen times kept between sweeps: the state file of
 /// `--state FILE`.
+///
+/// # Example
+///
+/// Two runs an hour and a half apart, with a grace period of one hour:
+/// the first only starts the clock of the departed release, the second,
+/// with the state the first wrote, deletes it.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use sweep_core::{plan, GraceState, Snapshot, UnixTime};
+///
+/// let at = |now: &str| {
+///     Snapshot::from_json(&format!(
+///         r#"{{"policy": {{"min_departed_for": "1h"}}, "now": "{now}",
+///             "app_set": {{"loaded": true, "applications": [
+///                 {{"name": "blog", "swarm": "", "releases": []}}]}},
+///             "swarms": [{{"swarm": "", "releases": [
+///                 {{"name": "shop", "owner": "cd/default/shop:release/shop"}}]}}]}}"#
+///     ))
+/// };
+///
+/// // The first run: no state file yet, so every clock starts now.
+/// let mut first = at("2026-12-01T08:00:00Z")?;
+/// let now = first.now.expect("the snapshot says when it was gathered");
+/// GraceState::empty(now).apply_to(&mut first);
+/// let plan_1 = plan(&first)?;
+/// assert!(plan_1.deletions.is_empty(), "`shop` is in its grace period");
+/// let file = GraceState::after_plan(&plan_1, now).to_json_pretty();
+///
+/// // The second run reads the file back, used only if it is current.
+/// let mut second = at("2026-12-01T09:30:00Z")?;
+/// let now = UnixTime::parse_rfc3339("2026-12-01T09:30:00Z")?;
+/// let max_age = Some(Duration::from_secs(24 * 60 * 60));
+/// let (state, not_current) = GraceState::from_json(&file)?.current(now, max_age);
+/// assert_eq!(not_current, None);
+/// state.apply_to(&mut second);
+/// let plan_2 = plan(&second)?;
+/// assert_eq!(plan_2.deletions.len(), 1);
+/// assert_eq!(plan_2.deletions[0].release, "shop");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct GraceState {
+    /// The format version ([`FORMAT_VERSION`](crate::FORMAT_VERSION)); a
+    /// state of another version is refused, never read as empty.
     pub format_version: FormatVersion,
     /// When the state was written: the `now` of the plan or sweep it came
     /// from. A state read back too long after, or read at a `now` before
@@ -184,14 +233,22 @@ pub enum NotCurrent {
     /// release declared again and departed again since.
     #[error("it was written at {written_at}, {} ago, more than the maximum age of {}", crate::duration::show(*.age), crate::duration::show(*.max_age))]
     TooOld {
+        /// When the state was written.
         written_at: UnixTime,
+        /// How long before `now` that was.
         age: Duration,
+        /// The maximum age it was checked against.
         max_age: Duration,
     },
     /// Written after `now`: the clock went back since, and no time it
     /// holds can be measured against it.
     #[error("it was written at {written_at}, {} after now ({now}): the clock went back", crate::duration::show(Duration::from_secs(written_at.secs_since(*now))))]
-    WrittenInTheFuture { written_at: UnixTime, now: UnixTime },
+    WrittenInTheFuture {
+        /// When the state says it was written.
+        written_at: UnixTime,
+        /// The time it was checked at.
+        now: UnixTime,
+    },
 }
 
 impl GraceState {

@@ -9,6 +9,81 @@
 //!
 //! Every decision is made on swarm-qualified names ([`ReleaseRef`]): release
 //! names are unique within a swarm and not across swarms.
+//!
+//! # How to embed
+//!
+//! 1. **Gather a [`Snapshot`]**: the policy, the app set and, per swarm, its
+//!    releases with their owner stamps. Build one in code
+//!    ([`Snapshot::new`], [`SwarmSnapshot::new`], [`ReleaseEntry::new`],
+//!    [`Application::reconciled`]), or read the JSON input contract with
+//!    [`Snapshot::from_json`] (the README's "The snapshot (input
+//!    contract)"; the JSON Schema is generated with the `schema` feature).
+//! 2. **Plan** with [`plan()`] (or [`plan::plan_json`] straight from JSON
+//!    text). The [`SweepPlan`] lists the [`Deletion`]s, every [`Spared`]
+//!    release with its reason, the [`Hold`]s that stop the sweep, and the
+//!    swarms a volume purge cannot fully reach ([`Uncovered`]). Planning is
+//!    pure and deterministic; [`verdict`] turns a plan into an exit status,
+//!    [`render`] into text for people, [`explain`] into the reasons for one
+//!    release.
+//! 3. **Carry it out** with [`Sweep`], a sans-IO state machine that decides
+//!    what to do next and in which order (the stack, then its volumes on
+//!    every node, the release records last), re-reading stamps before each
+//!    destructive step. The calling protocol: ask
+//!    [`Sweep::poll_action`] for the next [`Action`] and run it; answer each
+//!    with [`Sweep::handle_outcome`]; pass what the engine says unasked to
+//!    [`Sweep::handle_event`]; when no action is ready, wait until
+//!    [`Sweep::poll_timeout`]; stop when [`Sweep::is_done`], and read the
+//!    [`SweepReport`] from [`Sweep::report`]. Time is a value the driver
+//!    passes in ([`Timestamp`]).
+//!
+//! The `sweep-runner` crate (`drivers/runner`) is such a driver: it gathers
+//! the snapshot from a registry of swarms and runs a sweep's actions
+//! concurrently with tokio. Embed this crate directly to plan without IO
+//! (in a test, a web page, another controller) or to drive a sweep your own
+//! way.
+//!
+//! # Example
+//!
+//! ```
+//! use sweep_core::sweep::{ActionKind, Outcome, Settings, Sweep};
+//! use sweep_core::{plan, Snapshot, Timestamp};
+//!
+//! let snapshot = Snapshot::from_json(r#"{
+//!     "app_set": {"loaded": true, "applications": [
+//!         {"name": "shop", "swarm": "alpha", "releases": ["web"]}
+//!     ]},
+//!     "swarms": [{"swarm": "alpha", "releases": [
+//!         {"name": "web", "owner": "cd/default/shop:release/web"},
+//!         {"name": "blog", "owner": "cd/default/blog:release/blog"}
+//!     ]}]
+//! }"#)?;
+//! let plan = plan(&snapshot)?;
+//! assert_eq!(plan.deletions.len(), 1);
+//!
+//! // A driver of a world where every action succeeds at once.
+//! let mut sweep = Sweep::new(&plan, Settings::default());
+//! let now = Timestamp::ZERO;
+//! while let Some(action) = sweep.poll_action(now) {
+//!     let outcome = match action.kind {
+//!         ActionKind::ListVolumes { .. } => Outcome::Volumes(Vec::new()),
+//!         ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+//!         // A real driver reads the stamps under each name; here the
+//!         // release is still stamped as planned.
+//!         ActionKind::ReadStamps { target, names, .. } => {
+//!             let release = &target.release.release;
+//!             let stamp = plan.controller.stamp(&target.application, release);
+//!             Outcome::same_stamps(&names, release, Some(&stamp))
+//!         }
+//!         _ => Outcome::Done,
+//!     };
+//!     sweep.handle_outcome(action.id, outcome, now).expect("an answer it asked for");
+//! }
+//! assert!(sweep.is_done());
+//! assert!(!sweep.report().failed());
+//! # Ok::<(), sweep_core::SnapshotError>(())
+//! ```
+
+#![warn(missing_docs)]
 
 pub mod agent;
 pub mod app_set_doc;

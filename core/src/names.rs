@@ -9,7 +9,7 @@
 
 /// Declares a fieldless enum with one name per value:
 ///
-/// ```ignore
+/// ```text
 /// named_enum! {
 ///     /// Docs.
 ///     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -23,11 +23,14 @@ pub const KEEP_LABEL: &str = "swarm-sweep.keep";
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct ObjectVersion {
+    /// The object's id.
     pub id: String,
+    /// Its version index.
     pub version: u64,
 }
 
 impl ObjectVersion {
+    /// Object `id` at version `version`.
     pub fn new(id: impl Into<String>, version: u64) -> Self {
         ObjectVersion {
             id: id.into(),
@@ -42,8 +45,11 @@ impl ObjectVersion {
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct ServiceEntry {
+    /// The service's id.
     pub id: String,
+    /// The service's name (`<stack>_<service>`).
     pub name: String,
+    /// Its version index: a redeploy raises it.
     pub version: u64,
     /// The raw value of its [`KEEP_LABEL`] label, if it carries one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -52,6 +58,7 @@ pub struct ServiceEntry {
 }
 
 impl ServiceEntry {
+    /// A service without the keep label.
     pub fn new(id: impl Into<String>, name: impl Into<String>, version: u64) -> Self {
         ServiceEntry {
             id: id.into(),
@@ -76,11 +83,13 @@ impl ServiceEntry {
 pub struct NodeVolumes {
     /// The node's id (as in the swarm's node list).
     pub node: String,
+    /// The names of the stack's volumes on that node.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub volumes: Vec<String>,
 }
 
 impl NodeVolumes {
+    /// The volumes listed on `node`.
     pub fn new(node: impl Into<String>, volumes: Vec<String>) -> Self {
         NodeVolumes {
             node: node.into(),
@@ -96,12 +105,17 @@ impl NodeVolumes {
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct StackObjects {
+    /// The stack's services.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub services: Vec<ServiceEntry>,
+    /// The stack's networks, by name.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub networks: Vec<String>,
+    /// The stack's secrets, by name.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub secrets: Vec<String>,
+    /// The stack's configs, by name (its release records are configs too,
+    /// and are deleted last).
     #[cfg_attr(feature = "schema", schemars(default))]
     pub configs: Vec<String>,
     /// The stack's named volumes on each node the registry could list,
@@ -113,6 +127,7 @@ pub struct StackObjects {
 }
 
 impl StackObjects {
+    /// The objects of a stack, with no volumes listed.
     pub fn new(
         services: Vec<ServiceEntry>,
         networks: Vec<String>,

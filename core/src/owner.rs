@@ -16,9 +16,17 @@ use thiserror::Error;
 
 /// Errors about owner stamps and controller ids.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum OwnerError {
+    /// A controller id that could match another controller's stamps, break
+    /// the stamp syntax or be mistyped invisibly (see [`ControllerId`]).
     #[error("controller id {id:?} is invalid: {why}")]
-    InvalidController { id: String, why: &'static str },
+    InvalidController {
+        /// The id as given.
+        id: String,
+        /// What is wrong with it, as `it contains '/'`.
+        why: &'static str,
+    },
 }
 
 /// The id of one controller instance, the `<controller>` in `cd/<controller>/`.
@@ -49,6 +57,7 @@ impl From<ControllerId> for String {
 }
 
 impl ControllerId {
+    /// Checks `id`: not empty, and no `/`, `:` or whitespace.
     pub fn new(id: impl Into<String>) -> Result<Self, OwnerError> {
         let id = id.into();
         let why = if id.is_empty() {
@@ -68,6 +77,7 @@ impl ControllerId {
         }
     }
 
+    /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -156,9 +166,15 @@ pub enum Ownership {
     /// it writes for this release (`reason` says what is off): a stamp
     /// edited by hand or copied from another release. Not this
     /// controller's, and no other controller's either.
-    Malformed { reason: String },
+    Malformed {
+        /// What is off, for people.
+        reason: String,
+    },
     /// Stamped by this controller for `application`.
-    Ours { application: String },
+    Ours {
+        /// The application the stamp names.
+        application: String,
+    },
 }
 
 #[cfg(test)]

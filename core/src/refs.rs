@@ -24,14 +24,18 @@ impl SwarmName {
         SwarmName(String::new())
     }
 
+    /// The swarm the registry resolves by `name`; `""` is the local one.
     pub fn new(name: impl Into<String>) -> Self {
         SwarmName(name.into())
     }
 
+    /// The name as given; `""` for the local swarm. For people, use its
+    /// `Display`, which shows the local swarm as `(local)`.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 
+    /// Whether this is the swarm the controller runs in (the empty name).
     pub fn is_local(&self) -> bool {
         self.0.is_empty()
     }
@@ -68,11 +72,14 @@ impl fmt::Display for SwarmName {
 /// every list in a plan or report is sorted in.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ReleaseRef {
+    /// The swarm the release is on.
     pub swarm: SwarmName,
+    /// The release (stack) name, unique within `swarm` only.
     pub release: String,
 }
 
 impl ReleaseRef {
+    /// Release `release` on `swarm`.
     pub fn new(swarm: impl Into<SwarmName>, release: impl Into<String>) -> Self {
         ReleaseRef {
             swarm: swarm.into(),

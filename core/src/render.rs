@@ -34,14 +34,17 @@ pub fn plan_text_styled(plan: &SweepPlan, style: Style) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Style {
+    /// Whether to mark text up with ANSI colours.
     pub colour: bool,
 }
 
 impl Style {
+    /// No markup: for files, pipes and `NO_COLOR`.
     pub const fn plain() -> Self {
         Style { colour: false }
     }
 
+    /// ANSI colours when `colour` is true, else [`Style::plain`].
     pub const fn coloured(colour: bool) -> Self {
         Style { colour }
     }

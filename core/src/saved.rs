@@ -33,6 +33,8 @@ use crate::snapshot::{one_json_document, Policy, Snapshot, SnapshotError};
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SavedPlan {
+    /// The format version ([`FORMAT_VERSION`](crate::FORMAT_VERSION)); a
+    /// saved plan of another version is refused.
     pub format_version: FormatVersion,
     /// The version of the tool that made it; only the same version
     /// applies it, since another may judge the same facts differently.
@@ -46,6 +48,7 @@ pub struct SavedPlan {
     /// Per swarm name of the snapshot, the cluster it was (`None`: it
     /// could not be read).
     pub clusters: BTreeMap<SwarmName, Option<String>>,
+    /// The plan as reviewed, with the fingerprint of each deletion.
     pub plan: SweepPlan,
 }
 
@@ -76,6 +79,7 @@ impl SavedPlan {
         one_json_document(text)
     }
 
+    /// The JSON [`SavedPlan::from_json`] reads: what `plan --out` writes.
     pub fn to_json_pretty(&self) -> String {
         // Plain data of strings, numbers and enums: serializing cannot fail.
         serde_json::to_string_pretty(self).unwrap_or_default()
@@ -83,7 +87,7 @@ impl SavedPlan {
 }
 
 /// `sha256:<hex>` of the snapshot's JSON.
-pub fn digest(snapshot: &Snapshot) -> String {
+pub(crate) fn digest(snapshot: &Snapshot) -> String {
     let json = serde_json::to_vec(snapshot).unwrap_or_default();
     let hash = Sha256::digest(&json);
     let mut out = String::with_capacity(7 + 64);
@@ -121,19 +125,35 @@ pub struct Stale {
 #[non_exhaustive]
 pub enum Change {
     /// Made by another version of the tool.
-    ToolVersion { planned: String, running: String },
+    ToolVersion {
+        /// The version that made the saved plan.
+        planned: String,
+        /// The version running now.
+        running: String,
+    },
     /// Planned for another controller, or under another policy.
-    Policy { planned: Policy, now: Policy },
+    Policy {
+        /// The policy the saved plan was made under.
+        planned: Policy,
+        /// The fresh snapshot's policy.
+        now: Policy,
+    },
     /// The swarm name now reaches another cluster, or none that can be
     /// read, or is no longer in the registry.
     Cluster {
+        /// The swarm name.
         swarm: SwarmName,
+        /// The cluster id it reached when planned; `None`: unreadable.
         planned: Option<String>,
+        /// The cluster id it reaches now; `None`: unreadable, or not in
+        /// the registry.
         now: Option<String>,
     },
     /// A planned deletion that is not what was reviewed any more.
     Release {
+        /// The planned deletion's release.
         release: ReleaseRef,
+        /// How it changed.
         change: ReleaseChange,
     },
 }
@@ -147,7 +167,9 @@ pub enum ReleaseChange {
     /// The fresh plan spares it (re-declared, restamped for a live
     /// application, kept, held...): `reason` and `detail` say why.
     Spared {
+        /// The fresh plan's reason (`declared`, `kept`...).
         reason: String,
+        /// The fresh plan's detail, where it gives one.
         detail: Option<String>,
     },
     /// Its release records changed: restamped, or re-created.
@@ -155,9 +177,20 @@ pub enum ReleaseChange {
     /// Its stack's services changed: redeployed, updated, added or removed.
     Redeployed,
     /// It would go for another application or reason than reviewed.
-    Reclassified { planned: String, now: String },
+    Reclassified {
+        /// The reason and application reviewed, as `<reason> of
+        /// application <name>`.
+        planned: String,
+        /// The reason and application now, likewise.
+        now: String,
+    },
     /// The volume purge would reach other nodes than reviewed.
-    Coverage { planned: String, now: String },
+    Coverage {
+        /// The coverage reviewed (`complete`, `partial`...).
+        planned: String,
+        /// The coverage now.
+        now: String,
+    },
     /// No fingerprint was taken of it (the snapshot did not carry its
     /// records and services, or its names disagreed), so nothing proves it
     /// unchanged.

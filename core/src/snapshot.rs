@@ -30,50 +30,105 @@ use crate::owner::{is_application_name, ControllerId, OwnerError};
 use crate::refs::SwarmName;
 
 /// Errors that make a snapshot unusable. Nothing is planned from one.
+///
+/// Its `Display` is the message for people; it quotes names from the
+/// snapshot with `{:?}`, so it carries no raw control character.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum SnapshotError {
     /// The JSON does not parse or does not fit the schema; `path` is the
     /// field it stopped at (`swarms[1].nodes[0].id`), empty for the root.
     #[error("{}: {message}", if path.is_empty() { "(root)" } else { path.as_str() })]
-    Parse { path: String, message: String },
+    Parse {
+        /// Where the reader stopped, as `swarms[1].nodes[0].id`.
+        path: String,
+        /// What is wrong there, as the JSON reader says it.
+        message: String,
+    },
     /// A stamp names an application, not a swarm, so two applications of
     /// one name would make every stamp of that name ambiguous.
     #[error("app_set.applications: application {name:?} is listed twice")]
-    DuplicateApplication { name: String },
+    DuplicateApplication {
+        /// The application's name.
+        name: String,
+    },
+    /// Two entries of `swarms` have one name: which of them tells what the
+    /// swarm holds would be a guess.
     #[error("swarms: swarm {:?} is listed twice", swarm.as_str())]
-    DuplicateSwarm { swarm: SwarmName },
+    DuplicateSwarm {
+        /// The swarm's name.
+        swarm: SwarmName,
+    },
+    /// One swarm entry lists a release name twice: release names are
+    /// unique within a swarm, so one of the two is not what the swarm
+    /// holds.
     #[error("swarms: swarm {:?}: releases: release {release:?} is listed twice", swarm.as_str())]
-    DuplicateRelease { swarm: SwarmName, release: String },
+    DuplicateRelease {
+        /// The swarm entry.
+        swarm: SwarmName,
+        /// The release name.
+        release: String,
+    },
+    /// One swarm entry lists a node id twice (in `nodes` or `members`):
+    /// the node id is the key coverage counts by.
     #[error("swarms: swarm {:?}: nodes: node id {node:?} is listed twice", swarm.as_str())]
-    DuplicateNode { swarm: SwarmName, node: String },
+    DuplicateNode {
+        /// The swarm entry.
+        swarm: SwarmName,
+        /// The node id.
+        node: String,
+    },
     /// A name that must not be empty is; `field` says which.
     #[error("{field}: must not be empty")]
-    EmptyName { field: String },
+    EmptyName {
+        /// The path to the field, as `swarms[0].releases[2].name`.
+        field: String,
+    },
     /// The controller only writes stamps for names of the grammar
     /// [`is_application_name`] checks, so an application named otherwise
     /// could never own a release and would silently own nothing. `field`
     /// is `app_set.applications[<i>].name`.
     #[error("{field}: application name {name:?} is not of the form [a-z0-9][a-z0-9._-]*, so no owner stamp can name it")]
-    InvalidApplicationName { field: String, name: String },
+    InvalidApplicationName {
+        /// The path to the field.
+        field: String,
+        /// The name as given.
+        name: String,
+    },
+    /// `policy.controller` is not a valid controller id (see
+    /// [`ControllerId::new`]).
     #[error("policy.controller: {0}")]
     Controller(#[from] OwnerError),
 }
 
 /// A whole snapshot: the policy, the app set and what each swarm holds.
+///
+/// The input of [`plan()`](crate::plan()). Build one in code with
+/// [`Snapshot::new`] and the constructors of its parts, or read one with
+/// [`Snapshot::from_json`]. A driver that gathers one from live swarms is
+/// `sweep-runner`'s `gather`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 // The schema describes what is read, so its defaults and refusals are those
 // of `wire`; a test removes each field in turn and requires the schema and
 // `from_json` to agree.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+// The schema's description: the first paragraph, without the Rust.
+#[cfg_attr(
+    feature = "schema",
+    schemars(description = "A whole snapshot: the policy, the app set and what each swarm holds.")
+)]
 #[non_exhaustive]
 pub struct Snapshot {
     /// Optional on input (a snapshot without it is of version 1).
     #[cfg_attr(feature = "schema", schemars(default))]
     pub format_version: FormatVersion,
+    /// What the operator asked for; optional, as is each of its fields.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub policy: Policy,
+    /// The applications the controller is told to run. Required.
     pub app_set: AppSet,
+    /// What each swarm the registry resolves holds, one entry per name.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub swarms: Vec<SwarmSnapshot>,
     /// When the snapshot was gathered: the clock the grace period
@@ -85,6 +140,11 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// A snapshot of the current format version, with no time (`now`):
+    /// how an embedder builds one in code, from [`Policy::new`] (or
+    /// [`Policy::default`]), [`AppSet::new`] and [`SwarmSnapshot::new`].
+    /// Check it with [`Snapshot::validate`], or let
+    /// [`plan()`](crate::plan()) do so.
     pub fn new(policy: Policy, app_set: AppSet, swarms: Vec<SwarmSnapshot>) -> Self {
         Snapshot {
             format_version: FormatVersion,
@@ -103,6 +163,46 @@ impl Snapshot {
 
     /// Parses and validates a snapshot from JSON text: exactly one JSON
     /// object, every struct in it written as an object.
+    ///
+    /// Unknown fields are refused, not ignored: a misspelt `purge_volume`
+    /// silently dropped would turn a purge off. The error says where the
+    /// reader stopped ([`SnapshotError::Parse`]'s `path`).
+    ///
+    /// # Example
+    ///
+    /// The smallest useful snapshot: an app set that says it was loaded,
+    /// and the releases of each swarm with their owner stamps. Everything
+    /// else (policy, cluster ids, nodes, the time) is optional.
+    ///
+    /// ```
+    /// use sweep_core::{plan, Snapshot, SnapshotError};
+    ///
+    /// let snapshot = Snapshot::from_json(r#"{
+    ///     "policy": {"controller": "default", "purge_volumes": false},
+    ///     "app_set": {
+    ///         "loaded": true,
+    ///         "applications": [{"name": "shop", "swarm": "alpha", "releases": ["web"]}]
+    ///     },
+    ///     "swarms": [{
+    ///         "swarm": "alpha",
+    ///         "cluster_id": "C1",
+    ///         "releases": [
+    ///             {"name": "web", "owner": "cd/default/shop:release/web"},
+    ///             {"name": "blog", "owner": "cd/default/blog:release/blog"}
+    ///         ]
+    ///     }]
+    /// }"#)?;
+    /// assert_eq!(snapshot.swarms[0].releases.len(), 2);
+    /// assert_eq!(plan(&snapshot)?.deletions[0].release, "blog");
+    ///
+    /// // A misspelt field is an error with the path to it, never ignored.
+    /// let err = Snapshot::from_json(
+    ///     r#"{"policy": {"purge_volume": true}, "app_set": {"loaded": true}}"#,
+    /// )
+    /// .unwrap_err();
+    /// assert!(matches!(&err, SnapshotError::Parse { path, .. } if path == "policy.purge_volume"));
+    /// # Ok::<(), SnapshotError>(())
+    /// ```
     pub fn from_json(text: &str) -> Result<Self, SnapshotError> {
         let snapshot: Snapshot = one_json_document(text)?;
         snapshot.validate()?;
@@ -116,6 +216,8 @@ impl Snapshot {
     }
 
     /// Checks what the schema alone cannot: uniqueness and non-empty names.
+    /// [`Snapshot::from_json`] and [`plan()`](crate::plan()) run it; call
+    /// it on a snapshot built in code to see the error before planning.
     pub fn validate(&self) -> Result<(), SnapshotError> {
         View::of(self).validate()
     }
@@ -130,6 +232,9 @@ pub struct Policy {
     /// The `<controller>` in `cd/<controller>/<application>` stamps.
     #[cfg_attr(feature = "schema", schemars(default = "default_controller"))]
     pub controller: String,
+    /// Whether deleting a release also removes its stack's named volumes,
+    /// on every node that can hold them. Off by default: a purge destroys
+    /// data.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub purge_volumes: bool,
     /// Above this many deletions the whole sweep is held.
@@ -166,6 +271,8 @@ impl Default for Policy {
 }
 
 impl Policy {
+    /// A policy without a grace period. `controller` is checked when the
+    /// snapshot is.
     pub fn new(
         controller: impl Into<String>,
         purge_volumes: bool,
@@ -284,11 +391,13 @@ pub struct AppSet {
     /// False when the app set could not be read completely. Required: a
     /// snapshot that forgot to say must not read as "loaded".
     pub loaded: bool,
+    /// Every application, live or draining. Their names are unique.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub applications: Vec<Application>,
 }
 
 impl AppSet {
+    /// An app set; `loaded` false holds the whole sweep.
     pub fn new(loaded: bool, applications: Vec<Application>) -> Self {
         AppSet {
             loaded,
@@ -318,11 +427,14 @@ pub struct Application {
     /// The releases it declares; `None` until it has reconciled once.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub releases: Option<Vec<String>>,
+    /// Where it is in its life; `reconciled` when left out.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub state: AppState,
 }
 
 impl Application {
+    /// An application in any state; `releases` is `None` until it has
+    /// reconciled once.
     pub fn new(
         name: impl Into<String>,
         swarm: impl Into<SwarmName>,
@@ -358,12 +470,17 @@ impl Application {
     }
 }
 
+/// Where an application of the app set is in its life. An application
+/// that has not reconciled, or is draining, holds its destination swarm:
+/// until it says what it declares, anything there may be its.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AppState {
+    /// In the set, and its `releases` say what it declares (an application
+    /// without `releases` counts as unreconciled).
     #[default]
     Reconciled,
     /// In the set but has not said yet which releases it declares.
@@ -390,12 +507,16 @@ impl AppState {
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct SwarmSnapshot {
+    /// The name the registry resolved it by; `""` is the controller's own.
     pub swarm: SwarmName,
+    /// The cluster id the swarm reported. Entries of one cluster id are one
+    /// swarm to every rule; without one, the name is a cluster of its own.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub cluster_id: Option<String>,
     /// Set when the swarm could not be read; its releases are then unknown.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub error: Option<String>,
+    /// Every release (stack with release records) on it; names unique.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub releases: Vec<ReleaseEntry>,
     /// The nodes the registry reached; `None` when it cannot reach nodes
@@ -446,6 +567,7 @@ impl SwarmSnapshot {
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct ReleaseEntry {
+    /// The release (stack) name.
     pub name: String,
     /// The `com.swarmcli.owner` stamp of its newest record, if any.
     #[cfg_attr(feature = "schema", schemars(default))]
@@ -467,6 +589,8 @@ pub struct ReleaseEntry {
 }
 
 impl ReleaseEntry {
+    /// A release with its owner stamp (`None`: unstamped), and nothing
+    /// else observed.
     pub fn new(name: impl Into<String>, owner: Option<String>) -> Self {
         ReleaseEntry {
             name: name.into(),
@@ -511,6 +635,7 @@ pub struct NodeEntry {
 }
 
 impl NodeEntry {
+    /// A node; `hostname` may be empty.
     pub fn new(id: impl Into<String>, hostname: impl Into<String>) -> Self {
         NodeEntry {
             id: id.into(),

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use sweep_core::explain::explain;
-use sweep_core::plan::swarms;
 use sweep_core::saved::{check, Change, ReleaseChange, SavedPlan};
 use sweep_core::{
     plan, AppSet, AppState, Application, ControllerId, HoldReason, NodeEntry, ObjectVersion,
@@ -161,9 +160,17 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
         })
 }
 
-/// Swarms whose snapshots share a cluster id count as one.
-fn same_swarm(s: &Snapshot, a: &SwarmName, b: &SwarmName) -> bool {
-    swarms::group(s).same(a, b)
+/// Swarms whose snapshots share a cluster id count as one: the plan `p`
+/// (of a snapshot with the same swarm entries) lists them as one cluster.
+/// A name the snapshot does not list is a swarm of its own.
+fn same_swarm(p: &SweepPlan, a: &SwarmName, b: &SwarmName) -> bool {
+    let canonical = |n: &SwarmName| p.cluster_of(n).map_or(n.clone(), |g| g.swarm.clone());
+    canonical(a) == canonical(b)
+}
+
+/// Whether the snapshot lists a swarm entry named `name`.
+fn listed(s: &Snapshot, name: &SwarmName) -> bool {
+    s.swarms.iter().any(|sw| &sw.swarm == name)
 }
 
 fn json(p: &SweepPlan) -> String {
@@ -179,7 +186,7 @@ fn after(s: &Snapshot, p: &SweepPlan) -> Snapshot {
         sw.releases.retain(|r| {
             !p.deletions
                 .iter()
-                .any(|d| d.release == r.name && same_swarm(s, &d.swarm, &name))
+                .any(|d| d.release == r.name && same_swarm(p, &d.swarm, &name))
         });
     }
     next
@@ -194,7 +201,7 @@ proptest! {
         for d in &p.deletions {
             for a in s.app_set.applications.iter().filter(|a| a.is_live()) {
                 let declares = a.releases.iter().flatten().any(|r| *r == d.release);
-                prop_assert!(!(declares && same_swarm(&s, &a.swarm, &d.swarm)),
+                prop_assert!(!(declares && same_swarm(&p, &a.swarm, &d.swarm)),
                     "{} is declared by {} on {}", d.release_ref(), a.name, a.swarm);
             }
         }
@@ -211,7 +218,7 @@ proptest! {
         }
         for d in &p.deletions {
             prop_assert!(!p.holds.iter().any(|h| h.swarm.is_none() || h.swarm.as_ref() == Some(&d.swarm)));
-            for sw in s.swarms.iter().filter(|sw| same_swarm(&s, &sw.swarm, &d.swarm)) {
+            for sw in s.swarms.iter().filter(|sw| same_swarm(&p, &sw.swarm, &d.swarm)) {
                 prop_assert!(sw.error.is_none(), "{} is on an unreadable swarm", d.release_ref());
                 prop_assert_ne!(sw.self_stack.as_deref(), Some(d.release.as_str()));
                 if let Some(r) = sw.releases.iter().find(|r| r.name == d.release) {
@@ -226,7 +233,7 @@ proptest! {
                 && !a.has_reconciled() && a.name == d.application));
             // The owner is not live on this swarm.
             prop_assert!(!s.app_set.applications.iter().any(|a| a.is_live()
-                && a.name == d.application && same_swarm(&s, &a.swarm, &d.swarm)));
+                && a.name == d.application && same_swarm(&p, &a.swarm, &d.swarm)));
         }
     }
 
@@ -244,7 +251,7 @@ proptest! {
         let mut s = s;
         s.policy.max_deletions = None;
         let target = SwarmName::new(target);
-        prop_assume!(swarms::group(&s).get(&target).is_some());
+        prop_assume!(listed(&s, &target));
         let mut changed = s.clone();
         for a in &mut changed.app_set.applications {
             if a.swarm == target && a.releases.is_some() {
@@ -255,8 +262,8 @@ proptest! {
         let after = plan(&changed).unwrap();
         let elsewhere = |p: &SweepPlan| -> (Vec<String>, Vec<String>) {
             (
-                p.deletions.iter().filter(|d| !same_swarm(&s, &d.swarm, &target)).map(|d| d.release_ref().to_string()).collect(),
-                p.spared.iter().filter(|x| !same_swarm(&s, &x.swarm, &target)).map(|x| format!("{}/{}:{:?}", x.swarm, x.release, x.reason)).collect(),
+                p.deletions.iter().filter(|d| !same_swarm(p, &d.swarm, &target)).map(|d| d.release_ref().to_string()).collect(),
+                p.spared.iter().filter(|x| !same_swarm(p, &x.swarm, &target)).map(|x| format!("{}/{}:{:?}", x.swarm, x.release, x.reason)).collect(),
             )
         };
         prop_assert_eq!(elsewhere(&before), elsewhere(&after));
@@ -314,12 +321,11 @@ proptest! {
         let mut s = s;
         s.policy.max_deletions = None;
         let p = plan(&s).unwrap();
-        let groups = swarms::group(&s);
         let unknown: Vec<&Application> = s
             .app_set
             .applications
             .iter()
-            .filter(|a| groups.get(&a.swarm).is_none())
+            .filter(|a| !listed(&s, &a.swarm))
             .collect();
         for a in &unknown {
             prop_assert!(
@@ -332,7 +338,7 @@ proptest! {
                 && h.applications.contains(&a.name)));
         }
         for h in p.holds.iter().filter(|h| h.reason == HoldReason::UnknownDestination) {
-            prop_assert!(h.swarm.as_ref().is_some_and(|w| groups.get(w).is_none()), "{h:?}");
+            prop_assert!(h.swarm.as_ref().is_some_and(|w| !listed(&s, w)), "{h:?}");
         }
         // What they declare only ever spares: with them declaring
         // nothing, everything else this plan deletes is still deleted.
@@ -341,7 +347,7 @@ proptest! {
         };
         let mut declaring_nothing = s.clone();
         for a in &mut declaring_nothing.app_set.applications {
-            if groups.get(&a.swarm).is_none() && a.releases.is_some() {
+            if !listed(&s, &a.swarm) && a.releases.is_some() {
                 a.releases = Some(Vec::new());
             }
         }
@@ -376,7 +382,7 @@ proptest! {
     fn a_kept_release_is_never_deleted(s in snapshot()) {
         let p = plan(&s).unwrap();
         for d in &p.deletions {
-            for sw in s.swarms.iter().filter(|sw| same_swarm(&s, &sw.swarm, &d.swarm)) {
+            for sw in s.swarms.iter().filter(|sw| same_swarm(&p, &sw.swarm, &d.swarm)) {
                 let kept = sw.releases.iter().filter(|r| r.name == d.release)
                     .flat_map(|r| r.objects.iter().flat_map(|o| &o.services))
                     .any(|svc| svc.keep.as_deref().is_some_and(|k| k != "false"));
@@ -442,7 +448,7 @@ proptest! {
         let d = &p.deletions[bump.index(p.deletions.len())];
         let mut restamped = s.clone();
         for sw in &mut restamped.swarms {
-            if same_swarm(&s, &sw.swarm, &d.swarm) {
+            if same_swarm(&p, &sw.swarm, &d.swarm) {
                 for r in sw.releases.iter_mut().filter(|r| r.name == d.release) {
                     if let Some(records) = &mut r.records {
                         for rec in records.iter_mut() {
@@ -546,7 +552,7 @@ proptest! {
             let now = s.now.expect("no deletion without a time");
             // Every name of its cluster that lists it says it has been
             // departed for the whole window.
-            for sw in s.swarms.iter().filter(|sw| same_swarm(&s, &sw.swarm, &d.swarm)) {
+            for sw in s.swarms.iter().filter(|sw| same_swarm(&p, &sw.swarm, &d.swarm)) {
                 for r in sw.releases.iter().filter(|r| r.name == d.release) {
                     let since = r.departed_since.expect("a first-seen time");
                     prop_assert!(now.secs_since(since) >= window.as_secs(),
@@ -569,7 +575,7 @@ proptest! {
             // Never a declared release, never one the rules spare.
             for a in s.app_set.applications.iter().filter(|a| a.is_live()) {
                 let declares = a.releases.iter().flatten().any(|r| *r == d.release);
-                prop_assert!(!(declares && same_swarm(&s, &a.swarm, &d.swarm)),
+                prop_assert!(!(declares && same_swarm(&p, &a.swarm, &d.swarm)),
                     "{}/{} is declared by {}", d.swarm, d.release, a.name);
             }
             prop_assert!(s.now.is_some_and(|now| d.since <= now));

@@ -10,7 +10,6 @@
 
 use libfuzzer_sys::fuzz_target;
 use sweep_core::escape::is_unsafe;
-use sweep_core::plan::swarms;
 use sweep_core::sweep::{ActionKind, Outcome, Settings, Sweep};
 use sweep_core::{plan, Snapshot};
 
@@ -61,9 +60,8 @@ fuzz_target!(|data: &[u8]| {
     };
     assert_eq!(plan.to_json_pretty(), plan_json(&second));
 
-    let groups = swarms::group(&snapshot);
     for app in &snapshot.app_set.applications {
-        if groups.get(&app.swarm).is_none() {
+        if !snapshot.swarms.iter().any(|s| s.swarm == app.swarm) {
             assert!(
                 !plan.deletions.iter().any(|d| d.application == app.name),
                 "an application with an unknown destination lost a release"

@@ -14,13 +14,13 @@ use crate::grace::UnixTime;
 use crate::objects::{ServiceEntry, KEEP_LABEL};
 use crate::owner::{ControllerId, Ownership};
 use crate::refs::SwarmName;
-use crate::snapshot::{Facts, Snapshot, View};
+use crate::snapshot::{Facts, View};
 
 /// The live applications, indexed once per plan so that deciding each
 /// release is a lookup, not a scan of the app set. Lookups only: nothing
 /// here is iterated into the plan, so hashing cannot reorder it.
 #[derive(Debug)]
-pub struct AppIndex<'a> {
+pub(crate) struct AppIndex<'a> {
     live: HashMap<&'a str, LiveApp<'a>>,
     /// Draining applications whose destination the snapshot does not list.
     draining_to_unknown: HashMap<&'a str, &'a str>,
@@ -45,10 +45,6 @@ struct LiveApp<'a> {
 }
 
 impl<'a> AppIndex<'a> {
-    pub fn new(snapshot: &'a Snapshot, groups: &Groups<'_>) -> Self {
-        AppIndex::of(&View::of(snapshot), groups)
-    }
-
     pub(crate) fn of(view: &View<'a>, groups: &Groups<'_>) -> Self {
         let mut live = HashMap::with_capacity(view.applications.len());
         // Counted first, so that each cluster's list is allocated once.
@@ -108,7 +104,7 @@ impl<'a> AppIndex<'a> {
 
 /// What the rules say about one release before holds are applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     Spare {
         reason: SpareReason,
         application: Option<String>,
@@ -130,34 +126,6 @@ fn spare(
         application,
         detail: detail.into(),
     }
-}
-
-/// Decides `release` of `group`.
-pub fn decide(
-    controller: &ControllerId,
-    apps: &AppIndex<'_>,
-    groups: &Groups<'_>,
-    group: &SwarmGroup<'_>,
-    release: &GroupedRelease<'_>,
-) -> Decision {
-    // A group `groups` does not list is the cluster of no application and
-    // of no declaration.
-    let at = groups.index_of(group.swarm.as_str()).unwrap_or(usize::MAX);
-    let declared = apps.declared_in(at);
-    let from = declared.partition_point(|(r, _)| *r < release.name);
-    let mut cursor = Declared {
-        list: declared,
-        next: from,
-    };
-    decide_at(
-        controller,
-        apps,
-        groups,
-        at,
-        group,
-        release,
-        cursor.of(release.name),
-    )
 }
 
 /// Walks the declarations of one cluster alongside its releases, both in
@@ -196,8 +164,9 @@ impl<'a> AppIndex<'a> {
     }
 }
 
-/// [`decide`] for the group at position `at` of [`Groups::iter`], with the
-/// declarations of the release on that cluster ([`Declared::of`]).
+/// Decides `release` of `group`, the group at position `at` of
+/// [`Groups::iter`], given the declarations of the release on that cluster
+/// ([`Declared::of`]).
 pub(crate) fn decide_at(
     controller: &ControllerId,
     apps: &AppIndex<'_>,
@@ -333,18 +302,18 @@ pub(crate) fn decide_at(
 /// The grace period of a plan: `policy.min_departed_for` and the
 /// snapshot's `now`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Grace {
-    pub window: Option<Duration>,
-    pub now: Option<UnixTime>,
+pub(crate) struct Grace {
+    pub(crate) window: Option<Duration>,
+    pub(crate) now: Option<UnixTime>,
 }
 
 /// Why a release the rules would delete waits out its grace period.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Waiting {
-    pub detail: String,
+pub(crate) struct Waiting {
+    pub(crate) detail: String,
     /// Whole seconds until it may go; `None` when the snapshot gives no
     /// time to count from.
-    pub time_left: Option<u64>,
+    pub(crate) time_left: Option<u64>,
 }
 
 impl Grace {
@@ -352,7 +321,7 @@ impl Grace {
     /// `departed_since`, or now when it has none (or names a moment later
     /// than now, which no clock running forward gave). `None` without a
     /// `now`.
-    pub fn since(&self, departed_since: Option<UnixTime>) -> Option<UnixTime> {
+    pub(crate) fn since(&self, departed_since: Option<UnixTime>) -> Option<UnixTime> {
         let now = self.now?;
         Some(departed_since.map_or(now, |since| since.min(now)))
     }
@@ -361,7 +330,7 @@ impl Grace {
     /// (`reason`): `Some` while it has not been seen departed for the whole
     /// window, so that an application that leaves the app set by mistake
     /// and comes back within it loses nothing.
-    pub fn waiting(
+    pub(crate) fn waiting(
         &self,
         departed_since: Option<UnixTime>,
         reason: super::DeletionReason,

@@ -12,6 +12,10 @@ use super::Uncovered;
 use crate::names::named_enum;
 
 named_enum! {
+    /// How much of a swarm a volume purge of a deleted release reaches.
+    /// Anything but `complete` (or `off`) means volumes may stay behind on
+    /// nodes the purge did not reach, and the sweep says so. JSON and text
+    /// give it by name (`as_str`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
     pub enum Coverage {
         /// Volume purge is off.
@@ -30,14 +34,14 @@ named_enum! {
 /// every deletion on the group shares it, and recomputing it per deletion
 /// made planning members x nodes x releases.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupReach {
+pub(crate) struct GroupReach {
     /// Coverage with purge on.
     reach: Coverage,
     unreached: Option<Vec<String>>,
 }
 
 impl GroupReach {
-    pub fn new(group: &SwarmGroup<'_>) -> Self {
+    pub(crate) fn new(group: &SwarmGroup<'_>) -> Self {
         let unreached = unreached(group);
         // Where the node list is known, every node on it must have been
         // reached, not merely as many nodes as it holds.
@@ -54,7 +58,7 @@ impl GroupReach {
     }
 
     /// Coverage of a purge, `off` when purge is off.
-    pub fn coverage(&self, purge: bool) -> Coverage {
+    pub(crate) fn coverage(&self, purge: bool) -> Coverage {
         if purge {
             self.reach
         } else {
@@ -63,13 +67,13 @@ impl GroupReach {
     }
 
     /// See [`unreached`].
-    pub fn unreached(&self) -> Option<&[String]> {
+    pub(crate) fn unreached(&self) -> Option<&[String]> {
         self.unreached.as_deref()
     }
 
     /// The uncovered-node entry for a readable swarm a purge cannot fully
     /// cover; `group` is the one this was made from.
-    pub fn uncovered(&self, group: &SwarmGroup<'_>) -> Option<Uncovered> {
+    pub(crate) fn uncovered(&self, group: &SwarmGroup<'_>) -> Option<Uncovered> {
         if group.error.is_some() || self.reach == Coverage::Complete {
             return None;
         }
@@ -98,13 +102,14 @@ impl GroupReach {
 
 /// Coverage of a purge on `group`, `off` when purge is off. Costs a pass
 /// over the group's nodes: a planner asks [`GroupReach`] once per group.
-pub fn of(purge: bool, group: &SwarmGroup<'_>) -> Coverage {
+#[cfg(test)]
+pub(crate) fn of(purge: bool, group: &SwarmGroup<'_>) -> Coverage {
     GroupReach::new(group).coverage(purge)
 }
 
 /// Names of the nodes on the swarm's own node list that the registry did
 /// not reach, sorted; `None` when either list is unknown.
-pub fn unreached(group: &SwarmGroup<'_>) -> Option<Vec<String>> {
+pub(crate) fn unreached(group: &SwarmGroup<'_>) -> Option<Vec<String>> {
     let reached: BTreeSet<&str> = group
         .nodes
         .as_ref()?
@@ -120,11 +125,6 @@ pub fn unreached(group: &SwarmGroup<'_>) -> Option<Vec<String>> {
         .collect();
     names.sort();
     Some(names)
-}
-
-/// The uncovered-node entry for a readable swarm a purge cannot fully cover.
-pub fn uncovered(group: &SwarmGroup<'_>) -> Option<Uncovered> {
-    GroupReach::new(group).uncovered(group)
 }
 
 #[cfg(test)]

@@ -6,15 +6,10 @@ use std::collections::BTreeMap;
 use super::swarms::Groups;
 use super::{Hold, HoldReason};
 use crate::refs::SwarmName;
-use crate::snapshot::{AppState, Snapshot, View};
+use crate::snapshot::{AppState, View};
 
 /// Every hold the snapshot itself calls for. The blast-radius hold needs the
 /// finished plan and is added by the planner.
-pub fn find(snapshot: &Snapshot, groups: &Groups<'_>) -> Vec<Hold> {
-    find_in(&View::of(snapshot), groups)
-}
-
-/// [`find`] on any snapshot's contents.
 pub(crate) fn find_in(view: &View<'_>, groups: &Groups<'_>) -> Vec<Hold> {
     let mut holds = Vec::new();
 
@@ -112,13 +107,13 @@ pub(crate) fn find_in(view: &View<'_>, groups: &Groups<'_>) -> Vec<Hold> {
 /// Which hold stops deletions on each swarm, indexed once so that a plan
 /// of many swarms and holds is not a scan of every hold per swarm.
 #[derive(Debug, Clone, Default)]
-pub struct HoldIndex<'a> {
+pub(crate) struct HoldIndex<'a> {
     sweep: Option<HoldReason>,
     swarms: BTreeMap<&'a SwarmName, HoldReason>,
 }
 
 impl<'a> HoldIndex<'a> {
-    pub fn new(holds: &'a [Hold]) -> Self {
+    pub(crate) fn new(holds: &'a [Hold]) -> Self {
         let mut index = HoldIndex::default();
         for h in holds {
             match &h.swarm {
@@ -135,12 +130,7 @@ impl<'a> HoldIndex<'a> {
 
     /// The first hold that stops deletions on `swarm`, sweep-wide ones
     /// first.
-    pub fn get(&self, swarm: &SwarmName) -> Option<HoldReason> {
+    pub(crate) fn get(&self, swarm: &SwarmName) -> Option<HoldReason> {
         self.sweep.or_else(|| self.swarms.get(swarm).copied())
     }
-}
-
-/// The first hold that stops deletions on `swarm`, sweep-wide ones first.
-pub fn holds_swarm(holds: &[Hold], swarm: &SwarmName) -> Option<HoldReason> {
-    HoldIndex::new(holds).get(swarm)
 }

@@ -1,17 +1,21 @@
 //! The plan: which releases may go, which stay and why, what holds the
 //! sweep, and which nodes a volume purge cannot reach.
 //!
-//! [`plan`] is a pure function of the [`Snapshot`]: the same snapshot, with
-//! its lists in any order, gives a byte-identical plan, and carrying a plan
-//! out and planning again gives no deletions. The steps live in submodules:
-//! [`swarms`] groups names that are one cluster, [`holds`] finds what stops
-//! the sweep, [`classify`] decides each release, [`coverage`] says what a
-//! volume purge can reach.
+//! [`plan()`] is a pure function of the [`Snapshot`]: the same snapshot,
+//! with its lists in any order, gives a byte-identical plan, and carrying a
+//! plan out and planning again gives no deletions. [`plan_json`] plans JSON
+//! text in place, without an owned copy of the snapshot.
+//!
+//! The steps are private to the crate, so that the rules have one entry
+//! point: names that are one cluster are grouped first (a release is never
+//! judged on one name of a cluster alone), then the holds are found, then
+//! each release is decided, then the plan says what a volume purge can
+//! reach on each swarm ([`Coverage`]).
 
-pub mod classify;
-pub mod coverage;
-pub mod holds;
-pub mod swarms;
+pub(crate) mod classify;
+mod coverage;
+mod holds;
+pub(crate) mod swarms;
 
 use serde::{Deserialize, Serialize};
 
@@ -23,24 +27,86 @@ use crate::owner::ControllerId;
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::{Facts, NodeEntry, Snapshot, SnapshotDoc, SnapshotError, View};
 
-pub use classify::{Decision, Grace};
+use classify::{Decision, Grace};
 pub use coverage::Coverage;
 
 /// The plan for one sweep. Every list is sorted.
+///
+/// Made by [`plan()`], carried out by [`crate::sweep::Sweep`], printed for
+/// people by [`crate::render::plan_text`]. Its JSON
+/// ([`SweepPlan::to_json_pretty`]) is a public contract (`swarm-sweep plan
+/// --format json`, saved plans): field names never change.
+///
+/// A deletion in it is a decision made on the snapshot as it was: a driver
+/// must not delete anything the plan does not list, and must re-read a
+/// release's stamps before each destructive step (the [`Sweep`] asks for
+/// that), since the swarm may have changed since.
+///
+/// [`Sweep`]: crate::sweep::Sweep
+///
+/// # Example
+///
+/// The JSON output, and reading it back:
+///
+/// ```
+/// use sweep_core::{plan, Snapshot, SweepPlan};
+///
+/// let snapshot = Snapshot::from_json(r#"{
+///     "app_set": {"loaded": true, "applications": [
+///         {"name": "shop", "swarm": "alpha", "releases": ["web"]}
+///     ]},
+///     "swarms": [{"swarm": "alpha", "releases": [
+///         {"name": "web", "owner": "cd/default/shop:release/web"},
+///         {"name": "blog", "owner": "cd/default/blog:release/blog"}
+///     ]}]
+/// }"#)?;
+/// let plan = plan(&snapshot)?;
+///
+/// let json = plan.to_json_pretty();
+/// let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+/// assert_eq!(value["format_version"], 1);
+/// assert_eq!(value["controller"], "default");
+/// assert_eq!(value["deletions"][0]["swarm"], "alpha");
+/// assert_eq!(value["deletions"][0]["release"], "blog");
+/// assert_eq!(value["deletions"][0]["reason"], "departed");
+/// assert_eq!(value["spared"][0]["release"], "web");
+///
+/// // A plan read back is the same plan; its controller id is checked again.
+/// let back: SweepPlan = serde_json::from_str(&json).unwrap();
+/// assert_eq!(back, plan);
+/// # Ok::<(), sweep_core::SnapshotError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+// The schema's description: the first paragraph, without the Rust.
+#[cfg_attr(
+    feature = "schema",
+    schemars(description = "The plan for one sweep. Every list is sorted.")
+)]
 #[non_exhaustive]
 pub struct SweepPlan {
+    /// The format version of the document; only this one is read.
     #[serde(default)]
     pub format_version: FormatVersion,
     /// The controller whose releases the plan deletes, checked when the
     /// plan was made (and again when one is read back from JSON), so that
     /// no driver has to.
     pub controller: ControllerId,
+    /// Whether the sweep removes the deleted releases' named volumes too
+    /// (`policy.purge_volumes`).
     pub purge_volumes: bool,
+    /// What stops the sweep, or deletions on some swarms, and why; sweep-wide
+    /// holds first. A held release is listed in `spared`, never in
+    /// `deletions`.
     pub holds: Vec<Hold>,
+    /// The releases that may be deleted: every one is this controller's,
+    /// provably departed or moved, and held by nothing.
     pub deletions: Vec<Deletion>,
+    /// Every other release the snapshot lists, with the reason it stays.
     pub spared: Vec<Spared>,
+    /// With volume purge on, the swarms whose purge cannot reach every node
+    /// they count: a sweep there removes the stack but may leave volumes on
+    /// nodes it did not reach, and never claims completeness.
     pub uncovered: Vec<Uncovered>,
     /// Every swarm the plan knows of, one entry per cluster.
     pub swarms: Vec<SwarmPlan>,
@@ -59,7 +125,9 @@ impl SweepPlan {
         self.holds.iter().any(|h| h.swarm.is_none())
     }
 
-    /// The swarm entry a deletion's `swarm` field names.
+    /// The swarm entry a deletion's `swarm` field names: the entry whose
+    /// name (the smallest of its cluster's) is `name`. For any name of a
+    /// cluster, use [`SweepPlan::cluster_of`].
     pub fn swarm(&self, name: &SwarmName) -> Option<&SwarmPlan> {
         // `plan` sorts `swarms` by name, so this is a search, not a scan per
         // deletion; a plan read back from elsewhere may not be sorted.
@@ -69,13 +137,49 @@ impl SweepPlan {
         }
     }
 
+    /// The swarm entry of the cluster the snapshot listed `name` under,
+    /// whichever of the cluster's names `name` is; `None` when the snapshot
+    /// did not list `name`. Two names are one swarm when they give the
+    /// same entry: every rule of the plan treats them as one.
+    ///
+    /// ```
+    /// use sweep_core::{plan, Snapshot, SwarmName};
+    ///
+    /// // `alpha` and `zeta` resolve to the same cluster id: one swarm.
+    /// let snapshot = Snapshot::from_json(r#"{
+    ///     "app_set": {"loaded": true, "applications": []},
+    ///     "swarms": [
+    ///         {"swarm": "zeta", "cluster_id": "C1"},
+    ///         {"swarm": "alpha", "cluster_id": "C1"},
+    ///         {"swarm": "beta", "cluster_id": "C2"}
+    ///     ]
+    /// }"#)?;
+    /// let plan = plan(&snapshot)?;
+    /// let zeta = plan.cluster_of(&SwarmName::new("zeta")).unwrap();
+    /// assert_eq!(zeta.swarm, SwarmName::new("alpha"));
+    /// assert_eq!(zeta.names, [SwarmName::new("alpha"), SwarmName::new("zeta")]);
+    /// assert_ne!(plan.cluster_of(&"beta".into()), Some(zeta));
+    /// assert_eq!(plan.cluster_of(&"gamma".into()), None);
+    /// # Ok::<(), sweep_core::SnapshotError>(())
+    /// ```
+    pub fn cluster_of(&self, name: &SwarmName) -> Option<&SwarmPlan> {
+        self.swarm(name)
+            .filter(|s| s.names.contains(name))
+            .or_else(|| self.swarms.iter().find(|s| s.names.contains(name)))
+    }
+
+    /// The plan as pretty-printed JSON: the document `swarm-sweep plan
+    /// --format json` prints and a saved plan holds.
     pub fn to_json_pretty(&self) -> String {
         // Plain data of strings, numbers and enums: serializing cannot fail.
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
 }
 
-/// Why nothing is deleted somewhere.
+/// Why nothing is deleted somewhere: the whole sweep, or one swarm.
+///
+/// A hold never turns into a deletion; it only spares. Every release a
+/// hold keeps is listed as spared, with the reason `held`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
@@ -85,14 +189,18 @@ pub struct Hold {
     /// `None` for the whole sweep; the swarm otherwise. Kept beside `scope`
     /// so that a swarm that happens to be named `sweep` is not misread.
     pub swarm: Option<SwarmName>,
+    /// Why it holds.
     pub reason: HoldReason,
     /// The applications behind the hold, sorted.
     pub applications: Vec<String>,
+    /// What the hold means, for people. Raw: it may quote names and error
+    /// texts from outside, so escape it before printing it to a terminal.
     pub message: Option<String>,
 }
 
 impl Hold {
-    pub fn sweep(reason: HoldReason, message: impl Into<String>) -> Self {
+    /// A hold of the whole sweep.
+    pub(crate) fn sweep(reason: HoldReason, message: impl Into<String>) -> Self {
         Hold {
             scope: "sweep".to_owned(),
             swarm: None,
@@ -102,7 +210,8 @@ impl Hold {
         }
     }
 
-    pub fn swarm(
+    /// A hold of one swarm, named by its cluster's name.
+    pub(crate) fn swarm(
         swarm: &SwarmName,
         reason: HoldReason,
         applications: Vec<String>,
@@ -119,14 +228,31 @@ impl Hold {
 }
 
 named_enum! {
+    /// Why a [`Hold`] holds. JSON and text give it by name (`as_str`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    #[non_exhaustive]
     pub enum HoldReason {
+        /// The app set could not be read completely: every release would
+        /// look departed. Holds the whole sweep.
         AppSetNotLoaded = "app_set_not_loaded",
+        /// The app set declares no live application: an empty set and a
+        /// lost one look the same. Holds the whole sweep.
         EmptyAppSet = "empty_app_set",
+        /// An application sent to this swarm has not said yet which
+        /// releases it declares, so it may declare any of them.
         Unreconciled = "unreconciled",
+        /// An application that left the app set is still syncing its way
+        /// out of this swarm.
         Draining = "draining",
+        /// The swarm could not be read; its releases are unknown.
         SwarmUnreadable = "swarm_unreadable",
+        /// Volume purge is on and the registry reaches no node of the
+        /// swarm: removing a stack would strand its volumes with no record
+        /// left to find them by.
         NoReachableNode = "no_reachable_node",
+        /// The plan would delete more releases than `policy.max_deletions`:
+        /// a truncated listing or a mangled app set looks like this. Holds
+        /// the whole sweep.
         BlastRadius = "blast_radius",
         /// Applications name a destination no swarm of the snapshot has; their
         /// releases are spared everywhere. Holds no swarm of its own.
@@ -144,14 +270,19 @@ impl HoldReason {
     }
 }
 
-/// A release that may be deleted.
+/// A release that may be deleted: this controller's, provably departed
+/// (or moved), and held by nothing.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Deletion {
+    /// The swarm it is on, by its cluster's name (the smallest one).
     pub swarm: SwarmName,
+    /// The release (stack) name, unique within its swarm only.
     pub release: String,
+    /// The application its owner stamp names.
     pub application: String,
+    /// Why it goes.
     pub reason: DeletionReason,
     /// What a volume purge of this release can reach.
     pub volumes: Coverage,
@@ -200,13 +331,16 @@ impl Observed {
 }
 
 impl Deletion {
+    /// The swarm-qualified name of the release.
     pub fn release_ref(&self) -> ReleaseRef {
         ReleaseRef::new(self.swarm.clone(), self.release.clone())
     }
 }
 
 named_enum! {
+    /// Why a [`Deletion`] goes. JSON and text give it by name (`as_str`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    #[non_exhaustive]
     pub enum DeletionReason {
         /// The owning application has left the app set.
         Departed = "departed",
@@ -216,12 +350,19 @@ named_enum! {
 }
 
 /// A release that stays, and why.
+///
+/// Every release the snapshot lists that the plan does not delete is
+/// spared, with the most basic reason that applies: whose it is first,
+/// then whether it is still wanted, then holds and the grace period.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Spared {
+    /// The swarm it is on, by its cluster's name (the smallest one).
     pub swarm: SwarmName,
+    /// The release (stack) name.
     pub release: String,
+    /// Why it stays.
     pub reason: SpareReason,
     /// The owning application, when the release is this controller's.
     pub application: Option<String>,
@@ -235,13 +376,32 @@ pub struct Spared {
 }
 
 named_enum! {
+    /// Why a release is [`Spared`]. JSON and text give it by name
+    /// (`as_str`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    #[non_exhaustive]
     pub enum SpareReason {
+        /// No owner stamp this controller writes: deployed by hand, by
+        /// another tool, or stamped with this controller's prefix in a
+        /// shape it never writes (edited or copied). Nobody's to delete.
         Unmanaged = "unmanaged",
+        /// Stamped by another controller or tool.
         ForeignOwner = "foreign_owner",
+        /// The stack the controller itself runs as (`self_stack`).
         OwnStack = "own_stack",
+        /// Its application is in the app set and this copy may still be
+        /// needed: the application deploys to this swarm, or it moved and
+        /// has not reconciled on its new destination yet, or its
+        /// destination could not be read or is not a swarm of the snapshot
+        /// (which proves nothing about where it runs).
         CurrentApplication = "current_application",
+        /// A live application declares a release of this name on this
+        /// swarm, whoever stamped it (a rename hands a release to another
+        /// application before its stamp is rewritten), or on a destination
+        /// the snapshot does not list.
         Declared = "declared",
+        /// It would be deleted, but a hold (see [`Hold`]) stops deletions
+        /// on its swarm or the whole sweep.
         Held = "held",
         /// A service of its stack carries the keep label
         /// ([`crate::objects::KEEP_LABEL`]): an operator kept it by hand.
@@ -257,6 +417,7 @@ named_enum! {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Uncovered {
+    /// The swarm, by its cluster's name.
     pub swarm: SwarmName,
     /// The swarm's own count; `None` when it could not be read.
     pub node_count: Option<u64>,
@@ -267,13 +428,14 @@ pub struct Uncovered {
     /// The nodes of the swarm's own node list that were not reached, by
     /// name; `None` when the node list or the reach is unknown.
     pub unreached: Option<Vec<String>>,
+    /// What a purge on it covers: `partial` or `node_local`.
     pub coverage: Coverage,
 }
 
 impl Uncovered {
     /// A swarm whose purge coverage is `coverage` and whose node count,
     /// reach and missing nodes are unknown.
-    pub fn unknown(swarm: SwarmName, coverage: Coverage) -> Self {
+    pub(crate) fn unknown(swarm: SwarmName, coverage: Coverage) -> Self {
         Uncovered {
             swarm,
             node_count: None,
@@ -294,8 +456,14 @@ pub struct SwarmPlan {
     pub swarm: SwarmName,
     /// Every name the snapshot listed this cluster under, sorted.
     pub names: Vec<SwarmName>,
+    /// The cluster id its names resolved to; `None` when no name reported
+    /// one (the name is then a cluster of its own).
     pub cluster_id: Option<String>,
+    /// False when any of its names could not be read: its releases are
+    /// then unknown, and a `swarm_unreadable` hold stops deletions on it.
     pub readable: bool,
+    /// The largest node count any of its names reported (the cautious one
+    /// for coverage); `None` when none could be read.
     pub node_count: Option<u64>,
     /// The nodes the registry reached, sorted by id; `None` when it cannot
     /// reach nodes individually (a purge then covers the manager only).
@@ -306,7 +474,73 @@ pub struct SwarmPlan {
     pub unreached: Option<Vec<String>>,
 }
 
-/// Plans a sweep. Errors only on an invalid snapshot.
+/// Plans a sweep. Errors only on an invalid snapshot (the checks of
+/// [`Snapshot::validate`]).
+///
+/// Pure and deterministic: no IO, no clock (the time is the snapshot's
+/// `now`), and the same snapshot with its lists in any order gives the same
+/// plan. Every decision is made on swarm-qualified names, with the names of
+/// one cluster taken together. A release is deleted only when it is
+/// provably this controller's (its owner stamp), its application has left
+/// the app set or moved to another swarm, no live application declares it
+/// there, and nothing holds the sweep; everything else is spared with a
+/// reason.
+///
+/// # Example
+///
+/// A snapshot built in code: one swarm with two releases of the controller
+/// `default`; `shop` still declares `web`, while `blog` has left the app
+/// set.
+///
+/// ```
+/// use sweep_core::{
+///     plan, AppSet, Application, DeletionReason, Policy, ReleaseEntry, Snapshot,
+///     SpareReason, SwarmName, SwarmSnapshot,
+/// };
+///
+/// let mut alpha = SwarmSnapshot::new("alpha");
+/// alpha.releases = vec![
+///     ReleaseEntry::new("web", Some("cd/default/shop:release/web".to_owned())),
+///     ReleaseEntry::new("blog", Some("cd/default/blog:release/blog".to_owned())),
+///     // No owner stamp: deployed by hand, never deleted.
+///     ReleaseEntry::new("grafana", None),
+/// ];
+/// let app_set = AppSet::new(true, vec![Application::reconciled("shop", "alpha", &["web"])]);
+/// let snapshot = Snapshot::new(Policy::default(), app_set, vec![alpha]);
+///
+/// let plan = plan(&snapshot)?;
+/// assert!(plan.holds.is_empty());
+/// let [deletion] = &plan.deletions[..] else { panic!("one deletion") };
+/// assert_eq!(deletion.release_ref().to_string(), "alpha/blog");
+/// assert_eq!(deletion.application, "blog");
+/// assert_eq!(deletion.reason, DeletionReason::Departed);
+///
+/// let spared: Vec<(&str, SpareReason)> =
+///     plan.spared.iter().map(|s| (s.release.as_str(), s.reason)).collect();
+/// assert_eq!(
+///     spared,
+///     [("grafana", SpareReason::Unmanaged), ("web", SpareReason::CurrentApplication)]
+/// );
+/// assert_eq!(plan.spared[0].swarm, SwarmName::new("alpha"));
+/// # Ok::<(), sweep_core::SnapshotError>(())
+/// ```
+///
+/// An app set that could not be read holds the whole sweep: nothing is
+/// deleted, and every release that would have been is spared as held.
+///
+/// ```
+/// use sweep_core::{plan, AppSet, HoldReason, Policy, ReleaseEntry, Snapshot, SwarmSnapshot};
+///
+/// let mut alpha = SwarmSnapshot::new("alpha");
+/// alpha.releases = vec![ReleaseEntry::new("blog", Some("cd/default/blog:release/blog".to_owned()))];
+/// let snapshot = Snapshot::new(Policy::default(), AppSet::new(false, vec![]), vec![alpha]);
+///
+/// let plan = plan(&snapshot)?;
+/// assert!(plan.is_held());
+/// assert_eq!(plan.holds[0].reason, HoldReason::AppSetNotLoaded);
+/// assert!(plan.deletions.is_empty());
+/// # Ok::<(), sweep_core::SnapshotError>(())
+/// ```
 pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
     let view = View::of(snapshot);
     view.validate()?;

@@ -16,29 +16,29 @@ use crate::snapshot::{Facts, NodeEntry, NodeView, Snapshot, SwarmView, View};
 /// One cluster, possibly seen under several names. Release names and
 /// stamps are borrowed from the snapshot (`'a`), never copied.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SwarmGroup<'a> {
+pub(crate) struct SwarmGroup<'a> {
     /// The smallest of `names`: the one every output uses.
-    pub swarm: SwarmName,
-    pub names: Vec<SwarmName>,
-    pub cluster_id: Option<String>,
+    pub(crate) swarm: SwarmName,
+    pub(crate) names: Vec<SwarmName>,
+    pub(crate) cluster_id: Option<String>,
     /// The read errors of its names, if any name could not be read.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// Releases by name, sorted, each with every owner stamp seen under
     /// any name.
-    pub releases: Vec<GroupedRelease<'a>>,
+    pub(crate) releases: Vec<GroupedRelease<'a>>,
     /// Reached nodes (union by id), or `None` if no name reaches nodes.
-    pub nodes: Option<Vec<NodeEntry>>,
+    pub(crate) nodes: Option<Vec<NodeEntry>>,
     /// The largest count any name reported: the cautious one for coverage.
-    pub node_count: Option<u64>,
+    pub(crate) node_count: Option<u64>,
     /// The swarm's own node list (union by id over its names), if read.
-    pub members: Option<Vec<NodeEntry>>,
-    pub self_stacks: BTreeSet<String>,
+    pub(crate) members: Option<Vec<NodeEntry>>,
+    pub(crate) self_stacks: BTreeSet<String>,
 }
 
 /// A release of a group, as the planner reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupedRelease<'a> {
-    pub name: &'a str,
+pub(crate) struct GroupedRelease<'a> {
+    pub(crate) name: &'a str,
     owners: Owners<'a>,
     /// What its first name (in name order) observed beside the stamp.
     facts: Facts<'a>,
@@ -54,7 +54,7 @@ impl<'a> GroupedRelease<'a> {
     /// Distinct stamps seen for it (an empty stamp counts as none), sorted;
     /// more than one means the names of the cluster were read at different
     /// moments and disagree.
-    pub fn owners(&self) -> &[Option<&'a str>] {
+    pub(crate) fn owners(&self) -> &[Option<&'a str>] {
         match &self.owners {
             Owners::One(owner) => std::slice::from_ref(owner),
             Owners::Many(owners) => owners,
@@ -91,28 +91,28 @@ enum Owners<'a> {
 /// owned: what the sweep re-reads before each destructive step, judged by
 /// the planner's own ownership rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupRelease {
-    pub name: String,
+pub(crate) struct GroupRelease {
+    pub(crate) name: String,
     /// Distinct stamps seen for it, sorted; more than one means the names
     /// of the cluster were read at different moments and disagree.
-    pub owners: Vec<Option<String>>,
+    pub(crate) owners: Vec<Option<String>>,
 }
 
 /// All groups of a snapshot, and which group each name belongs to.
 #[derive(Debug, Clone, Default)]
-pub struct Groups<'a> {
+pub(crate) struct Groups<'a> {
     /// Sorted by `swarm`.
     groups: Vec<SwarmGroup<'a>>,
     by_name: BTreeMap<&'a str, usize>,
 }
 
 impl<'a> Groups<'a> {
-    pub fn iter(&self) -> impl Iterator<Item = &SwarmGroup<'a>> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &SwarmGroup<'a>> {
         self.groups.iter()
     }
 
     /// The group a name belongs to, if the snapshot lists that name.
-    pub fn get(&self, name: &SwarmName) -> Option<&SwarmGroup<'a>> {
+    pub(crate) fn get(&self, name: &SwarmName) -> Option<&SwarmGroup<'a>> {
         self.index_of(name.as_str()).map(|i| &self.groups[i])
     }
 
@@ -128,18 +128,19 @@ impl<'a> Groups<'a> {
 
     /// The name that stands for `name`'s cluster: its group's name, or
     /// `name` itself when the snapshot does not list it.
-    pub fn canonical<'s>(&'s self, name: &'s SwarmName) -> &'s SwarmName {
+    pub(crate) fn canonical<'s>(&'s self, name: &'s SwarmName) -> &'s SwarmName {
         self.get(name).map(|g| &g.swarm).unwrap_or(name)
     }
 
     /// Whether two names are the same swarm as far as the snapshot shows.
-    pub fn same(&self, a: &SwarmName, b: &SwarmName) -> bool {
+    #[cfg(test)]
+    pub(crate) fn same(&self, a: &SwarmName, b: &SwarmName) -> bool {
         self.canonical(a) == self.canonical(b)
     }
 }
 
 /// Groups the snapshot's swarm entries by cluster id.
-pub fn group(snapshot: &Snapshot) -> Groups<'_> {
+pub(crate) fn group(snapshot: &Snapshot) -> Groups<'_> {
     group_view(&View::of(snapshot))
 }
 

@@ -26,9 +26,16 @@ pub fn label_filter(release: &str) -> String {
 }
 
 /// Identifies one outstanding action; hand it back with its outcome.
+///
+/// A sweep numbers its actions from 0 in the order it hands them out, and
+/// never reuses a number. An id is only meaningful to the sweep that
+/// handed it out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct ActionId(pub u64);
+pub struct ActionId(
+    /// The number, shown as `#<number>`.
+    pub u64,
+);
 
 impl fmt::Display for ActionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -38,12 +45,31 @@ impl fmt::Display for ActionId {
 
 /// The release an action concerns, and the application that owned it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub struct Target {
+    /// The release, qualified by its swarm: a driver acts on this swarm
+    /// only, never on a release of the same name elsewhere.
     pub release: ReleaseRef,
+    /// The application the plan found it stamped for, which the re-read
+    /// before each destructive step checks again.
     pub application: String,
 }
 
+impl Target {
+    /// The target `release`, owned by `application`.
+    pub fn new(release: ReleaseRef, application: impl Into<String>) -> Self {
+        Target {
+            release,
+            application: application.into(),
+        }
+    }
+}
+
 /// Where a volume action runs.
+///
+/// Not `#[non_exhaustive]`: a driver matches it exhaustively, so that a new
+/// place cannot fall into a wildcard arm that removes volumes somewhere
+/// else.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Where {
     /// One node the registry reached; the driver talks to that node's
@@ -68,12 +94,19 @@ impl Where {
 /// [`Sweep::handle_outcome`](super::Sweep::handle_outcome) and this `id`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use = "an action that is never run and answered keeps the sweep from finishing"]
+#[non_exhaustive]
 pub struct Action {
+    /// The id to answer it with.
     pub id: ActionId,
+    /// What to do.
     pub kind: ActionKind,
 }
 
 /// What to do.
+///
+/// Not `#[non_exhaustive]`: a driver matches it exhaustively, so that an
+/// action added here cannot fall into a wildcard arm unnoticed (and be
+/// answered `Done` without being run).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ActionKind {
     /// Read the release's records, as they are now, under each of `names`
@@ -85,29 +118,50 @@ pub enum ActionKind {
     /// removed since must not be deleted on the old snapshot's word. The
     /// sweep judges the answer with the planner's own ownership rule.
     ReadStamps {
+        /// The release to read.
         target: Target,
+        /// The names to read it under, sorted.
         names: Vec<SwarmName>,
+        /// The destructive step the read stands before.
         before: Step,
     },
     /// Remove one part of the release's stack: every object of that kind
     /// labelled with its stack namespace. [`StackPart::Services`] first,
     /// alone; then [`StackPart::Tasks`] (their stopping); the other parts
-    /// once the tasks have stopped (see [`StackPart::next`]). A part the engine answers "in use" (its conflict
-    /// answer) is [`Failure::InUse`](super::Failure::InUse): the sweep
-    /// tries it again by its own retry policy, never the driver.
-    RemoveStack { target: Target, part: StackPart },
+    /// once the tasks have stopped (see [`StackPart::next`]). A part the
+    /// engine answers "in use" (its conflict answer) is
+    /// [`Failure::InUse`](super::Failure::InUse): the sweep tries it again
+    /// by its own retry policy, never the driver.
+    RemoveStack {
+        /// The release whose stack it is.
+        target: Target,
+        /// The part to remove.
+        part: StackPart,
+    },
     /// List the volumes labelled [`STACK_LABEL`]`=<release>` at `at`;
     /// answer with [`Outcome::Volumes`](super::Outcome::Volumes).
-    ListVolumes { target: Target, at: Where },
-    /// Remove one volume at `at`.
-    RemoveVolume {
+    ListVolumes {
+        /// The release whose volumes to list.
         target: Target,
+        /// Where to list them.
         at: Where,
+    },
+    /// Remove one volume at `at`. A volume a container still uses is
+    /// [`Failure::InUse`](super::Failure::InUse), tried again by the sweep.
+    RemoveVolume {
+        /// The release the volume belongs to.
+        target: Target,
+        /// Where the volume is.
+        at: Where,
+        /// The volume's name, as the listing there gave it.
         volume: String,
     },
     /// Delete the release's records (which carry its owner stamp). Handed
     /// out only after everything else of the release is gone.
-    DeleteRecords { target: Target },
+    DeleteRecords {
+        /// The release whose records to delete.
+        target: Target,
+    },
     /// List the releases on `swarm` again, after every release there has
     /// settled; answer with [`Outcome::Releases`](super::Outcome::Releases),
     /// the names the swarm lists (by their records, as for the snapshot).
@@ -115,7 +169,9 @@ pub enum ActionKind {
     /// listed gets its failed step tried once more, where `Gone` proves it
     /// had worked; so a driver listing by stacks instead is safe too.
     ListReleases {
+        /// The swarm to list.
         swarm: SwarmName,
+        /// The failed releases the listing decides about.
         checking: Vec<Target>,
     },
 }
@@ -177,15 +233,30 @@ impl ActionKind {
 }
 
 named_enum! {
-    /// The kinds of step, as reports name them.
+    /// The kinds of step, as reports name them: one per [`ActionKind`].
+    ///
+    /// Not `#[non_exhaustive]`, like [`ActionKind`]: a step is added
+    /// together with its action, and a driver's exhaustive match must
+    /// notice both.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
     pub enum Step {
-        /// The re-read of a release's records before a destructive step.
+        /// `read_stamps`: the re-read of a release's records before a
+        /// destructive step ([`ActionKind::ReadStamps`]).
         ReadStamps = "read_stamps",
+        /// `remove_stack`: the removal of a stack part
+        /// ([`ActionKind::RemoveStack`]).
         RemoveStack = "remove_stack",
+        /// `list_volumes`: the listing of a release's volumes at one place
+        /// ([`ActionKind::ListVolumes`]).
         ListVolumes = "list_volumes",
+        /// `remove_volume`: the removal of one volume
+        /// ([`ActionKind::RemoveVolume`]).
         RemoveVolume = "remove_volume",
+        /// `delete_records`: the deletion of a release's records, last
+        /// ([`ActionKind::DeleteRecords`]).
         DeleteRecords = "delete_records",
+        /// `list_releases`: the re-listing of a swarm that may overturn a
+        /// failure ([`ActionKind::ListReleases`]).
         ListReleases = "list_releases",
     }
 }
@@ -197,16 +268,26 @@ named_enum! {
     /// stop on their own; a node keeps its copy of the stack's networks
     /// until its task there has stopped, so the networks, secrets and
     /// configs go once every task has.
+    ///
+    /// Not `#[non_exhaustive]`: a backend matches it exhaustively, so that
+    /// a part added here cannot fall into a wildcard arm that removes
+    /// something else, or answers `Done` for what it never removed.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
     pub enum StackPart {
+        /// `services`: the stack's services, first and alone.
         Services = "services",
         /// Not a removal: the services' tasks have stopped. The driver
         /// removes nothing and answers "in use" while a task of the stack
         /// still runs on a node that is up (a down node's tasks never
         /// report stopping).
         Tasks = "tasks",
+        /// `networks`: the stack's networks, once its tasks have stopped.
         Networks = "networks",
+        /// `secrets`: the stack's secrets, once its tasks have stopped.
         Secrets = "secrets",
+        /// `configs`: the stack's configs, once its tasks have stopped. The
+        /// release records are not among them: they go last, with
+        /// [`ActionKind::DeleteRecords`].
         Configs = "configs",
     }
 }

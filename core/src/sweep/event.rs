@@ -19,8 +19,11 @@ pub enum Event {
     /// manager's own daemon, or a node the driver cannot name). What it
     /// held (volumes on its node, the stack's networks) may be free now.
     ContainerGone {
+        /// The swarm the driver watched, as the plan names it.
         swarm: SwarmName,
+        /// The node's id; `None` when unknown.
         node: Option<String>,
+        /// The container's stack namespace: the release.
         release: String,
     },
 }

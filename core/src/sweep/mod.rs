@@ -48,8 +48,11 @@ pub use time::Timestamp;
 use agenda::Agenda;
 use release::{Key, Place, ReleaseRun};
 
-/// Errors in how a driver calls the sweep. Each leaves the sweep as it was.
+/// Errors in how a driver calls the sweep. Each leaves the sweep as it was:
+/// an answer refused here is not taken, and the action it was meant for (if
+/// any) stays outstanding.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum SweepError {
     /// The id was never handed out by this sweep.
     #[error("action {0} was never handed out")]
@@ -61,8 +64,12 @@ pub enum SweepError {
     /// removal answered with names. The action stays outstanding.
     #[error("action {id} ({action}) cannot have a `{outcome}` outcome")]
     OutcomeMismatch {
+        /// The action answered.
         id: ActionId,
+        /// What kind of action it is.
         action: Step,
+        /// What kind of outcome it was answered with
+        /// ([`Outcome::kind_str`]).
         outcome: &'static str,
     },
 }
@@ -83,8 +90,12 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The shortest retry interval a sweep uses; a shorter one is raised
+    /// to it.
     pub const MIN_RETRY_INTERVAL: Duration = Duration::from_millis(1);
 
+    /// Settings that retry every `retry_interval` and give each object up
+    /// to `settle_timeout` from its own first attempt.
     pub fn new(retry_interval: Duration, settle_timeout: Duration) -> Self {
         Settings {
             retry_interval,
@@ -144,44 +155,86 @@ impl Default for Settings {
 ///
 /// # Example
 ///
+/// Application `shop` left the app set, `blog` is still in it: the plan
+/// deletes release `shop`, and the sweep carries that out against a
+/// pretend swarm where every step works, except that the volume is still
+/// in use at the first attempt.
+///
 /// ```
-/// use sweep_core::sweep::StampRead;
-/// use sweep_core::{
-///     plan, ActionKind, Outcome, ReleaseEntry, Settings, Snapshot, Sweep, Timestamp,
-/// };
+/// use std::time::Duration;
+///
+/// use sweep_core::sweep::{ActionKind, Outcome, Settings, StampRead, Sweep, Timestamp};
+/// use sweep_core::{plan, ReleaseEntry, ReleaseOutcome, Snapshot};
 ///
 /// let snapshot = Snapshot::from_json(
-///     r#"{"app_set": {"loaded": true, "applications": [{"name": "blog", "swarm": "", "releases": []}]},
-///         "swarms": [{"swarm": "", "releases": [
-///             {"name": "web", "owner": "cd/default/shop:release/web"}]}]}"#,
+///     r#"{"policy": {"controller": "default", "purge_volumes": true},
+///         "app_set": {"loaded": true, "applications": [
+///             {"name": "blog", "swarm": "", "releases": ["blog"]}]},
+///         "swarms": [{"swarm": "", "node_count": 1,
+///             "nodes": [{"id": "n1", "hostname": "node-1"}],
+///             "releases": [
+///                 {"name": "blog", "owner": "cd/default/blog:release/blog"},
+///                 {"name": "shop", "owner": "cd/default/shop:release/shop"}]}]}"#,
 /// )?;
 /// let plan = plan(&snapshot)?;
-/// let mut sweep = Sweep::new(&plan, Settings::default());
-/// let now = Timestamp::ZERO;
-/// while let Some(action) = sweep.poll_action(now) {
-///     // A real driver runs the action against the swarm; here all works.
-///     let outcome = match action.kind {
-///         ActionKind::ListVolumes { .. } => Outcome::Volumes(Vec::new()),
-///         ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
-///         // The release's records, as they read now under each name.
-///         ActionKind::ReadStamps { names, target, .. } => Outcome::Stamps(
-///             names
-///                 .iter()
-///                 .map(|n| {
-///                     let entry = ReleaseEntry::new(
-///                         target.release.release.clone(),
-///                         Some("cd/default/shop:release/web".to_owned()),
-///                     );
-///                     StampRead::new(n.clone(), Some(entry))
-///                 })
-///                 .collect(),
-///         ),
-///         _ => Outcome::Done,
-///     };
-///     sweep.handle_outcome(action.id, outcome, now)?;
+/// assert_eq!(plan.deletions.len(), 1);
+///
+/// let settings = Settings::new(Duration::from_secs(2), Duration::from_secs(30));
+/// let mut sweep = Sweep::new(&plan, settings);
+/// // The driver's clock, as time since an epoch it picks.
+/// let mut now = Timestamp::ZERO;
+/// let mut volume_busy = true;
+/// while !sweep.is_done() {
+///     // Every action that may run now. A real driver runs them against
+///     // the swarm, concurrently and up to a limit of its own; here each
+///     // is answered at once.
+///     while let Some(action) = sweep.poll_action(now) {
+///         let outcome = match &action.kind {
+///             // The re-read before each destructive step: under every name
+///             // of the cluster, the records still carry the planned stamp.
+///             ActionKind::ReadStamps { target, names, .. } => {
+///                 let stamp = Some("cd/default/shop:release/shop".to_owned());
+///                 let entry = ReleaseEntry::new(target.release.release.clone(), stamp);
+///                 Outcome::Stamps(
+///                     names
+///                         .iter()
+///                         .map(|name| StampRead::new(name.clone(), Some(entry.clone())))
+///                         .collect(),
+///                 )
+///             }
+///             ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["shop_data".into()]),
+///             ActionKind::RemoveVolume { .. } if volume_busy => {
+///                 volume_busy = false;
+///                 Outcome::in_use()
+///             }
+///             ActionKind::RemoveStack { .. }
+///             | ActionKind::RemoveVolume { .. }
+///             | ActionKind::DeleteRecords { .. } => Outcome::Done,
+///             ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+///         };
+///         sweep.handle_outcome(action.id, outcome, now)?;
+///     }
+///     // Nothing may run now: wait until a retry is due (or, in a real
+///     // driver, an outstanding action finishes or an event comes).
+///     match sweep.poll_timeout() {
+///         Some(at) => now = now.max(at),
+///         None => break,
+///     }
 /// }
+///
 /// assert!(sweep.is_done());
-/// assert!(sweep.report().all_done());
+/// let report = sweep.report();
+/// assert!(report.all_done());
+/// let deleted: Vec<&str> = report
+///     .releases
+///     .iter()
+///     .filter(|r| r.outcome == ReleaseOutcome::Deleted)
+///     .map(|r| r.release.as_str())
+///     .collect();
+/// assert_eq!(deleted, ["shop"]);
+/// assert_eq!(report.releases[0].volumes_deleted["node-1"], ["shop_data"]);
+/// // The volume in use was tried again one retry interval later.
+/// assert_eq!(now, Timestamp::ZERO + Duration::from_secs(2));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -342,6 +395,8 @@ impl Sweep {
         }
     }
 
+    /// The settings the sweep runs with: those it was given, with the
+    /// retry interval raised to at least [`Settings::MIN_RETRY_INTERVAL`].
     pub fn settings(&self) -> Settings {
         self.settings
     }

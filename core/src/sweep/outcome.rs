@@ -12,6 +12,12 @@ use crate::refs::SwarmName;
 use crate::snapshot::ReleaseEntry;
 
 /// What happened when the driver ran an action.
+///
+/// A success must have the shape its action calls for (see each variant);
+/// [`Sweep::handle_outcome`](super::Sweep::handle_outcome) refuses any
+/// other. Not `#[non_exhaustive]`: an outcome is added together with the
+/// [`ActionKind`](super::ActionKind) it answers, which drivers match
+/// exhaustively too.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     /// It worked. For `RemoveStack`, `RemoveVolume` and `DeleteRecords`.
@@ -29,22 +35,27 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// [`Failure::Gone`]: the target was not there, which counts as done.
     pub fn gone() -> Self {
         Outcome::Failed(Failure::Gone)
     }
 
+    /// [`Failure::InUse`]: still in use; the sweep tries it again.
     pub fn in_use() -> Self {
         Outcome::Failed(Failure::InUse)
     }
 
+    /// [`Failure::OwnStack`]: the controller's own stack; left alone.
     pub fn own_stack() -> Self {
         Outcome::Failed(Failure::OwnStack)
     }
 
+    /// [`Failure::Unreachable`], with what the driver saw.
     pub fn unreachable(message: impl Into<String>) -> Self {
         Outcome::Failed(Failure::Unreachable(message.into()))
     }
 
+    /// [`Failure::Other`], with what the driver saw.
     pub fn other(message: impl Into<String>) -> Self {
         Outcome::Failed(Failure::Other(message.into()))
     }
@@ -65,7 +76,9 @@ impl Outcome {
         )
     }
 
-    /// The outcome's kind, for errors.
+    /// The outcome's kind (`done`, `volumes`, `releases`, `stamps`,
+    /// `failed`), as errors name it
+    /// ([`SweepError::OutcomeMismatch`](super::SweepError::OutcomeMismatch)).
     pub fn kind_str(&self) -> &'static str {
         match self {
             Outcome::Done => "done",
@@ -79,7 +92,9 @@ impl Outcome {
 
 /// The release's records as one name of its cluster shows them now.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StampRead {
+    /// The name read under: one of the action's `names`.
     pub swarm: SwarmName,
     /// The release's entry (its newest record's raw owner stamp), as the
     /// snapshot would carry it; `None` when it has no records there.
@@ -87,13 +102,22 @@ pub struct StampRead {
 }
 
 impl StampRead {
+    /// What `swarm` shows: `entry`, or `None` when the release has no
+    /// records there.
     pub fn new(swarm: SwarmName, entry: Option<ReleaseEntry>) -> Self {
         StampRead { swarm, entry }
     }
 }
 
 /// Why an action did not work, classified by the driver.
+///
+/// The classes decide what the sweep does next; when in doubt, a driver
+/// picks the one that does less ([`Failure::Unreachable`] or
+/// [`Failure::Other`] fail the release and keep its records): a
+/// [`Failure::Gone`] for an error that is not "not found" would let the
+/// records go while something of the release remains.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Failure {
     /// The target does not exist (already deleted). Counts as success: a
     /// retried partial sweep must not be failed by the part that worked.

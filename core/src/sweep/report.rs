@@ -18,16 +18,22 @@ use crate::refs::SwarmName;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SweepReport {
+    /// The format version ([`FORMAT_VERSION`](crate::FORMAT_VERSION)); a
+    /// report of another version is refused when read back.
     #[serde(default)]
     pub format_version: crate::format::FormatVersion,
+    /// The controller id the plan was made for: whose stamps the sweep's
+    /// re-reads accepted as its own.
     pub controller: String,
     /// The plan held the whole sweep: nothing was attempted.
     pub held: bool,
+    /// The plan's `purge_volumes`: whether volumes were removed at all.
     pub purge_volumes: bool,
     /// One entry per planned deletion, sorted by swarm then release.
     pub releases: Vec<ReleaseReport>,
     /// Swarms whose purge could not reach every node, sorted by swarm.
     pub uncovered: Vec<UncoveredSwarm>,
+    /// Counts of the above.
     pub totals: Totals,
 }
 
@@ -36,9 +42,13 @@ pub struct SweepReport {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ReleaseReport {
+    /// The swarm, as the plan names it.
     pub swarm: SwarmName,
+    /// The release (stack) name on that swarm.
     pub release: String,
+    /// The application it was stamped for.
     pub application: String,
+    /// What became of it: the field to match on.
     pub outcome: ReleaseOutcome,
     /// What the volume purge could reach (the plan's verdict).
     pub coverage: Coverage,
@@ -55,16 +65,26 @@ pub struct ReleaseReport {
 }
 
 named_enum! {
+    /// What became of one planned release.
+    ///
+    /// Not `#[non_exhaustive]`: a caller decides for each outcome whether
+    /// anything is left and whether a person is needed (the exit status,
+    /// metrics), so an outcome added here must not fall into a wildcard
+    /// arm unnoticed.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
     pub enum ReleaseOutcome {
-        /// Stack, reachable volumes (with purge) and records are gone.
+        /// `deleted`: stack, reachable volumes (with purge) and records are
+        /// gone.
         Deleted = "deleted",
-        /// Something failed; its records stay so the next sweep retries it.
+        /// `failed`: something failed; its records stay so the next sweep
+        /// retries it.
         Failed = "failed",
-        /// The backend refused: the controller runs as this stack. Untouched.
+        /// `left_own_stack`: the backend refused, since the controller runs
+        /// as this stack. Untouched.
         LeftOwnStack = "left_own_stack",
-        /// Stack and reachable volumes are gone; records stay until a sweep
-        /// that reaches every node of the swarm can finish it.
+        /// `pending_coverage`: stack and reachable volumes are gone; records
+        /// stay until a sweep that reaches every node of the swarm can
+        /// finish it.
         PendingCoverage = "pending_coverage",
     }
 }
@@ -74,6 +94,7 @@ named_enum! {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ErrorEntry {
+    /// The step that failed.
     pub action: Step,
     /// The stack part, for a [`Step::RemoveStack`] error. Absent from JSON
     /// for every other error.
@@ -87,6 +108,8 @@ pub struct ErrorEntry {
     /// What kind of failure it was: the field to match on. The message is
     /// for people and may change.
     pub kind: ErrorKind,
+    /// What happened, in words: the driver's message or the sweep's own,
+    /// escaped when displayed.
     pub message: String,
     /// Set on a [`Step::ReadStamps`] error: how the release's records
     /// changed since the plan, the typed reason it was left alone. Absent
@@ -99,7 +122,12 @@ named_enum! {
     /// How a release's records changed between the plan and a destructive
     /// step, found by the re-read before that step. The release is left alone
     /// (outcome `failed`, records kept) and the next plan decides it anew.
+    ///
+    /// `#[non_exhaustive]`: every change has the same consequence (left
+    /// alone), so a reader that does not know a new one loses nothing by a
+    /// wildcard arm.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    #[non_exhaustive]
     pub enum StampChange {
         /// `other_application`: stamped by this controller for another
         /// application (redeployed, or renamed, since the plan).
@@ -124,7 +152,11 @@ named_enum! {
 
 named_enum! {
     /// What kind of failure an [`ErrorEntry`] reports.
+    ///
+    /// `#[non_exhaustive]`: the outcome of a release says what became of
+    /// it; the kind only says why, and new kinds come with new checks.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    #[non_exhaustive]
     pub enum ErrorKind {
         /// `in_use`: still in use when its settle timeout ran out.
         InUse = "in_use",
@@ -199,7 +231,10 @@ impl ErrorEntry {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct UncoveredSwarm {
+    /// The swarm, as the plan names it.
     pub swarm: SwarmName,
+    /// What the purge there could reach (the plan's verdict): `partial`
+    /// or `node_local`.
     pub coverage: Coverage,
     /// The swarm's own count; `None` when unreadable.
     pub node_count: Option<u64>,
@@ -219,7 +254,9 @@ pub struct UncoveredSwarm {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Leftover {
+    /// The release (stack) name.
     pub release: String,
+    /// The application it was stamped for.
     pub application: String,
     /// `com.docker.stack.namespace=<release>`: `docker volume ls --filter
     /// label=<this>` on an uncovered node finds what is left.
@@ -231,12 +268,19 @@ pub struct Leftover {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Totals {
+    /// Releases the plan gave the sweep.
     pub planned: u64,
+    /// Releases whose outcome is `deleted`.
     pub deleted: u64,
+    /// Releases whose outcome is `failed`.
     pub failed: u64,
+    /// Releases whose outcome is `left_own_stack`.
     pub left_own_stack: u64,
+    /// Releases whose outcome is `pending_coverage`.
     pub pending_coverage: u64,
+    /// Volumes removed, over every release and node.
     pub volumes_deleted: u64,
+    /// Entries of the report's `uncovered` list.
     pub uncovered_swarms: u64,
 }
 
@@ -335,6 +379,8 @@ impl SweepReport {
             .flat_map(|r| r.errors.iter().map(move |e| (r, e)))
     }
 
+    /// The report as pretty-printed JSON: the contract, byte for byte the
+    /// same for the same sweep.
     pub fn to_json_pretty(&self) -> String {
         // Plain data of strings, numbers, enums and string-keyed maps:
         // serializing cannot fail.

@@ -45,10 +45,9 @@ pub async fn run_agent(
             Err(BackendError::InUse { .. }) => {
                 result.in_use.insert(volume);
             }
-            Err(e) => result.failed.push(Failed {
-                volume,
-                message: escape(&e.to_string()).into_owned(),
-            }),
+            Err(e) => result
+                .failed
+                .push(Failed::new(volume, escape(&e.to_string()))),
         }
     }
     result.volumes = work.listed;

@@ -33,6 +33,8 @@ pub struct ExecuteSettings {
 }
 
 impl ExecuteSettings {
+    /// Retries and settle times `sweep`, at most `concurrency` actions at
+    /// once (at least 1), each limited to `action_timeout`.
     pub fn new(sweep: Settings, concurrency: usize, action_timeout: Duration) -> Self {
         ExecuteSettings {
             sweep,
@@ -50,6 +52,60 @@ impl Default for ExecuteSettings {
 
 /// Carries `plan` out through `registry` and reports what became of each
 /// planned deletion. Does nothing for a plan that holds the sweep.
+///
+/// `registry` must resolve the names the plan was made with (the one
+/// [`gather`](crate::gather) read is the usual choice). Before each
+/// destructive step the release's records are read again, and a release
+/// restamped since the plan is left alone. Its records go last, once its
+/// stack and (with a purge) its volumes on every node are gone, so a sweep
+/// cut short is finished by the next one. Never fails: the report says
+/// what went, what stayed and why.
+///
+/// # Example
+///
+/// Application `blog` has left the app set; `shop` is still in it. The
+/// plan deletes `blog`'s release, and the sweep removes its stack, its
+/// volume on the one node and, last, its records:
+///
+/// ```
+/// use sweep_core::sweep::ReleaseOutcome;
+/// use sweep_core::{plan, AppSet, Application, Policy};
+/// use sweep_runner::{execute, gather, ExecuteSettings, GatherSettings};
+/// use sweep_testkit::{MemoryNode, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = MemoryRegistry::new().with_swarm(
+///     MemorySwarm::new("alpha", "cluster-a")
+///         .node(
+///             MemoryNode::new("a1", "alpha-1")
+///                 .volume("blog_data", Some("blog"))
+///                 .volume("shop_data", Some("shop")),
+///         )
+///         .record(MemoryRecord::new("blog", 1, Some("cd/default/blog:release/blog")))
+///         .stack("blog", MemoryStack::new().service("blog_app").network("blog_net"))
+///         .record(MemoryRecord::new("shop", 1, Some("cd/default/shop:release/shop")))
+///         .stack("shop", MemoryStack::new().service("shop_app")),
+/// );
+/// let apps = AppSet::new(true, vec![Application::reconciled("shop", "alpha", &["shop"])]);
+/// let policy = Policy::new("default", true, None);
+/// let snapshot = gather(&registry, policy, apps, GatherSettings::default()).await;
+/// let plan = plan(&snapshot)?;
+/// assert_eq!(plan.deletions.len(), 1);
+///
+/// let report = execute(&registry, &plan, ExecuteSettings::default()).await;
+/// assert!(report.all_done());
+/// assert_eq!(report.releases[0].release, "blog");
+/// assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+///
+/// // What the swarm still holds: `shop`, whole.
+/// assert_eq!(registry.stacks("alpha"), ["shop"]);
+/// assert!(registry.records("alpha").iter().all(|r| r.release == "shop"));
+/// let volumes: Vec<_> = registry.volumes("alpha", "a1").into_iter().map(|v| v.name).collect();
+/// assert_eq!(volumes, ["shop_data"]);
+/// # Ok(())
+/// # }
+/// ```
 pub async fn execute(
     registry: &dyn Registry,
     plan: &SweepPlan,
@@ -83,9 +139,11 @@ pub struct Progress {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CurrentStep {
+    /// The kind of step.
     pub step: Step,
     /// The stack part, for [`Step::RemoveStack`].
     pub part: Option<StackPart>,
+    /// The swarm it runs on.
     pub swarm: SwarmName,
     /// The release; `None` for a re-listing of a swarm.
     pub release: Option<String>,

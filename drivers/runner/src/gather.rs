@@ -98,6 +98,56 @@ impl Default for GatherSettings {
 /// Reads every swarm `registry` resolves into a snapshot with `policy` and
 /// `app_set`. Without a [`Lister`](sweep_swarms::Lister) that is the local
 /// swarm (`""`) only. Never fails: what cannot be read is marked so.
+///
+/// The snapshot is what [`sweep_core::plan()`] decides from; [`execute`]
+/// then carries the plan out through the same registry.
+///
+/// [`execute`]: crate::execute
+///
+/// # Example
+///
+/// Two swarms in sweep-testkit's in-memory registry: `alpha` with one
+/// release, `beta` whose manager does not answer. Gathering still
+/// succeeds; `beta` is marked unreadable, which the planner holds, never
+/// reads as "no releases".
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use sweep_core::{AppSet, Application, Policy};
+/// use sweep_runner::{gather, GatherSettings};
+/// use sweep_testkit::{MemoryNode, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let registry = MemoryRegistry::new()
+///     .with_swarm(
+///         MemorySwarm::new("alpha", "cluster-a")
+///             .node(MemoryNode::new("a1", "alpha-1").volume("web_data", Some("web")))
+///             .record(MemoryRecord::new("web", 1, Some("cd/default/shop:release/web")))
+///             .stack("web", MemoryStack::new().service("web_app")),
+///     )
+///     .with_swarm(MemorySwarm::new("beta", "cluster-b").node(MemoryNode::new("b1", "beta-1")));
+/// registry.set_manager_unreachable("beta", true).unwrap();
+///
+/// let apps = AppSet::new(true, vec![Application::reconciled("shop", "alpha", &["web"])]);
+/// let policy = Policy::new("default", true, None);
+/// let settings = GatherSettings::new(Duration::from_secs(5));
+/// let snapshot = gather(&registry, policy, apps, settings).await;
+///
+/// let alpha = &snapshot.swarms[0];
+/// assert_eq!((alpha.swarm.as_str(), alpha.error.as_deref()), ("alpha", None));
+/// assert_eq!(alpha.cluster_id.as_deref(), Some("cluster-a"));
+/// assert_eq!(alpha.releases[0].name, "web");
+/// assert_eq!(alpha.releases[0].owner.as_deref(), Some("cd/default/shop:release/web"));
+/// assert_eq!(alpha.node_count, Some(1));
+/// assert_eq!(alpha.nodes.as_ref().map(Vec::len), Some(1)); // node reach: a1
+///
+/// let beta = &snapshot.swarms[1];
+/// assert_eq!(beta.swarm.as_str(), "beta");
+/// assert!(beta.error.is_some() && beta.releases.is_empty());
+/// # }
+/// ```
 pub async fn gather(
     registry: &dyn Registry,
     policy: Policy,

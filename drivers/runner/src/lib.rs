@@ -5,6 +5,12 @@
 //! [`execute`] drives the core's [`Sweep`] state machine, running its
 //! actions concurrently with tokio and feeding their outcomes back.
 //!
+//! A controller with its own way of reaching swarms implements the seam
+//! (`sweep_swarms::Registry` and the backends it hands out) and hands it to
+//! both; the repository's `examples/embed_registry.rs` does that for an
+//! in-memory world, and `examples/embed_core.rs` drives the core's state
+//! machine without this crate.
+//!
 //! [`Snapshot`]: sweep_core::Snapshot
 //! [`Sweep`]: sweep_core::sweep::Sweep
 

@@ -57,40 +57,82 @@ pub type VolumesByStack = BTreeMap<String, Vec<String>>;
 ///
 /// "Already gone" is never an error: removing something that does not exist
 /// succeeds, so that a sweep interrupted half-way can simply be run again.
+///
+/// The variant is the contract, the message is for people: the caller
+/// reacts to the variant (the runner maps each to one of the core's
+/// failure classes, `sweep_runner::classify_backend`), so an
+/// implementation picks the variant that says what is known about the
+/// call's effect:
+/// - [`BackendError::InUse`] and [`BackendError::OwnStack`]: nothing was
+///   removed, on purpose; the first is tried again later, the second never;
+/// - [`BackendError::Unreachable`] and [`BackendError::Timeout`]: the call
+///   may or may not have taken effect; the release keeps its records and the
+///   next sweep finds it again;
+/// - [`BackendError::Refused`], [`BackendError::Invalid`] and
+///   [`BackendError::Other`]: the step failed and is not waited on.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum BackendError {
     /// The daemon could not be reached at all (refused, socket missing, TLS
     /// failure, connection dropped).
     #[error("cannot reach the Docker daemon at {endpoint}: {message}")]
-    Unreachable { endpoint: String, message: String },
+    Unreachable {
+        /// The daemon's address as configured (`unix:///...`, `tcp://...`).
+        endpoint: String,
+        /// What the transport said.
+        message: String,
+    },
     /// The object is still in use (a volume mounted by a container, a
     /// network with attached tasks) and was left in place: the engine's
     /// answer says it goes once what holds it goes.
     #[error("{object} is in use: {message}")]
-    InUse { object: String, message: String },
+    InUse {
+        /// The object, named for people (`volume "data"`).
+        object: String,
+        /// The engine's answer.
+        message: String,
+    },
     /// Refused before touching anything: `release` is the stack the
     /// controller itself runs as on this swarm.
     #[error("refusing to remove stack {release:?}: the controller runs as this stack")]
-    OwnStack { release: String },
+    OwnStack {
+        /// The release the call named.
+        release: String,
+    },
     /// The daemon did not answer within `after`. The call may or may not
     /// have taken effect.
     #[error("the Docker daemon at {endpoint} did not answer within {after:?}")]
-    Timeout { endpoint: String, after: Duration },
+    Timeout {
+        /// The daemon's address as configured.
+        endpoint: String,
+        /// How long the backend waited.
+        after: Duration,
+    },
     /// The daemon answered, but the answer about `what` makes no sense (a
     /// missing id, an unparsable label); nothing was decided from it.
     #[error("unexpected reply about {what}: {message}")]
-    Invalid { what: String, message: String },
+    Invalid {
+        /// What the reply was about (`node list`, `service "web_app"`).
+        what: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The daemon refused the call with an error status other than "not
     /// found" or "in use" (its conflict answer).
     #[error("{object}: refused with status {status}: {message}")]
     Refused {
+        /// The object, named for people.
         object: String,
+        /// The engine's HTTP status.
         status: u16,
+        /// The engine's answer.
         message: String,
     },
     /// Any other failure; the message names the object.
     #[error("{message}")]
-    Other { message: String },
+    Other {
+        /// What failed, and on which object.
+        message: String,
+    },
 }
 
 /// One swarm, reached through one of its managers.
@@ -245,6 +287,7 @@ pub struct ContainerGone {
 }
 
 impl ContainerGone {
+    /// A container of the stack `namespace` went.
     pub fn new(namespace: impl Into<String>) -> Self {
         ContainerGone {
             namespace: namespace.into(),

@@ -11,9 +11,20 @@
 //! - [`Registry`]: finds the backend for a [`Target`]; optionally a
 //!   [`Lister`] of all its swarms and a [`NodeReach`] to the nodes of each.
 //!
-//! Test doubles (an in-memory registry, fault injection over any registry)
-//! live in the `sweep-testkit` crate, so that this crate holds the contract
-//! alone.
+//! Every method is called without retries and under the caller's own
+//! timeout: an implementation neither waits for what is in use nor tries
+//! again (when to is the sweep's decision, made once for every driver), and
+//! says what it knows through its error's variant ([`BackendError`],
+//! [`RegistryError`]), never through an empty answer.
+//!
+//! The sweep-runner crate (`sweep_runner::gather` and
+//! `sweep_runner::execute`) drives any [`Registry`]; the repository's
+//! `examples/embed_registry.rs` implements these traits for an in-memory
+//! world and sweeps it. Test doubles (an in-memory registry, fault injection
+//! over any registry) live in the `sweep-testkit` crate, so that this crate
+//! holds the contract alone.
+
+#![warn(missing_docs)]
 
 mod backend;
 mod registry;

@@ -10,31 +10,51 @@ use crate::backend::{BackendError, NodeBackend, SwarmBackend};
 use crate::target::{Node, Target};
 
 /// Why a registry could not hand out a backend or a listing.
+///
+/// None of these is ever read as "nothing there": a swarm whose backend
+/// cannot be had is gathered as unreadable (and held by the planner), a
+/// node that cannot be reached is a node whose volumes are not covered.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum RegistryError {
     /// The registry knows no swarm by this name.
     #[error("unknown swarm {swarm:?}")]
-    UnknownSwarm { swarm: String },
+    UnknownSwarm {
+        /// The name asked for.
+        swarm: String,
+    },
     /// The registry cannot reach this node of this swarm individually.
     #[error("swarm {swarm:?}: unknown or unreachable node {node:?}")]
-    UnknownNode { swarm: String, node: String },
+    UnknownNode {
+        /// The swarm's name.
+        swarm: String,
+        /// The swarm node id asked for.
+        node: String,
+    },
     /// Connecting to the daemon at `endpoint` for `swarm` failed.
     #[error("swarm {swarm:?}: cannot connect to {endpoint}: {message}")]
     Connect {
+        /// The swarm's name.
         swarm: String,
+        /// The daemon's address as configured.
         endpoint: String,
+        /// What the transport said.
         message: String,
     },
     /// A call the registry had to make to `swarm`'s manager failed.
     #[error("swarm {swarm:?}: {source}")]
     Manager {
+        /// The swarm's name.
         swarm: String,
+        /// The manager's error, classified as any backend error is.
         #[source]
         source: BackendError,
     },
     /// The registry could not list its swarms.
     #[error("cannot list swarms: {message}")]
-    Listing { message: String },
+    Listing {
+        /// Why, for people.
+        message: String,
+    },
 }
 
 /// Where backends come from.
@@ -43,6 +63,79 @@ pub enum RegistryError {
 /// same target for as long as the registry lives, rather than reconnect on
 /// every call, and must never resolve a name to a swarm other than the one
 /// configured for it.
+///
+/// A registry that knows the full set of its swarms says so through
+/// [`Registry::as_lister`]; without it a caller reads the local swarm
+/// (`""`) only. One that can reach each node's own daemon, where a stack's
+/// volumes live, says so through [`Registry::as_node_reach`]; without it
+/// only the manager's own volumes are seen, and a purge never counts as
+/// complete on a swarm of more than one node.
+///
+/// # Example
+///
+/// A registry of swarms connected once, at start (a real one connects
+/// lazily and keeps what it connected), with a name it was not configured
+/// with refused rather than sent elsewhere:
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use std::sync::Arc;
+///
+/// use async_trait::async_trait;
+/// use sweep_swarms::{Registry, RegistryError, SwarmBackend, Target};
+/// # use sweep_swarms::{BackendError, ReleaseRecord, StackPart};
+/// # /// A swarm with nothing on it.
+/// # struct Empty(&'static str);
+/// # #[async_trait]
+/// # impl SwarmBackend for Empty {
+/// #     async fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError> { Ok(Vec::new()) }
+/// #     async fn remove_stack_part(&self, _: &str, _: StackPart) -> Result<(), BackendError> { Ok(()) }
+/// #     async fn stack_volumes(&self, _: &str) -> Result<Vec<String>, BackendError> { Ok(Vec::new()) }
+/// #     async fn remove_volume(&self, _: &str) -> Result<(), BackendError> { Ok(()) }
+/// #     async fn remove_release_records(&self, _: &str) -> Result<(), BackendError> { Ok(()) }
+/// #     async fn node_count(&self) -> Result<usize, BackendError> { Ok(1) }
+/// #     async fn node_ids(&self) -> Result<Vec<String>, BackendError> { Ok(vec!["n1".into()]) }
+/// #     async fn cluster_id(&self) -> Result<String, BackendError> { Ok(self.0.into()) }
+/// #     fn self_stack(&self) -> Option<&str> { None }
+/// # }
+///
+/// /// The swarms of this controller's configuration, by name.
+/// struct Configured {
+///     swarms: BTreeMap<String, Arc<dyn SwarmBackend>>,
+/// }
+///
+/// #[async_trait]
+/// impl Registry for Configured {
+///     async fn backend(&self, target: &Target) -> Result<Arc<dyn SwarmBackend>, RegistryError> {
+///         // The same `Arc` every time; no fallback for a name not configured.
+///         self.swarms
+///             .get(&target.swarm)
+///             .cloned()
+///             .ok_or_else(|| RegistryError::UnknownSwarm {
+///                 swarm: target.swarm.clone(),
+///             })
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let local: Arc<dyn SwarmBackend> = Arc::new(Empty("cluster-a"));
+/// let registry = Configured {
+///     swarms: BTreeMap::from([(String::new(), local)]),
+/// };
+///
+/// let first = registry.backend(&Target::local()).await?;
+/// let again = registry.backend(&Target::local()).await?;
+/// assert!(Arc::ptr_eq(&first, &again));
+/// assert_eq!(first.cluster_id().await?, "cluster-a");
+///
+/// let unknown = registry.backend(&Target::new("beta")).await;
+/// assert!(matches!(unknown, Err(RegistryError::UnknownSwarm { .. })));
+/// // Neither a lister nor node reach: only the local swarm, through its manager.
+/// assert!(registry.as_lister().is_none() && registry.as_node_reach().is_none());
+/// # Ok(())
+/// # }
+/// ```
 #[async_trait]
 pub trait Registry: Send + Sync {
     /// The backend of `target`'s manager; unknown names are
@@ -78,6 +171,11 @@ pub trait Registry: Send + Sync {
 }
 
 /// A registry that knows every swarm it serves.
+///
+/// A swarm missing from the list is a swarm nobody reads, so its releases
+/// are never planned, neither kept nor deleted. A list that cannot be read
+/// completely must be an error: the caller then deletes nothing anywhere,
+/// where a shorter list would quietly leave swarms out.
 #[async_trait]
 pub trait Lister: Send + Sync {
     /// Every swarm this registry can resolve, each once. Must fail rather
@@ -86,6 +184,121 @@ pub trait Lister: Send + Sync {
 }
 
 /// A registry that can reach individual nodes of its swarms.
+///
+/// Volumes are local to a node: only the daemon of the node that ran a
+/// stack's tasks sees its volumes. A caller compares the nodes reached
+/// ([`NodeReach::nodes`]) with the manager's node list
+/// ([`SwarmBackend::node_ids`]) and calls a purge complete only when every
+/// node the manager counts was reached, so a node may be listed as reached
+/// only when the registry has proven, now, that it talks to that node's own
+/// daemon:
+/// - the daemon answered during this call (an address configured for the
+///   node, or an answer to an earlier call, proves nothing);
+/// - it reported its own swarm node id (from its own information, not from
+///   an address or a hostname, which need not be unique);
+/// - that id is in this swarm's manager's node list: a daemon of another
+///   swarm, or in no swarm, reached through a stale address is not a node
+///   of this one.
+///
+/// Two addresses answering as one node are one node, listed once. Errors
+/// ([`RegistryError`]) are for a listing that could not be made at all; a
+/// node that fails one of the checks is left out, not an error.
+///
+/// # Example
+///
+/// One swarm of three nodes whose registry has addresses for three daemons:
+/// one answers as node `n1`, one does not answer, and one answers as a node
+/// of some other swarm. One node is reached; the caller then knows two of
+/// the three are not.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use async_trait::async_trait;
+/// use sweep_swarms::{Node, NodeBackend, NodeReach, RegistryError, Target};
+/// # use sweep_swarms::BackendError;
+/// # #[async_trait]
+/// # impl NodeBackend for Daemon {
+/// #     async fn stack_volumes(&self, _: &str) -> Result<Vec<String>, BackendError> { Ok(Vec::new()) }
+/// #     async fn remove_volume(&self, _: &str) -> Result<(), BackendError> { Ok(()) }
+/// # }
+///
+/// /// A node daemon the registry has an address for.
+/// struct Daemon {
+///     /// The swarm node id its own information reports when asked now;
+///     /// `None` when it does not answer.
+///     answers_as: Option<&'static str>,
+/// }
+///
+/// /// The local swarm: the manager's node list and the node daemons.
+/// struct LocalNodes {
+///     members: Vec<Node>,
+///     daemons: Vec<Arc<Daemon>>,
+/// }
+///
+/// impl LocalNodes {
+///     fn member(&self, id: &str) -> Option<&Node> {
+///         self.members.iter().find(|m| m.id == id)
+///     }
+/// }
+///
+/// #[async_trait]
+/// impl NodeReach for LocalNodes {
+///     async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError> {
+///         if !target.is_local() {
+///             return Err(RegistryError::UnknownSwarm { swarm: target.swarm.clone() });
+///         }
+///         let mut reached: Vec<Node> = Vec::new();
+///         for daemon in &self.daemons {
+///             // Reached: it answered now, as a node the manager lists, and
+///             // was not reached already through another address.
+///             if let Some(member) = daemon.answers_as.and_then(|id| self.member(id)) {
+///                 if !reached.contains(member) {
+///                     reached.push(member.clone());
+///                 }
+///             }
+///         }
+///         Ok(Some(reached))
+///     }
+///
+///     async fn node_backend(
+///         &self,
+///         target: &Target,
+///         node: &Node,
+///     ) -> Result<Arc<dyn NodeBackend>, RegistryError> {
+///         // Only a daemon that proved to be this node; the same `Arc` each time.
+///         match self.daemons.iter().find(|d| d.answers_as == Some(node.id.as_str())) {
+///             Some(daemon) if self.member(&node.id).is_some() => Ok(daemon.clone()),
+///             _ => Err(RegistryError::UnknownNode {
+///                 swarm: target.swarm.clone(),
+///                 node: node.id.clone(),
+///             }),
+///         }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), RegistryError> {
+/// let reach = LocalNodes {
+///     members: vec![Node::new("n1", "web-1"), Node::new("n2", "web-2"), Node::new("n3", "db-1")],
+///     daemons: vec![
+///         Arc::new(Daemon { answers_as: Some("n1") }),
+///         Arc::new(Daemon { answers_as: None }),
+///         Arc::new(Daemon { answers_as: Some("x9") }),
+///     ],
+/// };
+/// let reached = reach.nodes(&Target::local()).await?.expect("node reach");
+/// assert_eq!(reached, [Node::new("n1", "web-1")]);
+///
+/// assert!(reach.node_backend(&Target::local(), &reached[0]).await.is_ok());
+/// let n2 = Node::new("n2", "web-2");
+/// assert!(matches!(
+///     reach.node_backend(&Target::local(), &n2).await,
+///     Err(RegistryError::UnknownNode { .. })
+/// ));
+/// # Ok(())
+/// # }
+/// ```
 #[async_trait]
 pub trait NodeReach: Send + Sync {
     /// `None`: this registry cannot reach this swarm's nodes individually
