@@ -3,7 +3,8 @@
 //! Invariants: parsing never panics; a file that parses has unique swarm
 //! names, a timeout the file may ask for, and only endpoints that parse
 //! again as themselves, with no control characters, credentials, query or
-//! fragment in a `tcp://` one; a refusal names the file.
+//! fragment in a `tcp://` one, and no password, path or option-like part in
+//! an `ssh://` one; a refusal names the file.
 //! TLS paths resolve against a directory that does not exist, so the
 //! fuzzer cannot make it read the machine's files by relative path.
 
@@ -44,6 +45,21 @@ fn check(endpoint: &Endpoint) {
     assert!(!url.chars().any(char::is_control), "{url:?}");
     if let Some(authority) = url.strip_prefix("tcp://") {
         assert!(!authority.contains(['@', '?', '#', ' ']), "{url:?}");
+    } else if let Some(authority) = url.strip_prefix("ssh://") {
+        // Every part becomes an argument of `ssh`: none may read as an
+        // option, carry a password, or hide a path or a command.
+        let authority = authority.strip_suffix('/').unwrap_or(authority);
+        assert!(!authority.contains(['/', '?', '#', ' ', ';']), "{url:?}");
+        let (user, host) = match authority.rsplit_once('@') {
+            Some((user, host)) => (Some(user), host),
+            None => (None, authority),
+        };
+        if let Some(user) = user {
+            assert!(!user.is_empty() && !user.starts_with('-'), "{url:?}");
+            assert!(!user.contains([':', '@']), "{url:?}");
+        }
+        assert!(!host.is_empty() && !host.starts_with('-'), "{url:?}");
+        assert!(endpoint.tls().is_none(), "{url:?}");
     } else {
         assert!(url.starts_with("unix:///"), "{url:?}");
         assert!(!url.contains(['?', '#']), "{url:?}");
