@@ -101,6 +101,7 @@ pub mod render;
 pub mod saved;
 pub mod snapshot;
 pub mod sweep;
+pub mod usage;
 pub mod verdict;
 
 pub use app_set_doc::AppSetError;

@@ -75,6 +75,63 @@ impl ServiceEntry {
     }
 }
 
+/// A network, secret or config: its id and its name. A service's spec
+/// names such an object by id (the engine resolves names at creation), an
+/// operator by name, so both are kept: the object is removed by its id,
+/// and matched against what other services name by either.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[non_exhaustive]
+pub struct ObjectRef {
+    /// The object's name.
+    pub name: String,
+    /// The object's id; `None` when the snapshot gave only the name (an
+    /// older snapshot lists names alone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub id: Option<String>,
+}
+
+impl ObjectRef {
+    /// The object `name` with the id `id`.
+    pub fn new(id: impl Into<String>, name: impl Into<String>) -> Self {
+        ObjectRef {
+            name: name.into(),
+            id: Some(id.into()),
+        }
+    }
+
+    /// The object `name`, its id unknown.
+    pub fn named(name: impl Into<String>) -> Self {
+        ObjectRef {
+            name: name.into(),
+            id: None,
+        }
+    }
+
+    /// Whether `reference` (an id or a name, as a service spec or an
+    /// operator gives it) names this object.
+    pub fn is_named_by(&self, reference: &str) -> bool {
+        self.name == reference || self.id.as_deref() == Some(reference)
+    }
+
+    /// Whether `other` is the same object: the same id where both are
+    /// known (a name may be reused by an object re-created since), else
+    /// the same name.
+    pub fn is_same(&self, other: &ObjectRef) -> bool {
+        match (&self.id, &other.id) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.name == other.name,
+        }
+    }
+
+    /// The id when known, else the name: what a removal addresses.
+    pub fn handle(&self) -> &str {
+        self.id.as_deref().unwrap_or(&self.name)
+    }
+}
+
 /// The named volumes of a release's stack on one node.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -108,16 +165,16 @@ pub struct StackObjects {
     /// The stack's services.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub services: Vec<ServiceEntry>,
-    /// The stack's networks, by name.
+    /// The stack's networks.
     #[cfg_attr(feature = "schema", schemars(default))]
-    pub networks: Vec<String>,
-    /// The stack's secrets, by name.
+    pub networks: Vec<ObjectRef>,
+    /// The stack's secrets.
     #[cfg_attr(feature = "schema", schemars(default))]
-    pub secrets: Vec<String>,
-    /// The stack's configs, by name (its release records are configs too,
-    /// and are deleted last).
+    pub secrets: Vec<ObjectRef>,
+    /// The stack's configs (its release records are configs too, but are
+    /// never listed here: they are deleted last, separately).
     #[cfg_attr(feature = "schema", schemars(default))]
-    pub configs: Vec<String>,
+    pub configs: Vec<ObjectRef>,
     /// The stack's named volumes on each node the registry could list,
     /// one entry per node listed (an empty list where it holds none);
     /// `None` when no node's volumes were listed.
@@ -130,9 +187,9 @@ impl StackObjects {
     /// The objects of a stack, with no volumes listed.
     pub fn new(
         services: Vec<ServiceEntry>,
-        networks: Vec<String>,
-        secrets: Vec<String>,
-        configs: Vec<String>,
+        networks: Vec<ObjectRef>,
+        secrets: Vec<ObjectRef>,
+        configs: Vec<ObjectRef>,
     ) -> Self {
         StackObjects {
             services,

@@ -11,6 +11,8 @@ use std::fmt::{Display, Write};
 use crate::escape::Escaped;
 use crate::plan::{Coverage, Deletion, SweepPlan};
 use crate::refs::SwarmName;
+use crate::objects::ObjectRef;
+use crate::usage::InUse;
 
 /// The plan for a person: holds, then per swarm one line per release
 /// with its reason and, below a deletion, the objects it removes; what a
@@ -238,11 +240,11 @@ fn write_deletion(
     let Some(objects) = &d.objects else {
         return writeln!(out, "      objects: not listed in the snapshot");
     };
-    let names = |list: &[String]| {
+    let names = |list: &[ObjectRef]| {
         if list.is_empty() {
             "none".to_owned()
         } else {
-            escaped_list(list)
+            escaped_list(list.iter().map(|o| &o.name))
         }
     };
     let services: Vec<&String> = objects.services.iter().map(|s| &s.name).collect();
@@ -286,8 +288,40 @@ fn write_deletion(
             }
         }
     }
+    if !d.in_use_by.is_empty() {
+        for u in &d.in_use_by {
+            writeln!(
+                out,
+                "      {} {}: {}",
+                style.paint("33", "kept"),
+                u.kind.as_str(),
+                in_use_text(u)
+            )?;
+        }
+        return writeln!(
+            out,
+            "      release records: kept while another workload uses what is kept"
+        );
+    }
     match &d.observed {
         Some(o) => writeln!(out, "      release records: {} (last)", o.records.len()),
         None => writeln!(out, "      release records (last)"),
     }
+}
+
+/// `"shop_data" in use by service "user_app" (id abc)`, escaped: one use
+/// of a shared object, as the plan, `explain` and the report name it.
+pub fn in_use_text(u: &InUse) -> String {
+    let user = &u.user;
+    let place = match &user.node {
+        Some(node) => format!(" on node {}", Escaped(node)),
+        None => String::new(),
+    };
+    format!(
+        "{} in use by {} {} (id {}){place}",
+        Escaped(&u.object),
+        user.kind.as_str(),
+        Escaped(&user.name),
+        Escaped(&user.id)
+    )
 }

@@ -25,7 +25,8 @@ use thiserror::Error;
 
 use crate::format::FormatVersion;
 use crate::grace::UnixTime;
-use crate::objects::{NodeVolumes, ObjectVersion, ServiceEntry, StackObjects};
+use crate::objects::{NodeVolumes, ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
+use crate::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 use crate::owner::{is_application_name, ControllerId, OwnerError};
 use crate::refs::SwarmName;
 
@@ -535,6 +536,13 @@ pub struct SwarmSnapshot {
     /// The stack the controller itself runs as on this swarm.
     #[cfg_attr(feature = "schema", schemars(default))]
     pub self_stack: Option<String>,
+    /// What uses what on the swarm (every service's spec references, the
+    /// containers on each node reached), from which the plan spares an
+    /// object another workload uses; `None` when not read (the sweep then
+    /// checks it before each removal only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub usage: Option<Usage>,
 }
 
 impl SwarmSnapshot {
@@ -549,6 +557,7 @@ impl SwarmSnapshot {
             node_count: None,
             members: None,
             self_stack: None,
+            usage: None,
         }
     }
 
@@ -726,6 +735,31 @@ from_map_only! {
     ServiceEntry => ServiceEntryWire, "a service object";
     NodeVolumes => NodeVolumesWire, "a node's volumes object";
     StackObjects => StackObjectsWire, "a stack objects object";
+    Usage => UsageWire, "a usage object";
+    ServiceUse => ServiceUseWire, "a service use object";
+    ContainerUse => ContainerUseWire, "a container use object";
+    NodeContainers => NodeContainersWire, "a node's containers object";
+}
+
+// A network, secret or config: an object `{"name", "id"}`, or a bare name
+// (what snapshots listed before ids were read), never anything else.
+impl<'de> Deserialize<'de> for ObjectRef {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct NameOrMap;
+        impl<'de> Visitor<'de> for NameOrMap {
+            type Value = ObjectRef;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object name, or an object with a name and an id")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<ObjectRef, E> {
+                Ok(ObjectRef::named(name))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ObjectRef, A::Error> {
+                wire::ObjectRefWire::deserialize(de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_any(NameOrMap)
+    }
 }
 
 /// The input schema of each struct. `remote` makes serde check that every
@@ -742,8 +776,62 @@ mod wire {
     };
     use crate::format::FormatVersion;
     use crate::grace::UnixTime;
-    use crate::objects::{NodeVolumes, ObjectVersion, ServiceEntry, StackObjects};
+    use crate::objects::{NodeVolumes, ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
     use crate::refs::SwarmName;
+    use crate::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
+
+    #[derive(Deserialize)]
+    #[serde(remote = "ObjectRef", deny_unknown_fields)]
+    pub(super) struct ObjectRefWire {
+        name: String,
+        #[serde(default)]
+        id: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(remote = "ServiceUse", deny_unknown_fields)]
+    pub(super) struct ServiceUseWire {
+        id: String,
+        name: String,
+        #[serde(default)]
+        stack: Option<String>,
+        #[serde(default)]
+        volumes: Vec<String>,
+        #[serde(default)]
+        networks: Vec<String>,
+        #[serde(default)]
+        secrets: Vec<String>,
+        #[serde(default)]
+        configs: Vec<String>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(remote = "ContainerUse", deny_unknown_fields)]
+    pub(super) struct ContainerUseWire {
+        id: String,
+        name: String,
+        #[serde(default)]
+        service: Option<String>,
+        #[serde(default)]
+        volumes: Vec<String>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(remote = "NodeContainers", deny_unknown_fields)]
+    pub(super) struct NodeContainersWire {
+        node: String,
+        #[serde(default)]
+        containers: Vec<ContainerUse>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(remote = "Usage", deny_unknown_fields)]
+    pub(super) struct UsageWire {
+        #[serde(default)]
+        services: Vec<ServiceUse>,
+        #[serde(default)]
+        containers: Vec<NodeContainers>,
+    }
 
     #[derive(Deserialize)]
     #[serde(remote = "ObjectVersion", deny_unknown_fields)]
@@ -776,11 +864,11 @@ mod wire {
         #[serde(default)]
         services: Vec<ServiceEntry>,
         #[serde(default)]
-        networks: Vec<String>,
+        networks: Vec<ObjectRef>,
         #[serde(default)]
-        secrets: Vec<String>,
+        secrets: Vec<ObjectRef>,
         #[serde(default)]
-        configs: Vec<String>,
+        configs: Vec<ObjectRef>,
         #[serde(default)]
         volumes: Option<Vec<NodeVolumes>>,
     }
@@ -849,6 +937,8 @@ mod wire {
         members: Option<Vec<NodeEntry>>,
         #[serde(default)]
         self_stack: Option<String>,
+        #[serde(default)]
+        usage: Option<Usage>,
     }
 
     #[derive(Deserialize)]
@@ -918,6 +1008,7 @@ pub(crate) struct SwarmView<'a> {
     pub(crate) node_count: Option<u64>,
     pub(crate) members: Option<Vec<NodeView<'a>>>,
     pub(crate) self_stack: Option<&'a str>,
+    pub(crate) usage: Option<&'a Usage>,
 }
 
 #[derive(Clone, Copy)]
@@ -1062,6 +1153,7 @@ impl<'a> View<'a> {
                     node_count: s.node_count,
                     members: nodes(&s.members),
                     self_stack: s.self_stack.as_deref(),
+                    usage: s.usage.as_ref(),
                 })
                 .collect(),
         }
@@ -1110,6 +1202,7 @@ impl<'a> View<'a> {
                     node_count: s.0.node_count,
                     members: nodes(&s.0.members),
                     self_stack: text(&s.0.self_stack),
+                    usage: s.0.usage.as_ref(),
                 })
                 .collect(),
         }
@@ -1314,6 +1407,9 @@ struct SwarmDoc<'a> {
     members: Option<Vec<Obj<NodeDoc<'a>>>>,
     #[serde(default, borrow)]
     self_stack: Option<Text<'a>>,
+    // Small beside the releases: read owned.
+    #[serde(default)]
+    usage: Option<Usage>,
 }
 
 #[derive(Deserialize)]

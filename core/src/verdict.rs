@@ -19,11 +19,12 @@
 //! - `plan` ([`plan_status`]): a hold that needs attention (every hold but
 //!   `unreconciled` and `draining`, which resolve themselves as a deploy
 //!   goes on: [`HoldReason::needs_attention`]), a swarm that could not be
-//!   read, or a planned deletion whose volume coverage is `partial` or
+//!   read, a planned deletion whose volume coverage is `partial` or
 //!   `node_local` (carrying it out would leave data on nodes it cannot
-//!   reach).
+//!   reach), or one of which another workload uses something (`in_use_by`:
+//!   that object and the release's records stay).
 //! - `apply` ([`apply_status`]): its plan's `1`, or anything planned that
-//!   is not gone (failed, `pending_coverage`), or volumes left on nodes the
+//!   is not gone (failed, `pending_coverage`, `in_use`), or volumes left on nodes the
 //!   purge did not reach. A release left because it is the controller's
 //!   own stack is not a `1`: it is reported with its remedy every run, and
 //!   failing every run for it would hide real failures behind a permanent
@@ -89,7 +90,10 @@ pub fn plan_status(plan: &SweepPlan) -> Status {
         .deletions
         .iter()
         .any(|d| matches!(d.volumes, Coverage::Partial | Coverage::NodeLocal));
-    Status::from_needs_attention(held || unreadable || leaves_data)
+    // The release cannot go whole: what another workload uses stays, and
+    // its records with it, until somebody decides about the sharing.
+    let shared = plan.deletions.iter().any(|d| !d.in_use_by.is_empty());
+    Status::from_needs_attention(held || unreadable || leaves_data || shared)
 }
 
 /// The status of `swarm-sweep plan --detailed-exitcode`, so that CI can

@@ -26,6 +26,7 @@ use crate::objects::{ObjectVersion, StackObjects};
 use crate::owner::ControllerId;
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::{Facts, NodeEntry, Snapshot, SnapshotDoc, SnapshotError, View};
+use crate::usage::{self, InUse, Usage};
 
 use classify::{Decision, Grace};
 pub use coverage::Coverage;
@@ -291,6 +292,14 @@ pub struct Deletion {
     /// did not list them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objects: Option<StackObjects>,
+    /// The objects of the release that another workload uses, one entry
+    /// per object and user, sorted: they are not in `objects` and stay,
+    /// and so do the release's records, until nobody uses them. For
+    /// people and for a saved plan's check; a driver carries out
+    /// `objects` alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub in_use_by: Vec<InUse>,
     /// What the deletion relies on being unchanged (see [`Observed`]);
     /// `None` when the snapshot did not carry it, or its names of one
     /// cluster disagreed about it.
@@ -565,6 +574,19 @@ pub fn plan_json(text: &str) -> Result<SweepPlan, SnapshotError> {
     }
 }
 
+/// The uses of `release`'s `objects` by other workloads, as every name of
+/// its cluster that read them saw them: a use one name saw is a use.
+fn shared(release: &str, objects: &StackObjects, purge: bool, usage: &[&Usage]) -> Vec<InUse> {
+    let own = objects.services.iter().map(|s| s.id.clone()).collect();
+    let mut found: Vec<InUse> = usage
+        .iter()
+        .flat_map(|u| usage::users_of(release, objects, purge, &own, u))
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
 /// Plans a snapshot that [`View::validate`] accepted.
 fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
     let controller = ControllerId::new(snapshot.controller)?;
@@ -646,16 +668,19 @@ fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
                     }),
                     None => {
                         let facts = release.facts();
+                        let objects = facts.and_then(|f| f.objects);
+                        let in_use_by = objects
+                            .map(|o| shared(release.name, o, purge, &group.usage))
+                            .unwrap_or_default();
                         deletions.push(Deletion {
                             swarm: group.swarm.clone(),
                             release: release.name.to_owned(),
                             application,
                             reason,
                             volumes: reach.coverage(purge),
-                            objects: facts
-                                .and_then(|f| f.objects)
-                                .cloned()
-                                .map(StackObjects::sorted),
+                            objects: objects
+                                .map(|o| usage::without_shared(o, &in_use_by).sorted()),
+                            in_use_by,
                             observed: facts.and_then(Observed::of),
                         })
                     }

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::grace::UnixTime;
 use crate::refs::SwarmName;
 use crate::snapshot::{Facts, NodeEntry, NodeView, Snapshot, SwarmView, View};
+use crate::usage::Usage;
 
 /// One cluster, possibly seen under several names. Release names and
 /// stamps are borrowed from the snapshot (`'a`), never copied.
@@ -33,6 +34,8 @@ pub(crate) struct SwarmGroup<'a> {
     /// The swarm's own node list (union by id over its names), if read.
     pub(crate) members: Option<Vec<NodeEntry>>,
     pub(crate) self_stacks: BTreeSet<String>,
+    /// What uses what, as each of its names that read it saw it.
+    pub(crate) usage: Vec<&'a Usage>,
 }
 
 /// A release of a group, as the planner reads it.
@@ -193,6 +196,7 @@ pub(crate) fn group_view<'a>(view: &View<'a>) -> Groups<'a> {
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned)
                 .collect(),
+            usage: entries.iter().filter_map(|s| s.usage).collect(),
         };
         grouped.push((group, entries.iter().map(|s| s.swarm).collect()));
     }

@@ -9,6 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::names::named_enum;
+use crate::objects::ObjectRef;
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::NodeEntry;
 
@@ -125,11 +126,28 @@ pub enum ActionKind {
         /// The destructive step the read stands before.
         before: Step,
     },
-    /// Remove one part of the release's stack: every object of that kind
-    /// labelled with its stack namespace. [`StackPart::Services`] first,
-    /// alone; then [`StackPart::Tasks`] (their stopping); the other parts
-    /// once the tasks have stopped (see [`StackPart::next`]). A part the
-    /// engine answers "in use" (its conflict answer) is
+    /// Read what the release's stack holds now and what uses what on its
+    /// swarm now: every service of the swarm with what its spec names,
+    /// and the containers using named volumes at each of `at` (none for
+    /// the stack's swarm-wide parts). Answer with
+    /// [`Outcome::Usage`](super::Outcome::Usage). Handed out before the
+    /// services go, before the networks, secrets and configs go, and
+    /// before the volumes go: another workload may have started to use an
+    /// object since the plan, and a removal the engine allows (a volume
+    /// nobody mounts at this moment) would still take its data.
+    ReadUsage {
+        /// The release whose stack to read.
+        target: Target,
+        /// Where to list containers, sorted; empty for none.
+        at: Vec<Where>,
+    },
+    /// Remove `objects`, the part `part` of the release's stack, and
+    /// nothing else: the sweep decided them from the plan and the last
+    /// [`ActionKind::ReadUsage`] (never the driver from labels).
+    /// [`StackPart::Services`] first, alone; then [`StackPart::Tasks`]
+    /// (their stopping: `objects` is empty and nothing is removed); the
+    /// other parts once the tasks have stopped (see [`StackPart::next`]).
+    /// A part the engine answers "in use" (its conflict answer) is
     /// [`Failure::InUse`](super::Failure::InUse): the sweep tries it again
     /// by its own retry policy, never the driver.
     RemoveStack {
@@ -137,6 +155,8 @@ pub enum ActionKind {
         target: Target,
         /// The part to remove.
         part: StackPart,
+        /// The objects to remove, sorted: by id where known, else by name.
+        objects: Vec<ObjectRef>,
     },
     /// List the volumes labelled [`STACK_LABEL`]`=<release>` at `at`;
     /// answer with [`Outcome::Volumes`](super::Outcome::Volumes).
@@ -181,6 +201,7 @@ impl ActionKind {
     pub fn step(&self) -> Step {
         match self {
             ActionKind::ReadStamps { .. } => Step::ReadStamps,
+            ActionKind::ReadUsage { .. } => Step::ReadUsage,
             ActionKind::RemoveStack { .. } => Step::RemoveStack,
             ActionKind::ListVolumes { .. } => Step::ListVolumes,
             ActionKind::RemoveVolume { .. } => Step::RemoveVolume,
@@ -194,6 +215,7 @@ impl ActionKind {
     pub fn target(&self) -> Option<&Target> {
         match self {
             ActionKind::ReadStamps { target, .. }
+            | ActionKind::ReadUsage { target, .. }
             | ActionKind::RemoveStack { target, .. }
             | ActionKind::ListVolumes { target, .. }
             | ActionKind::RemoveVolume { target, .. }
@@ -208,6 +230,7 @@ impl ActionKind {
         match self {
             ActionKind::ListReleases { swarm, .. } => swarm,
             ActionKind::ReadStamps { target, .. }
+            | ActionKind::ReadUsage { target, .. }
             | ActionKind::RemoveStack { target, .. }
             | ActionKind::ListVolumes { target, .. }
             | ActionKind::RemoveVolume { target, .. }
@@ -243,6 +266,9 @@ named_enum! {
         /// `read_stamps`: the re-read of a release's records before a
         /// destructive step ([`ActionKind::ReadStamps`]).
         ReadStamps = "read_stamps",
+        /// `read_usage`: the re-read of what the stack holds and what
+        /// uses it, before a removal ([`ActionKind::ReadUsage`]).
+        ReadUsage = "read_usage",
         /// `remove_stack`: the removal of a stack part
         /// ([`ActionKind::RemoveStack`]).
         RemoveStack = "remove_stack",

@@ -37,7 +37,7 @@ pub use action::{
     STACK_LABEL,
 };
 pub use event::Event;
-pub use outcome::{Failure, Outcome, StampRead};
+pub use outcome::{Failure, Outcome, StampRead, UsageRead};
 pub use render::report_text;
 pub use report::{
     ErrorEntry, ErrorKind, Leftover, ReleaseOutcome, ReleaseReport, StampChange, SweepReport,
@@ -361,6 +361,8 @@ impl Sweep {
                 deletion.volumes,
                 purge,
                 places,
+                deletion.objects.clone(),
+                deletion.in_use_by.clone(),
             ));
         }
         let swarms: Vec<SwarmRun> = swarms.into_values().collect();
@@ -680,6 +682,7 @@ fn fits(step: Step, outcome: &Outcome) -> bool {
         Outcome::Volumes(_) => step == Step::ListVolumes,
         Outcome::Releases(_) => step == Step::ListReleases,
         Outcome::Stamps(_) => step == Step::ReadStamps,
+        Outcome::Usage(_) => step == Step::ReadUsage,
     }
 }
 

@@ -9,7 +9,9 @@ use std::fmt;
 
 use super::report::ErrorKind;
 use crate::refs::SwarmName;
+use crate::objects::StackObjects;
 use crate::snapshot::ReleaseEntry;
+use crate::usage::Usage;
 
 /// What happened when the driver ran an action.
 ///
@@ -30,6 +32,9 @@ pub enum Outcome {
     /// asked name shows of the release now. A name the answer leaves out
     /// counts as unreadable.
     Stamps(Vec<StampRead>),
+    /// A [`ReadUsage`](super::ActionKind::ReadUsage) worked: the release's
+    /// stack as labelled now, and what uses what on its swarm now.
+    Usage(UsageRead),
     /// It did not work, or the target was not there.
     Failed(Failure),
 }
@@ -85,6 +90,7 @@ impl Outcome {
             Outcome::Volumes(_) => "volumes",
             Outcome::Releases(_) => "releases",
             Outcome::Stamps(_) => "stamps",
+            Outcome::Usage(_) => "usage",
             Outcome::Failed(_) => "failed",
         }
     }
@@ -106,6 +112,28 @@ impl StampRead {
     /// records there.
     pub fn new(swarm: SwarmName, entry: Option<ReleaseEntry>) -> Self {
         StampRead { swarm, entry }
+    }
+}
+
+/// What a [`ReadUsage`](super::ActionKind::ReadUsage) found, raw and
+/// unjudged: the sweep decides from it, by the planner's own rule
+/// ([`crate::usage::users_of`]), what of the stack may be removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UsageRead {
+    /// The objects labelled with the release's stack namespace now: its
+    /// services, networks, secrets and configs, with their ids (volumes
+    /// are not read here; release records never count as configs).
+    pub stack: StackObjects,
+    /// Every service of the swarm, of any stack or none, and the
+    /// containers using named volumes at each place the action asked.
+    pub usage: Usage,
+}
+
+impl UsageRead {
+    /// The stack `stack` as labelled now, and the swarm's `usage`.
+    pub fn new(stack: StackObjects, usage: Usage) -> Self {
+        UsageRead { stack, usage }
     }
 }
 

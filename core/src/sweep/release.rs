@@ -13,6 +13,16 @@
 //! the old snapshot's word. One that is no longer this controller's for the
 //! planned application is left alone, with a typed [`StampChange`].
 //!
+//! What another workload uses is never removed: before the services go,
+//! before the networks, secrets and configs go, and before the volumes go,
+//! the stack and what uses what on the swarm are read again
+//! ([`ActionKind::ReadUsage`]) and judged by the planner's own rule
+//! ([`usage::users_of`]). Each removal names its objects explicitly: what
+//! the plan listed (less what it found shared), as still labelled now, less
+//! what is used now. An object left for another workload keeps the
+//! release's records too (outcome `in_use`), so a later sweep finishes it
+//! once nobody uses it.
+//!
 //! Whatever is still in use (a network attached to a stopping task, a
 //! volume mounted by a container not yet removed) is tried again by one
 //! policy, [`Removal`]: after the retry interval or at once when an engine
@@ -23,8 +33,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::action::{label_filter, ActionKind, StackPart, Step, Target, Where};
-use super::outcome::{Failure, Outcome, StampRead};
-use super::removal::{InUse, Removal};
+use super::outcome::{Failure, Outcome, StampRead, UsageRead};
+use super::removal::{InUse as Busy, Removal};
 use super::report::{ErrorEntry, ErrorKind, ReleaseOutcome, ReleaseReport, StampChange};
 use super::time::Timestamp;
 use super::Settings;
@@ -32,7 +42,9 @@ use crate::owner::{ControllerId, Ownership};
 use crate::plan::classify::ownership;
 use crate::plan::swarms::GroupRelease;
 use crate::plan::Coverage;
+use crate::objects::{ObjectRef, StackObjects};
 use crate::refs::SwarmName;
+use crate::usage::{self, InUse, ObjectKind, Usage};
 
 /// Where a purge runs, with the name reports give it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +57,7 @@ pub(crate) struct Place {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Key {
     Check,
+    Usage,
     Part(StackPart),
     List(usize),
     Volume(usize, String),
@@ -86,10 +99,23 @@ impl Gate {
     }
 }
 
+/// The removal a re-read of the stack and its users stands before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum UsageGate {
+    /// The services: which are labelled with the stack now.
+    Services,
+    /// The networks, secrets and configs, once the tasks have stopped.
+    Parts,
+    /// The volumes, with the containers at every place of the purge.
+    Purge,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     /// Re-reading the records before the gate's step.
     Check(Gate, Slot),
+    /// Re-reading the stack and what uses it before the gate's removal.
+    Usage(UsageGate, Slot),
     /// Removing the stack, part by part (see [`ReleaseRun::parts`]).
     Stack,
     /// Purging volumes, place by place (see [`ReleaseRun::purges`]).
@@ -131,6 +157,24 @@ pub(crate) struct ReleaseRun {
     /// The stack's parts being removed: the services alone, then the
     /// others once the services are gone. Set on entering [`Phase::Stack`].
     parts: BTreeMap<StackPart, Removal>,
+    /// The objects each part removes, decided at its usage gate.
+    part_objects: BTreeMap<StackPart, Vec<ObjectRef>>,
+    /// The plan's objects (shared ones left out), when it listed them:
+    /// an object labelled since the plan is not removed on its word.
+    planned: Option<StackObjects>,
+    /// Every use of the release's objects by another workload, as the
+    /// plan found them and as each re-read found since.
+    in_use: BTreeSet<InUse>,
+    /// The objects left in place because another workload uses them.
+    kept: BTreeSet<(ObjectKind, String)>,
+    /// Objects labelled with the stack since the plan was made: left in
+    /// place, and the release fails, so that the next plan decides them.
+    unplanned: bool,
+    /// The ids of the release's services, as planned and as read before
+    /// they were removed: their tasks' containers are the release's own.
+    own: BTreeSet<String>,
+    /// What uses what, as read before the purge.
+    usage: Option<Usage>,
     /// A part was refused as the controller's own stack.
     own_stack: bool,
     /// Every place a purge runs, each with its purge; reset on entering
@@ -154,13 +198,26 @@ impl ReleaseRun {
         coverage: Coverage,
         purge: bool,
         places: Vec<Place>,
+        planned: Option<StackObjects>,
+        in_use: Vec<InUse>,
     ) -> Self {
+        let own = planned
+            .iter()
+            .flat_map(|o| o.services.iter().map(|s| s.id.clone()))
+            .collect();
         ReleaseRun {
             target,
             names,
             coverage,
             purge,
             parts: BTreeMap::new(),
+            part_objects: BTreeMap::new(),
+            planned,
+            in_use: in_use.into_iter().collect(),
+            kept: BTreeSet::new(),
+            unplanned: false,
+            own,
+            usage: None,
             own_stack: false,
             purges: places
                 .into_iter()
@@ -211,11 +268,25 @@ impl ReleaseRun {
                 };
                 Some((Key::Check, kind))
             }
+            Phase::Usage(gate, slot @ Slot::Ready) => {
+                *slot = Slot::Outstanding;
+                let at = match gate {
+                    UsageGate::Purge => self.purges.iter().map(|p| p.place.at.clone()).collect(),
+                    UsageGate::Services | UsageGate::Parts => Vec::new(),
+                };
+                Some((Key::Usage, ActionKind::ReadUsage { target, at }))
+            }
             Phase::Stack => {
                 let (part, removal) = self.parts.iter_mut().find(|(_, r)| r.is_due(now))?;
                 removal.start(now, settings);
                 let part = *part;
-                Some((Key::Part(part), ActionKind::RemoveStack { target, part }))
+                let objects = self.part_objects.get(&part).cloned().unwrap_or_default();
+                let kind = ActionKind::RemoveStack {
+                    target,
+                    part,
+                    objects,
+                };
+                Some((Key::Part(part), kind))
             }
             Phase::Records(slot @ Slot::Ready) => {
                 *slot = Slot::Outstanding;
@@ -242,6 +313,7 @@ impl ReleaseRun {
                 None
             }
             Phase::Check(_, Slot::Outstanding)
+            | Phase::Usage(_, Slot::Outstanding)
             | Phase::Records(Slot::Outstanding)
             | Phase::AwaitingRelist(_)
             | Phase::Finished(_) => None,
@@ -309,6 +381,7 @@ impl ReleaseRun {
     ) {
         match key {
             Key::Check => self.checked(outcome, controller),
+            Key::Usage => self.usage_read(outcome),
             Key::Part(part) => {
                 self.part_done(part, outcome, now, settings);
                 self.settle_stack();
@@ -348,13 +421,19 @@ impl ReleaseRun {
             Outcome::Done | Outcome::Failed(Failure::Gone) => {
                 removal.removed();
                 // Only now: until this part is gone, the next ones are in
-                // use by it.
-                for &later in part.next() {
-                    self.parts.insert(later, Removal::ready());
+                // use by it. The parts after the tasks are decided by a
+                // fresh read of who uses them, made now that the stack's
+                // own services are gone.
+                if part == StackPart::Tasks {
+                    self.phase = Phase::Usage(UsageGate::Parts, Slot::Ready);
+                } else {
+                    for &later in part.next() {
+                        self.parts.insert(later, Removal::ready());
+                    }
                 }
             }
             Outcome::Failed(Failure::InUse) => {
-                if removal.in_use(now, settings) == InUse::GaveUp {
+                if removal.in_use(now, settings) == Busy::GaveUp {
                     self.errors.push(ErrorEntry::stack(
                         part,
                         ErrorKind::InUse,
@@ -398,17 +477,169 @@ impl ReleaseRun {
         }
     }
 
-    /// The stack is gone: purge its volumes, or go straight to records;
-    /// either way after a re-read, since the release may have been
-    /// redeployed while its stack went (a new stack's volumes would carry
-    /// the same label).
+    /// The stack is gone (but for what another workload uses): purge its
+    /// volumes, or go on to the records; either way after a re-read, since
+    /// the release may have been redeployed while its stack went (a new
+    /// stack's volumes would carry the same label).
     fn after_stack(&mut self) {
-        let gate = if self.purge {
-            Gate::Purge
+        self.phase = if self.purge {
+            Phase::Check(Gate::Purge, Slot::Ready)
         } else {
-            Gate::Records
+            self.before_records()
         };
-        self.phase = Phase::Check(gate, Slot::Ready);
+    }
+
+    /// Where a release goes once nothing is left to remove: its records go
+    /// only when nothing of it stays; what another workload uses, or what
+    /// was labelled since the plan, keeps them (and it is found again).
+    fn before_records(&self) -> Phase {
+        if self.unplanned {
+            Phase::Finished(ReleaseOutcome::Failed)
+        } else if !self.kept.is_empty() {
+            Phase::Finished(ReleaseOutcome::InUse)
+        } else if self.purge && self.coverage == Coverage::Partial {
+            // Nodes the registry could not reach may hold volumes: the
+            // records stay so that a sweep reaching them can finish.
+            Phase::Finished(ReleaseOutcome::PendingCoverage)
+        } else {
+            Phase::Check(Gate::Records, Slot::Ready)
+        }
+    }
+
+    /// Takes a re-read of the stack and its users, and decides the
+    /// removals of the gate it stands before.
+    fn usage_read(&mut self, outcome: Outcome) {
+        let Phase::Usage(gate, Slot::Outstanding) = self.phase else {
+            debug_assert!(false, "a usage read answered outside its gate");
+            return;
+        };
+        let read = match outcome {
+            Outcome::Usage(read) => read,
+            // Without it nothing proves the objects unused by anyone else:
+            // nothing more is removed, and the records stay.
+            other => {
+                self.fail_step(Step::ReadUsage, None, None, &other);
+                self.phase = Phase::Finished(ReleaseOutcome::Failed);
+                return;
+            }
+        };
+        match gate {
+            UsageGate::Services => {
+                // A service labelled with the stack is the stack's own,
+                // whatever the plan listed: the services hold nothing of
+                // anyone else's.
+                self.own
+                    .extend(read.stack.services.iter().map(|s| s.id.clone()));
+                let services = read
+                    .stack
+                    .services
+                    .iter()
+                    .map(|s| ObjectRef::new(&s.id, &s.name))
+                    .collect();
+                self.parts.clear();
+                self.part_objects.clear();
+                self.start_parts(vec![(StackPart::Services, services)]);
+            }
+            UsageGate::Parts => {
+                let left = self.shared_parts(&read);
+                self.start_parts(vec![
+                    (StackPart::Networks, left.networks),
+                    (StackPart::Secrets, left.secrets),
+                    (StackPart::Configs, left.configs),
+                ]);
+            }
+            UsageGate::Purge => {
+                self.usage = Some(read.usage);
+                for purge in &mut self.purges {
+                    purge.listing = Listing::Ready;
+                    purge.volumes.clear();
+                }
+                self.phase = Phase::Purge;
+                self.settle_purge();
+            }
+        }
+    }
+
+    /// The networks, secrets and configs labelled with the stack now that
+    /// may go: those the plan listed (an object labelled since is left,
+    /// and fails the release), less those another workload uses now or
+    /// used when planned.
+    fn shared_parts(&mut self, read: &UsageRead) -> StackObjects {
+        let mut candidates = StackObjects::default();
+        let lists = [
+            (&read.stack.networks, &mut candidates.networks, ObjectKind::Network),
+            (&read.stack.secrets, &mut candidates.secrets, ObjectKind::Secret),
+            (&read.stack.configs, &mut candidates.configs, ObjectKind::Config),
+        ];
+        for (now, into, kind) in lists {
+            for object in now {
+                let planned = match &self.planned {
+                    None => true,
+                    Some(p) => planned_list(p, kind).iter().any(|q| q.is_same(object)),
+                };
+                if planned || self.in_use.iter().any(|u| u.kind == kind && u.object == object.name) {
+                    into.push(object.clone());
+                } else {
+                    self.unplanned = true;
+                    self.errors.push(ErrorEntry::new(
+                        Step::ReadUsage,
+                        ErrorKind::Other,
+                        None,
+                        None,
+                        format!(
+                            "{kind} {:?} carries the stack's label but is not in the plan \
+                             (labelled since it was made); left in place",
+                            object.name
+                        ),
+                    ));
+                }
+            }
+        }
+        let release = &self.target.release.release;
+        self.in_use.extend(usage::users_of(
+            release,
+            &candidates,
+            false,
+            &self.own,
+            &read.usage,
+        ));
+        let shared: Vec<InUse> = self.in_use.iter().cloned().collect();
+        let left = usage::without_shared(&candidates, &shared);
+        for (kind, all, left) in [
+            (ObjectKind::Network, &candidates.networks, &left.networks),
+            (ObjectKind::Secret, &candidates.secrets, &left.secrets),
+            (ObjectKind::Config, &candidates.configs, &left.configs),
+        ] {
+            for o in all.iter().filter(|o| !left.contains(o)) {
+                self.kept.insert((kind, o.name.clone()));
+            }
+        }
+        left
+    }
+
+    /// Enters the stack phase with these parts to remove; a part with
+    /// nothing to remove is done at once (but for the tasks' stopping,
+    /// which is a check, not a removal).
+    fn start_parts(&mut self, parts: Vec<(StackPart, Vec<ObjectRef>)>) {
+        for (part, mut objects) in parts {
+            objects.sort();
+            objects.dedup();
+            let mut removal = Removal::ready();
+            if objects.is_empty() {
+                removal.removed();
+            }
+            self.parts.insert(part, removal);
+            self.part_objects.insert(part, objects);
+        }
+        // The tasks are waited for even when no service was listed: one
+        // may have been removed a moment ago, its tasks still stopping.
+        if self.parts.get(&StackPart::Services).is_some_and(|r| !r.is_open())
+            && !self.parts.contains_key(&StackPart::Tasks)
+        {
+            self.parts.insert(StackPart::Tasks, Removal::ready());
+        }
+        self.phase = Phase::Stack;
+        self.settle_stack();
     }
 
     /// Fails the release: to wait for a re-listing when `step` may be
@@ -440,17 +671,8 @@ impl ReleaseRun {
         };
         self.phase = match verdict {
             Ok(()) => match gate {
-                Gate::Stack => {
-                    self.parts = BTreeMap::from([(StackPart::Services, Removal::ready())]);
-                    Phase::Stack
-                }
-                Gate::Purge => {
-                    for purge in &mut self.purges {
-                        purge.listing = Listing::Ready;
-                        purge.volumes.clear();
-                    }
-                    Phase::Purge
-                }
+                Gate::Stack => Phase::Usage(UsageGate::Services, Slot::Ready),
+                Gate::Purge => Phase::Usage(UsageGate::Purge, Slot::Ready),
                 Gate::Records => Phase::Records(Slot::Ready),
             },
             // Tried again after the re-listing stopped listing it: the
@@ -570,7 +792,25 @@ impl ReleaseRun {
         match outcome {
             Outcome::Volumes(names) => {
                 purge.listing = Listing::Listed;
-                purge.volumes = names.into_iter().map(|n| (n, Removal::ready())).collect();
+                let release = &self.target.release.release;
+                let mut volumes = BTreeMap::new();
+                for name in names {
+                    let users = match &self.usage {
+                        Some(usage) => usage::volume_users_of(release, &name, &self.own, usage),
+                        None => Vec::new(),
+                    };
+                    self.in_use.extend(users);
+                    let shared = self
+                        .in_use
+                        .iter()
+                        .any(|u| u.kind == ObjectKind::Volume && u.object == name);
+                    if shared {
+                        self.kept.insert((ObjectKind::Volume, name));
+                    } else {
+                        volumes.insert(name, Removal::ready());
+                    }
+                }
+                purge.volumes = volumes;
             }
             // Nothing to list there: nothing to remove.
             Outcome::Failed(Failure::Gone) => purge.listing = Listing::Listed,
@@ -608,7 +848,7 @@ impl ReleaseRun {
                 self.deleted.entry(label).or_default().insert(name);
             }
             Outcome::Failed(Failure::InUse) => {
-                if volume.in_use(now, settings) == InUse::GaveUp {
+                if volume.in_use(now, settings) == Busy::GaveUp {
                     self.errors.push(ErrorEntry::new(
                         Step::RemoveVolume,
                         ErrorKind::InUse,
@@ -648,12 +888,8 @@ impl ReleaseRun {
         self.phase = if failed {
             // A listing says nothing about volumes: nothing to overturn.
             Phase::Finished(ReleaseOutcome::Failed)
-        } else if self.coverage == Coverage::Partial {
-            // Nodes the registry could not reach may hold volumes: the
-            // records stay so that a sweep reaching them can finish.
-            Phase::Finished(ReleaseOutcome::PendingCoverage)
         } else {
-            Phase::Check(Gate::Records, Slot::Ready)
+            self.before_records()
         };
     }
 
@@ -737,6 +973,7 @@ impl ReleaseRun {
             unfinished => {
                 let step = match unfinished {
                     Phase::Check(..) => Step::ReadStamps,
+                    Phase::Usage(..) => Step::ReadUsage,
                     Phase::Stack => Step::RemoveStack,
                     Phase::Records(_) => Step::DeleteRecords,
                     _ => Step::RemoveVolume,
@@ -768,6 +1005,12 @@ impl ReleaseRun {
                 "the controller runs as this stack; remove it by hand or move the controller"
                     .to_owned(),
             ),
+            ReleaseOutcome::InUse => Some(
+                "left in place what another workload uses (see in_use_by), and the release's \
+                 records with it; a later sweep removes both once nobody uses it (stop or \
+                 change the user, or keep the object and remove the records by hand)"
+                    .to_owned(),
+            ),
             ReleaseOutcome::PendingCoverage => Some(format!(
                 "stack and reachable volumes removed; its records are kept until a sweep \
                  reaches every node of the swarm (bring the missing nodes back, or remove a \
@@ -787,9 +1030,25 @@ impl ReleaseRun {
                 .iter()
                 .map(|(node, volumes)| (node.clone(), volumes.iter().cloned().collect()))
                 .collect(),
+            in_use_by: self
+                .in_use
+                .iter()
+                .filter(|u| self.kept.contains(&(u.kind, u.object.clone())))
+                .cloned()
+                .collect(),
             errors,
             remedy,
         }
+    }
+}
+
+/// The plan's list of the objects of `kind` (not volumes).
+fn planned_list(objects: &StackObjects, kind: ObjectKind) -> &[ObjectRef] {
+    match kind {
+        ObjectKind::Network => &objects.networks,
+        ObjectKind::Secret => &objects.secrets,
+        ObjectKind::Config => &objects.configs,
+        ObjectKind::Volume => &[],
     }
 }
 

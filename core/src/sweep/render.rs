@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use super::report::{ReleaseOutcome, SweepReport};
 use crate::escape::Escaped;
-use crate::render::escaped_list;
+use crate::render::{escaped_list, in_use_text};
 use crate::verdict::{report_status, Status};
 
 /// A summary of a sweep: one block per release, what is left on nodes the
@@ -54,6 +54,9 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
                 Escaped(node),
                 escaped_list(volumes)
             )?;
+        }
+        for u in &r.in_use_by {
+            writeln!(out, "  kept {}: {}", u.kind.as_str(), in_use_text(u))?;
         }
         // A deleted release's errors were overcome: the step was retried.
         let label = if r.outcome == ReleaseOutcome::Deleted {
@@ -118,8 +121,8 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
     let t = &report.totals;
     writeln!(
         out,
-        "\n{} planned: {} deleted, {} failed, {} left as own stack, {} pending coverage; {} volumes removed; {} swarms not fully covered",
-        t.planned, t.deleted, t.failed, t.left_own_stack, t.pending_coverage, t.volumes_deleted, t.uncovered_swarms
+        "\n{} planned: {} deleted, {} failed, {} left as own stack, {} pending coverage, {} kept in use; {} volumes removed; {} swarms not fully covered",
+        t.planned, t.deleted, t.failed, t.left_own_stack, t.pending_coverage, t.in_use, t.volumes_deleted, t.uncovered_swarms
     )?;
     let verdict = if report.held {
         "the sweep was held; nothing was deleted"

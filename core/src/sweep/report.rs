@@ -12,6 +12,7 @@ use super::action::{StackPart, Step};
 use crate::names::named_enum;
 use crate::plan::Coverage;
 use crate::refs::SwarmName;
+use crate::usage::InUse;
 
 /// The result of a sweep.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +57,12 @@ pub struct ReleaseReport {
     /// nodes with none removed are left out. Lists even a purge that gave
     /// up part-way, so nobody goes looking for data that is already gone.
     pub volumes_deleted: BTreeMap<String, Vec<String>>,
+    /// For `in_use`: the objects of the release another workload uses,
+    /// with each user, sorted: they were left in place, and so were the
+    /// records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub in_use_by: Vec<InUse>,
     /// Why it failed, sorted; may be non-empty for a `deleted` release
     /// whose error turned out, on re-listing, to be for work that had
     /// succeeded.
@@ -86,6 +93,10 @@ named_enum! {
         /// stay until a sweep that reaches every node of the swarm can
         /// finish it.
         PendingCoverage = "pending_coverage",
+        /// `in_use`: everything of it nobody else uses is gone; what
+        /// another workload uses (`in_use_by`) stays, and so do its
+        /// records, until a sweep finds it unused.
+        InUse = "in_use",
     }
 }
 
@@ -278,6 +289,9 @@ pub struct Totals {
     pub left_own_stack: u64,
     /// Releases whose outcome is `pending_coverage`.
     pub pending_coverage: u64,
+    /// Releases whose outcome is `in_use`.
+    #[serde(default)]
+    pub in_use: u64,
     /// Volumes removed, over every release and node.
     pub volumes_deleted: u64,
     /// Entries of the report's `uncovered` list.
@@ -312,6 +326,7 @@ impl SweepReport {
             failed: count(ReleaseOutcome::Failed),
             left_own_stack: count(ReleaseOutcome::LeftOwnStack),
             pending_coverage: count(ReleaseOutcome::PendingCoverage),
+            in_use: count(ReleaseOutcome::InUse),
             volumes_deleted: releases
                 .iter()
                 .flat_map(|r| r.volumes_deleted.values())

@@ -7,6 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures_util::Stream;
 pub use sweep_core::sweep::StackPart;
+pub use sweep_core::objects::ObjectRef;
+pub use sweep_core::usage::{ContainerUse, ServiceUse};
 pub use sweep_core::{ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL};
 use thiserror::Error;
 
@@ -158,26 +160,34 @@ pub trait SwarmBackend: Send + Sync {
     /// older stamp must never stand in for the newest one.
     async fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError>;
 
-    /// Removes one part of `release`'s stack: every object of that kind
-    /// labelled with its stack namespace, and nothing else. The caller
-    /// orders the parts (services first, the others once the services are
-    /// gone) and decides when to try again; an implementation neither
-    /// waits nor retries.
+    /// Removes `objects`, the part `part` of `release`'s stack, and
+    /// nothing else: each by its id where known ([`ObjectRef::handle`]),
+    /// never "whatever carries the stack label", since the caller has left
+    /// out what another workload uses. The caller orders the parts
+    /// (services first, the others once the services are gone) and decides
+    /// when to try again; an implementation neither waits nor retries.
     ///
     /// Must go on past an object that cannot be removed, so that one stuck
     /// network does not keep the secrets, and then report the first
     /// failure. An object still in use must be left in place and reported
     /// as [`BackendError::InUse`] only when the engine's answer says it will
     /// go once what holds it goes (a network attached to a task still
-    /// stopping); any other refusal is another error, never waited on.
+    /// stopping); any other refusal is another error, never waited on. An
+    /// object already gone is not a failure.
     ///
-    /// [`StackPart::Tasks`] removes nothing: `Ok` once no task of the stack
-    /// is live on a node that is up, [`BackendError::InUse`] while one is.
+    /// [`StackPart::Tasks`] removes nothing (`objects` is empty): `Ok` once
+    /// no task of the stack is live on a node that is up,
+    /// [`BackendError::InUse`] while one is.
     ///
     /// Must return [`BackendError::OwnStack`] without touching anything when
     /// `release` is [`SwarmBackend::self_stack`]. Must never remove release
     /// records, nor volumes.
-    async fn remove_stack_part(&self, release: &str, part: StackPart) -> Result<(), BackendError>;
+    async fn remove_stack_part(
+        &self,
+        release: &str,
+        part: StackPart,
+        objects: &[ObjectRef],
+    ) -> Result<(), BackendError>;
 
     /// Names of the volumes of `release`'s stack on the manager's own
     /// daemon (volumes are local to each node: other nodes' volumes are
@@ -203,6 +213,29 @@ pub trait SwarmBackend: Send + Sync {
     /// answer: a service left out is a keep label not seen. `Ok(None)` (the
     /// default) says the backend does not read stack objects.
     async fn stack_objects(&self) -> Result<Option<BTreeMap<String, StackObjects>>, BackendError> {
+        Ok(None)
+    }
+
+    /// Every service of the swarm, of any stack or none, at any replica
+    /// count and in any mode, with what its spec names: the sources of its
+    /// volume mounts (templates as written), its networks, and its secrets
+    /// and configs by id and by name. Raw: the sweep decides from it what
+    /// another workload uses.
+    ///
+    /// A service left out is a user not seen, and its data may go: a
+    /// listing that cannot be read completely, or a service without an id
+    /// or name, is an error, never a shorter answer. `Ok(None)` (the
+    /// default) says the backend does not read it: nothing is then
+    /// removed but the services, and the release's records stay.
+    async fn service_uses(&self) -> Result<Option<Vec<ServiceUse>>, BackendError> {
+        Ok(None)
+    }
+
+    /// The containers of the manager's own daemon, running or stopped,
+    /// that use a named volume, each with the volumes it mounts and its
+    /// service id label (see [`NodeBackend::containers`]). `Ok(None)` (the
+    /// default) says the backend does not read them.
+    async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
         Ok(None)
     }
 
@@ -316,6 +349,18 @@ pub trait NodeBackend: Send + Sync {
     /// `Ok(None)` (the default) says the backend does not list volumes by
     /// stack.
     async fn volumes_by_stack(&self) -> Result<Option<VolumesByStack>, BackendError> {
+        Ok(None)
+    }
+
+    /// The containers of this node, running or stopped, that use a named
+    /// volume, each with the names of the volumes it mounts and its
+    /// `com.docker.swarm.service.id` label. The engine refuses to remove a
+    /// volume only while a container on its own node uses it; a container
+    /// elsewhere, or a stopped one of another workload, is found only
+    /// here. An unreadable listing is an error, never an empty answer.
+    /// `Ok(None)` (the default) says the backend does not read them: the
+    /// node's volumes are then not removed.
+    async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
         Ok(None)
     }
 

@@ -1,0 +1,569 @@
+//! Who else uses a release's objects, and the one rule that decides from
+//! it that an object of a departed release stays.
+//!
+//! The engine refuses to remove a volume only while a container on that
+//! node uses it: a volume another stack mounts as `external`, or a
+//! service made by hand mounts, is removed without a word while that
+//! workload is scaled to 0 or runs elsewhere, and its data is lost when it
+//! comes back. Labels cannot tell: the volume carries the departed stack's
+//! label whoever mounts it. So an object is shared (and stays) when any
+//! service of the swarm other than the release's own names it in its spec,
+//! at any replica count and in any mode, or when a container not of the
+//! release's own services uses it on any node that was reached.
+//!
+//! The facts ([`Usage`]) are read by a driver and passed through
+//! unjudged: raw mount sources, raw network targets, raw secret and config
+//! references, a container's service label. Every decision about them is
+//! [`users_of`]'s, which the planner and the sweep's re-check before each
+//! removal both call.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::names::named_enum;
+use crate::objects::{ObjectRef, StackObjects};
+
+/// The label Docker puts on a service's task containers: the id of the
+/// service the task belongs to.
+pub const SERVICE_ID_LABEL: &str = "com.docker.swarm.service.id";
+
+/// One service of the swarm and what its spec names, raw.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[non_exhaustive]
+pub struct ServiceUse {
+    /// The service's id.
+    pub id: String,
+    /// The service's name.
+    pub name: String,
+    /// Its stack namespace label, if it carries one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub stack: Option<String>,
+    /// The sources of its volume mounts, raw: a template such as
+    /// `data-{{.Task.Slot}}` is kept as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub volumes: Vec<String>,
+    /// The networks it attaches to, as its spec gives them (ids, or names).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub networks: Vec<String>,
+    /// The secrets it mounts, by id and by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub secrets: Vec<String>,
+    /// The configs it mounts, by id and by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub configs: Vec<String>,
+}
+
+impl ServiceUse {
+    /// The service `name` (id `id`), naming nothing yet.
+    pub fn new(id: impl Into<String>, name: impl Into<String>) -> Self {
+        ServiceUse {
+            id: id.into(),
+            name: name.into(),
+            stack: None,
+            volumes: Vec::new(),
+            networks: Vec::new(),
+            secrets: Vec::new(),
+            configs: Vec::new(),
+        }
+    }
+
+    /// With the stack namespace label `stack`.
+    pub fn in_stack(mut self, stack: impl Into<String>) -> Self {
+        self.stack = Some(stack.into());
+        self
+    }
+
+    /// With these volume mount sources.
+    pub fn with_volumes<S: Into<String>>(mut self, sources: impl IntoIterator<Item = S>) -> Self {
+        self.volumes = sources.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// With these network references.
+    pub fn with_networks<S: Into<String>>(mut self, refs: impl IntoIterator<Item = S>) -> Self {
+        self.networks = refs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// With these secret references.
+    pub fn with_secrets<S: Into<String>>(mut self, refs: impl IntoIterator<Item = S>) -> Self {
+        self.secrets = refs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// With these config references.
+    pub fn with_configs<S: Into<String>>(mut self, refs: impl IntoIterator<Item = S>) -> Self {
+        self.configs = refs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether its spec names the volume `volume`. A templated source
+    /// (`{{.Task.Slot}}`) names every volume: which names it expands to is
+    /// decided per task, on nodes the sweep may not see.
+    fn names_volume(&self, volume: &str) -> bool {
+        self.volumes
+            .iter()
+            .any(|source| source == volume || is_template(source))
+    }
+
+    fn names(&self, kind: ObjectKind, object: &ObjectRef) -> bool {
+        let refs = match kind {
+            ObjectKind::Volume => return self.names_volume(&object.name),
+            ObjectKind::Network => &self.networks,
+            ObjectKind::Secret => &self.secrets,
+            ObjectKind::Config => &self.configs,
+        };
+        refs.iter().any(|r| object.is_named_by(r))
+    }
+}
+
+/// Whether a mount source is a Go template the engine expands per task.
+pub fn is_template(source: &str) -> bool {
+    source.contains("{{")
+}
+
+/// One container on a node, and the named volumes it uses.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[non_exhaustive]
+pub struct ContainerUse {
+    /// The container's id.
+    pub id: String,
+    /// The container's name.
+    pub name: String,
+    /// Its [`SERVICE_ID_LABEL`], when it is a task of a service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub service: Option<String>,
+    /// The names of the volumes it mounts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub volumes: Vec<String>,
+}
+
+impl ContainerUse {
+    /// The container `name` (id `id`), of no service, mounting `volumes`.
+    pub fn new<S: Into<String>>(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        volumes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        ContainerUse {
+            id: id.into(),
+            name: name.into(),
+            service: None,
+            volumes: volumes.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// A task of the service with id `service`.
+    pub fn of_service(mut self, service: impl Into<String>) -> Self {
+        self.service = Some(service.into());
+        self
+    }
+}
+
+/// The containers one node's daemon lists (running or stopped) that use a
+/// named volume.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[non_exhaustive]
+pub struct NodeContainers {
+    /// The node's id (as in the swarm's node list), or `(manager)` for the
+    /// manager's own daemon when the swarm has no node reach.
+    pub node: String,
+    /// Its containers that use a named volume.
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub containers: Vec<ContainerUse>,
+}
+
+impl NodeContainers {
+    /// The containers listed on `node`.
+    pub fn new(node: impl Into<String>, containers: Vec<ContainerUse>) -> Self {
+        NodeContainers {
+            node: node.into(),
+            containers,
+        }
+    }
+}
+
+/// What uses what on one swarm, as read: every service's spec references,
+/// and the containers of each node reached.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+#[non_exhaustive]
+pub struct Usage {
+    /// Every service of the swarm, of any stack or none.
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub services: Vec<ServiceUse>,
+    /// The containers using named volumes on each node reached.
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub containers: Vec<NodeContainers>,
+}
+
+impl Usage {
+    /// The swarm's services, and the containers on each node reached.
+    pub fn new(services: Vec<ServiceUse>, containers: Vec<NodeContainers>) -> Self {
+        Usage {
+            services,
+            containers,
+        }
+    }
+
+    /// Every list sorted, so that equal observations compare alike.
+    pub fn sorted(mut self) -> Self {
+        for s in &mut self.services {
+            s.volumes.sort();
+            s.networks.sort();
+            s.secrets.sort();
+            s.configs.sort();
+        }
+        self.services.sort();
+        for node in &mut self.containers {
+            for c in &mut node.containers {
+                c.volumes.sort();
+            }
+            node.containers.sort();
+        }
+        self.containers.sort();
+        self
+    }
+}
+
+named_enum! {
+    /// The kinds of object another workload may share with a release.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum ObjectKind {
+        /// `volume`: a named volume, on any node.
+        Volume = "volume",
+        /// `network`: a swarm network.
+        Network = "network",
+        /// `secret`: a swarm secret.
+        Secret = "secret",
+        /// `config`: a swarm config.
+        Config = "config",
+    }
+}
+
+named_enum! {
+    /// What uses a shared object.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum UserKind {
+        /// `service`: a service whose spec names the object.
+        Service = "service",
+        /// `container`: a container using the volume on a node.
+        Container = "container",
+    }
+}
+
+/// Who uses an object: a service, or a container on a node.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct User {
+    /// A service or a container.
+    pub kind: UserKind,
+    /// The service's or container's name. Raw: escape it before printing.
+    pub name: String,
+    /// The service's or container's id.
+    pub id: String,
+    /// For a container: the node it is on (`(manager)` for the manager's
+    /// own daemon without node reach).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub node: Option<String>,
+}
+
+impl User {
+    /// The service `name` with id `id`.
+    pub fn service(id: impl Into<String>, name: impl Into<String>) -> Self {
+        User {
+            kind: UserKind::Service,
+            name: name.into(),
+            id: id.into(),
+            node: None,
+        }
+    }
+
+    /// The container `name` with id `id` on `node`.
+    pub fn container(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        node: impl Into<String>,
+    ) -> Self {
+        User {
+            kind: UserKind::Container,
+            name: name.into(),
+            id: id.into(),
+            node: Some(node.into()),
+        }
+    }
+}
+
+/// An object of a release that another workload uses, and that user: the
+/// object stays (its release's records with it) while the user names it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct InUse {
+    /// The object's kind.
+    pub kind: ObjectKind,
+    /// The object's name. Raw: escape it before printing.
+    pub object: String,
+    /// Who uses it.
+    pub user: User,
+}
+
+impl InUse {
+    /// `user` uses the `kind` object `object`.
+    pub fn new(kind: ObjectKind, object: impl Into<String>, user: User) -> Self {
+        InUse {
+            kind,
+            object: object.into(),
+            user,
+        }
+    }
+}
+
+/// The services that are the release's own: those labelled with its stack
+/// namespace, and those `own` lists (its services as planned, which a
+/// container's service label still names after they are removed).
+fn own_services<'a>(release: &str, own: &'a BTreeSet<String>, usage: &'a Usage) -> BTreeSet<&'a str> {
+    let mut ids: BTreeSet<&str> = own.iter().map(String::as_str).collect();
+    ids.extend(
+        usage
+            .services
+            .iter()
+            .filter(|s| s.stack.as_deref() == Some(release))
+            .map(|s| s.id.as_str()),
+    );
+    ids
+}
+
+/// Every use of `release`'s `objects` by a workload that is not the
+/// release's own, sorted: the rule that spares a shared object.
+///
+/// `own` are the ids of the release's services as planned (they may be
+/// gone by now, while their stopped tasks still name them). Volumes are
+/// judged only when `volumes` is true (a purge is planned): otherwise none
+/// is removed anyway. A volume counts by its name on every node: a
+/// workload on one node may be placed on another tomorrow, where the same
+/// name is the volume it will mount.
+pub fn users_of(
+    release: &str,
+    objects: &StackObjects,
+    volumes: bool,
+    own: &BTreeSet<String>,
+    usage: &Usage,
+) -> Vec<InUse> {
+    let own = own_services(release, own, usage);
+    let others = || usage.services.iter().filter(|s| !own.contains(s.id.as_str()));
+    let mut found = BTreeSet::new();
+    let kinds = [
+        (ObjectKind::Network, &objects.networks),
+        (ObjectKind::Secret, &objects.secrets),
+        (ObjectKind::Config, &objects.configs),
+    ];
+    for (kind, list) in kinds {
+        for object in list {
+            for s in others().filter(|s| s.names(kind, object)) {
+                found.insert(InUse::new(kind, &object.name, User::service(&s.id, &s.name)));
+            }
+        }
+    }
+    if volumes {
+        let names: BTreeSet<&str> = objects
+            .volumes
+            .iter()
+            .flatten()
+            .flat_map(|n| n.volumes.iter().map(String::as_str))
+            .collect();
+        for name in names {
+            found.extend(volume_users(name, &own, usage));
+        }
+    }
+    found.into_iter().collect()
+}
+
+/// Every use of the volume `name` by a service not in `own`, or by a
+/// container on any node that is not a task of one in `own`.
+fn volume_users(name: &str, own: &BTreeSet<&str>, usage: &Usage) -> Vec<InUse> {
+    let mut found = Vec::new();
+    for s in &usage.services {
+        if !own.contains(s.id.as_str()) && s.names_volume(name) {
+            found.push(InUse::new(ObjectKind::Volume, name, User::service(&s.id, &s.name)));
+        }
+    }
+    for node in &usage.containers {
+        for c in &node.containers {
+            let ours = c.service.as_deref().is_some_and(|id| own.contains(id));
+            if !ours && c.volumes.iter().any(|v| v == name) {
+                found.push(InUse::new(
+                    ObjectKind::Volume,
+                    name,
+                    User::container(&c.id, &c.name, &node.node),
+                ));
+            }
+        }
+    }
+    found
+}
+
+/// The users of the volume `name` of `release` (see [`users_of`]), for
+/// the sweep's check of one volume listed at run time.
+pub fn volume_users_of(
+    release: &str,
+    name: &str,
+    own: &BTreeSet<String>,
+    usage: &Usage,
+) -> Vec<InUse> {
+    let own = own_services(release, own, usage);
+    let mut found = volume_users(name, &own, usage);
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// `objects` without what `shared` names: what a release's deletion may
+/// remove. Shared volumes leave every node's list.
+pub fn without_shared(objects: &StackObjects, shared: &[InUse]) -> StackObjects {
+    let is_shared = |kind: ObjectKind, name: &str| {
+        shared.iter().any(|u| u.kind == kind && u.object == name)
+    };
+    let keep = |kind: ObjectKind, list: &[ObjectRef]| -> Vec<ObjectRef> {
+        list.iter()
+            .filter(|o| !is_shared(kind, &o.name))
+            .cloned()
+            .collect()
+    };
+    let mut out = objects.clone();
+    out.networks = keep(ObjectKind::Network, &objects.networks);
+    out.secrets = keep(ObjectKind::Secret, &objects.secrets);
+    out.configs = keep(ObjectKind::Config, &objects.configs);
+    if let Some(volumes) = &mut out.volumes {
+        for node in volumes.iter_mut() {
+            node.volumes.retain(|v| !is_shared(ObjectKind::Volume, v));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objects::{NodeVolumes, ServiceEntry};
+
+    fn objects() -> StackObjects {
+        StackObjects::new(
+            vec![ServiceEntry::new("s-own", "gone_app", 3)],
+            vec![ObjectRef::new("n1", "gone_default")],
+            vec![ObjectRef::new("sec1", "gone_key")],
+            vec![ObjectRef::new("cfg1", "gone_conf")],
+        )
+        .with_volumes(vec![NodeVolumes::new("node-a", vec!["gone_data".into()])])
+    }
+
+    fn own() -> BTreeSet<String> {
+        BTreeSet::from(["s-own".to_owned()])
+    }
+
+    #[test]
+    fn the_release_s_own_services_and_tasks_use_nothing_of_it() {
+        let usage = Usage::new(
+            vec![ServiceUse::new("s-own", "gone_app")
+                .in_stack("gone")
+                .with_volumes(["gone_data"])
+                .with_networks(["n1"])
+                .with_secrets(["sec1"])
+                .with_configs(["cfg1"])],
+            vec![NodeContainers::new(
+                "node-a",
+                vec![ContainerUse::new("c1", "gone_app.1", ["gone_data"]).of_service("s-own")],
+            )],
+        );
+        assert_eq!(users_of("gone", &objects(), true, &own(), &usage), vec![]);
+    }
+
+    #[test]
+    fn another_service_naming_an_object_by_id_or_name_uses_it() {
+        let usage = Usage::new(
+            vec![
+                ServiceUse::new("s2", "user_app")
+                    .in_stack("user")
+                    .with_networks(["n1"])
+                    .with_secrets(["gone_key"]),
+                ServiceUse::new("s3", "byhand").with_volumes(["gone_data"]),
+            ],
+            vec![],
+        );
+        let found = users_of("gone", &objects(), true, &own(), &usage);
+        let kinds: Vec<(ObjectKind, &str, &str)> = found
+            .iter()
+            .map(|u| (u.kind, u.object.as_str(), u.user.name.as_str()))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (ObjectKind::Volume, "gone_data", "byhand"),
+                (ObjectKind::Network, "gone_default", "user_app"),
+                (ObjectKind::Secret, "gone_key", "user_app"),
+            ]
+        );
+        // Without a purge, volumes are not judged: none is removed.
+        let found = users_of("gone", &objects(), false, &own(), &usage);
+        assert!(found.iter().all(|u| u.kind != ObjectKind::Volume));
+    }
+
+    #[test]
+    fn a_templated_source_names_every_volume() {
+        let usage = Usage::new(
+            vec![ServiceUse::new("s2", "other").with_volumes(["data-{{.Task.Slot}}"])],
+            vec![],
+        );
+        let found = users_of("gone", &objects(), true, &own(), &usage);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].object, "gone_data");
+    }
+
+    #[test]
+    fn a_stopped_container_of_no_service_uses_the_volume_on_any_node() {
+        let usage = Usage::new(
+            vec![],
+            vec![NodeContainers::new(
+                "node-b",
+                vec![ContainerUse::new("c9", "manual", ["gone_data"])],
+            )],
+        );
+        let found = volume_users_of("gone", "gone_data", &own(), &usage);
+        assert_eq!(found, vec![InUse::new(
+            ObjectKind::Volume,
+            "gone_data",
+            User::container("c9", "manual", "node-b")
+        )]);
+    }
+
+    #[test]
+    fn shared_objects_leave_what_the_deletion_removes() {
+        let shared = vec![
+            InUse::new(ObjectKind::Volume, "gone_data", User::service("s", "x")),
+            InUse::new(ObjectKind::Network, "gone_default", User::service("s", "x")),
+        ];
+        let left = without_shared(&objects(), &shared);
+        assert!(left.networks.is_empty());
+        assert_eq!(left.secrets, objects().secrets);
+        assert_eq!(left.volumes.unwrap()[0].volumes, Vec::<String>::new());
+    }
+}
