@@ -20,10 +20,12 @@ use std::collections::BTreeMap;
 use std::error::Error;
 use std::time::Duration;
 
-use sweep_core::sweep::{report_text, ActionKind, StackPart};
+use sweep_core::objects::ObjectRef;
+use sweep_core::sweep::{report_text, ActionKind, StackPart, UsageRead};
+use sweep_core::usage::{NodeContainers, ServiceUse, Usage};
 use sweep_core::{
-    plan, AppSet, Application, NodeEntry, Outcome, Policy, ReleaseEntry, ReleaseOutcome, Settings,
-    Snapshot, StampRead, SwarmSnapshot, Sweep, Timestamp,
+    plan, AppSet, Application, NodeEntry, Outcome, Policy, ReleaseEntry, ReleaseOutcome,
+    ServiceEntry, Settings, Snapshot, StackObjects, StampRead, SwarmSnapshot, Sweep, Timestamp,
 };
 
 /// The node a manager-side volume action lands on. This world's plan
@@ -185,7 +187,45 @@ impl World {
                     .collect();
                 Outcome::Stamps(reads)
             }
-            ActionKind::RemoveStack { target, part } => {
+            // Before each removal of what another workload might use, the
+            // sweep reads the stack as labelled now and what every service
+            // (and, before a purge, every container) of the swarm names;
+            // it decides from that what to remove. Nothing else runs in
+            // this world, so only the stack's own services are listed.
+            ActionKind::ReadUsage { target, at } => {
+                let release = target.release.release.as_str();
+                let of = |kind: Kind| {
+                    self.objects
+                        .values()
+                        .filter(move |o| o.kind == kind && o.stack == release)
+                };
+                let stack = StackObjects::new(
+                    of(Kind::Service)
+                        .map(|o| ServiceEntry::new(&o.name, &o.name, 1))
+                        .collect(),
+                    of(Kind::Network)
+                        .map(|o| ObjectRef::new(&o.name, &o.name))
+                        .collect(),
+                    Vec::new(),
+                    Vec::new(),
+                );
+                let services = self
+                    .objects
+                    .values()
+                    .filter(|o| o.kind == Kind::Service)
+                    .map(|o| ServiceUse::new(&o.name, &o.name).in_stack(&o.stack))
+                    .collect();
+                let containers = at
+                    .iter()
+                    .map(|w| NodeContainers::new(w.node_id().unwrap_or(MANAGER_NODE), Vec::new()))
+                    .collect();
+                Outcome::Usage(UsageRead::new(stack, Usage::new(services, containers)))
+            }
+            ActionKind::RemoveStack {
+                target,
+                part,
+                objects,
+            } => {
                 let release = target.release.release.as_str();
                 let kind = match part {
                     StackPart::Services => Kind::Service,
@@ -201,7 +241,13 @@ impl World {
                     // This world has no secrets or configs.
                     StackPart::Secrets | StackPart::Configs => return Outcome::Done,
                 };
-                self.remove(|o| o.kind == kind && o.stack == release);
+                // Exactly the objects the sweep names (here an object's id
+                // is its name), never "everything labelled with the stack".
+                self.remove(|o| {
+                    o.kind == kind
+                        && o.stack == release
+                        && objects.iter().any(|r| r.handle() == o.name)
+                });
                 if kind == Kind::Service {
                     self.tasks_stop_at
                         .insert(release.to_owned(), now + TASKS_STOP_AFTER);

@@ -30,8 +30,9 @@ use sweep_core::sweep::{report_text, ReleaseOutcome};
 use sweep_core::{plan, AppSet, Application, Policy};
 use sweep_runner::{execute, gather, ExecuteSettings, GatherSettings};
 use sweep_swarms::{
-    BackendError, Lister, Node, NodeBackend, NodeReach, Registry, RegistryError, ReleaseRecord,
-    StackPart, SwarmBackend, Target,
+    BackendError, ContainerUse, Lister, Node, NodeBackend, NodeReach, ObjectRef, Registry,
+    RegistryError, ReleaseRecord, ServiceEntry, ServiceUse, StackObjects, StackPart, SwarmBackend,
+    Target,
 };
 
 /// The stack the controller itself runs as: never removed.
@@ -155,7 +156,12 @@ impl SwarmBackend for Connection {
         })
     }
 
-    async fn remove_stack_part(&self, release: &str, part: StackPart) -> Result<(), BackendError> {
+    async fn remove_stack_part(
+        &self,
+        release: &str,
+        part: StackPart,
+        objects: &[ObjectRef],
+    ) -> Result<(), BackendError> {
         // Checked before touching anything.
         if release == SELF_STACK {
             return Err(BackendError::OwnStack {
@@ -163,15 +169,60 @@ impl SwarmBackend for Connection {
             });
         }
         self.with(|s| {
-            // Tasks stop the moment their service goes in this world, so
-            // `Tasks` (which removes nothing) is always answered done.
-            if let Some(objects) = s.stacks.get_mut(release) {
-                objects.retain(|(p, _)| *p != part);
-                if objects.is_empty() {
+            // Exactly the objects named (an object's id is its name here):
+            // the sweep has left out whatever another workload uses. Tasks
+            // stop the moment their service goes in this world, so `Tasks`
+            // (which removes nothing) is always answered done.
+            if let Some(stack) = s.stacks.get_mut(release) {
+                stack.retain(|(p, name)| {
+                    !(*p == part && objects.iter().any(|o| o.handle() == name))
+                });
+                if stack.is_empty() {
                     s.stacks.remove(release);
                 }
             }
         })
+    }
+
+    // What a deletion is decided from, and what the sweep reads again
+    // before each removal: the stacks' objects with their ids, and what
+    // every service names. A backend that leaves these unread gets
+    // nothing removed but its services.
+    async fn stack_objects(&self) -> Result<Option<BTreeMap<String, StackObjects>>, BackendError> {
+        self.with(|s| {
+            let stacks = s.stacks.iter().map(|(release, objects)| {
+                let of = |part: StackPart| objects.iter().filter(move |(p, _)| *p == part);
+                let stack = StackObjects::new(
+                    of(StackPart::Services)
+                        .map(|(_, n)| ServiceEntry::new(n, n, 1))
+                        .collect(),
+                    of(StackPart::Networks)
+                        .map(|(_, n)| ObjectRef::new(n, n))
+                        .collect(),
+                    Vec::new(),
+                    Vec::new(),
+                );
+                (release.clone(), stack)
+            });
+            Some(stacks.collect())
+        })
+    }
+
+    async fn service_uses(&self) -> Result<Option<Vec<ServiceUse>>, BackendError> {
+        self.with(|s| {
+            let services = s.stacks.iter().flat_map(|(release, objects)| {
+                objects
+                    .iter()
+                    .filter(|(p, _)| *p == StackPart::Services)
+                    .map(move |(_, n)| ServiceUse::new(n, n).in_stack(release))
+            });
+            Some(services.collect())
+        })
+    }
+
+    // No container of this world outlives its service.
+    async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
+        self.with(|_| Some(Vec::new()))
     }
 
     async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError> {
@@ -215,6 +266,23 @@ impl NodeBackend for Connection {
 
     async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
         self.with(|s| s.remove_volume(&self.node, name))?
+    }
+
+    async fn volumes_by_stack(&self) -> Result<Option<sweep_swarms::VolumesByStack>, BackendError> {
+        self.with(|s| {
+            let mut by_stack = sweep_swarms::VolumesByStack::new();
+            for (name, stack) in s.nodes.get(&self.node).into_iter().flatten() {
+                by_stack
+                    .entry(stack.clone())
+                    .or_default()
+                    .push(name.clone());
+            }
+            Some(by_stack)
+        })
+    }
+
+    async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
+        self.with(|_| Some(Vec::new()))
     }
 }
 

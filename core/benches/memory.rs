@@ -57,6 +57,7 @@ fn sweep_all(plan: &sweep_core::SweepPlan) -> u64 {
                     let stamp = format!("cd/default/{}:release/{release}", target.application);
                     Outcome::same_stamps(names, release, Some(&stamp))
                 }
+                ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
                 _ => Outcome::Done,
             };
             let _ = sweep.handle_outcome(a.id, outcome, Timestamp::ZERO);

@@ -54,6 +54,7 @@ fn drive(plan: &SweepPlan) -> u64 {
                     let stamp = format!("cd/default/{}:release/{release}", target.application);
                     Outcome::same_stamps(names, release, Some(&stamp))
                 }
+                ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
                 _ => Outcome::Done,
             };
             let _ = sweep.handle_outcome(action.id, outcome, now);

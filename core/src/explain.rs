@@ -246,6 +246,34 @@ pub fn explain(snapshot: &Snapshot, release: &ReleaseRef) -> Result<Explanation,
                     "now deploys to another swarm and has reconciled there",
             }
         ));
+        if !d.in_use_by.is_empty() {
+            // Raw, like every sentence: escaped when printed.
+            let uses: Vec<String> = d
+                .in_use_by
+                .iter()
+                .map(|u| {
+                    let node = u
+                        .user
+                        .node
+                        .as_ref()
+                        .map(|n| format!(" on node {n}"))
+                        .unwrap_or_default();
+                    format!(
+                        "{} {} in use by {} {} (id {}){node}",
+                        u.kind.as_str(),
+                        u.object,
+                        u.user.kind.as_str(),
+                        u.user.name,
+                        u.user.id
+                    )
+                })
+                .collect();
+            say.push(format!(
+                "But another workload uses part of it, which stays, and so do its release \
+                 records until nobody uses it: {}.",
+                uses.join("; ")
+            ));
+        }
         (true, d.reason.as_str().to_owned())
     } else if let Some(s) = plan
         .spared
@@ -380,6 +408,28 @@ mod tests {
             e.text().contains("swarm-sweep.keep=\"true\""),
             "{}",
             e.text()
+        );
+    }
+
+    #[test]
+    fn a_shared_object_names_its_user() {
+        let old = stamped("old", "old").with_objects(StackObjects::new(
+            vec![ServiceEntry::new("s1", "old_web", 1)],
+            vec![crate::objects::ObjectRef::new("n1", "old_default")],
+            vec![],
+            vec![],
+        ));
+        let mut s = snapshot(vec![old]);
+        s.swarms[0].usage = Some(crate::usage::Usage::new(
+            vec![crate::usage::ServiceUse::new("u9", "user_app").with_networks(["old_default"])],
+            vec![],
+        ));
+        let e = explain(&s, &ReleaseRef::new("alpha", "old")).unwrap();
+        assert!(e.deleted);
+        let last = e.sentences.last().unwrap();
+        assert!(
+            last.contains("network old_default in use by service user_app (id u9)"),
+            "{last}"
         );
     }
 

@@ -74,6 +74,8 @@
 //!             let stamp = plan.controller.stamp(&target.application, release);
 //!             Outcome::same_stamps(&names, release, Some(&stamp))
 //!         }
+//!         // Nobody else uses anything of it.
+//!         ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
 //!         _ => Outcome::Done,
 //!     };
 //!     sweep.handle_outcome(action.id, outcome, now).expect("an answer it asked for");

@@ -80,8 +80,6 @@ impl ServiceEntry {
 /// operator by name, so both are kept: the object is removed by its id,
 /// and matched against what other services name by either.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct ObjectRef {
     /// The object's name.
@@ -89,8 +87,34 @@ pub struct ObjectRef {
     /// The object's id; `None` when the snapshot gave only the name (an
     /// older snapshot lists names alone).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(default))]
     pub id: Option<String>,
+}
+
+// Written as an object; read as one, or as a bare name (what snapshots
+// listed before ids were read): the schema says both, as the reader does.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for ObjectRef {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ObjectRef".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A network, secret or config: an object with its name and id, or (read only) its bare name.",
+            "anyOf": [
+                {"type": "string"},
+                {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "The object's name."},
+                        "id": {"type": "string", "description": "The object's id, when known."}
+                    },
+                    "required": ["name"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
 }
 
 impl ObjectRef {

@@ -9,9 +9,9 @@
 use std::fmt::{Display, Write};
 
 use crate::escape::Escaped;
+use crate::objects::ObjectRef;
 use crate::plan::{Coverage, Deletion, SweepPlan};
 use crate::refs::SwarmName;
-use crate::objects::ObjectRef;
 use crate::usage::InUse;
 
 /// The plan for a person: holds, then per swarm one line per release

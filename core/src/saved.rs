@@ -26,6 +26,7 @@ use crate::format::FormatVersion;
 use crate::plan::{plan, Deletion, SweepPlan};
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::{one_json_document, Policy, Snapshot, SnapshotError};
+use crate::usage;
 
 /// A plan as written by `plan --out`, with what it was made from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -195,6 +196,13 @@ pub enum ReleaseChange {
     /// records and services, or its names disagreed), so nothing proves it
     /// unchanged.
     Unproven,
+    /// Another workload uses an object of it that nobody used, or used
+    /// otherwise, when it was reviewed: the review did not see that
+    /// sharing, and carrying out what was reviewed would hit it.
+    NewUser {
+        /// Each new use, as `in_use_text` words it.
+        uses: Vec<String>,
+    },
 }
 
 impl std::fmt::Display for Change {
@@ -286,6 +294,12 @@ impl std::fmt::Display for Change {
                         f,
                         "the plan holds no fingerprint of it, so nothing proves it unchanged"
                     ),
+                    // Each use is escaped already.
+                    ReleaseChange::NewUser { uses } => write!(
+                        f,
+                        "another workload uses it since it was reviewed: {}",
+                        uses.join("; ")
+                    ),
                 }
             }
         }
@@ -356,12 +370,24 @@ pub fn check(
         }));
     }
 
+    let reviewed: BTreeMap<(&SwarmName, &str), &Deletion> = saved
+        .plan
+        .deletions
+        .iter()
+        .map(|d| ((&d.swarm, d.release.as_str()), d))
+        .collect();
     let mut plan = now;
     let (approved, unreviewed): (Vec<Deletion>, Vec<Deletion>) =
         std::mem::take(&mut plan.deletions)
             .into_iter()
             .partition(|d| keep.contains(&(&d.swarm, d.release.as_str())));
-    plan.deletions = approved;
+    plan.deletions = approved
+        .into_iter()
+        .map(|d| match reviewed.get(&(&d.swarm, d.release.as_str())) {
+            Some(planned) => as_reviewed(planned, d),
+            None => d,
+        })
+        .collect();
     Ok(Ok(Approved {
         plan,
         unreviewed: unreviewed.iter().map(Deletion::release_ref).collect(),
@@ -435,7 +461,36 @@ fn compare(planned: &Deletion, found: &Deletion) -> Option<ReleaseChange> {
             now: found.volumes.as_str().to_owned(),
         });
     }
+    // A use that left since only keeps more than needed (the approved
+    // deletion keeps what was reviewed as shared); a new one was never
+    // reviewed.
+    let uses: Vec<String> = found
+        .in_use_by
+        .iter()
+        .filter(|u| !planned.in_use_by.contains(u))
+        .map(crate::render::in_use_text)
+        .collect();
+    if !uses.is_empty() {
+        return Some(ReleaseChange::NewUser { uses });
+    }
     None
+}
+
+/// The deletion to carry out for one that was reviewed as `planned` and is
+/// found again as `found`: what the review saw shared stays shared, even
+/// where its user has left since, so that an approved plan never removes
+/// more than was reviewed.
+fn as_reviewed(planned: &Deletion, mut found: Deletion) -> Deletion {
+    for u in &planned.in_use_by {
+        if !found.in_use_by.contains(u) {
+            found.in_use_by.push(u.clone());
+        }
+    }
+    found.in_use_by.sort();
+    if let Some(objects) = &found.objects {
+        found.objects = Some(usage::without_shared(objects, &found.in_use_by));
+    }
+    found
 }
 
 /// One line per change, for the operator.
@@ -452,7 +507,7 @@ pub fn stale_text(stale: &Stale) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::objects::{ObjectVersion, ServiceEntry, StackObjects};
+    use crate::objects::{ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
     use crate::snapshot::{AppSet, Application, ReleaseEntry, SwarmSnapshot};
 
     const TOOL: &str = "1.0.0";
@@ -469,7 +524,10 @@ mod tests {
                     format!("{name}_app"),
                     service_version,
                 )],
-                vec![format!("{name}_default")],
+                vec![ObjectRef::new(
+                    format!("net-{name}"),
+                    format!("{name}_default"),
+                )],
                 vec![],
                 vec![],
             ))
@@ -528,6 +586,55 @@ mod tests {
         let approved = check(&saved, &snapshot, TOOL).unwrap().unwrap();
         assert_eq!(approved.plan.deletions, saved.plan.deletions);
         assert!(approved.unreviewed.is_empty());
+    }
+
+    /// `base()` with a service of another stack that names `old`'s network.
+    fn old_network_used() -> Snapshot {
+        let mut s = base();
+        s.swarms[0].usage = Some(crate::usage::Usage::new(
+            vec![crate::usage::ServiceUse::new("u1", "user_app")
+                .in_stack("user")
+                .with_networks(["net-old"])],
+            vec![],
+        ));
+        s
+    }
+
+    #[test]
+    fn a_user_that_appeared_since_the_review_makes_the_release_stale() {
+        let saved = saved(&base());
+        let found = changes(&saved, &old_network_used());
+        let [Change::Release {
+            release,
+            change: ReleaseChange::NewUser { uses },
+        }] = &found[..]
+        else {
+            panic!("expected a new user, got {found:?}");
+        };
+        assert_eq!(release, &ReleaseRef::new("alpha", "old"));
+        assert_eq!(uses.len(), 1);
+        assert!(uses[0].contains("user_app"), "{uses:?}");
+        assert!(stale_text(&Stale {
+            changes: found.clone()
+        })
+        .contains("since it was reviewed"));
+    }
+
+    #[test]
+    fn a_user_that_left_since_the_review_does_not_widen_the_deletion() {
+        let saved = saved(&old_network_used());
+        assert_eq!(saved.plan.deletions[0].in_use_by.len(), 1);
+        assert!(saved.plan.deletions[0]
+            .objects
+            .as_ref()
+            .unwrap()
+            .networks
+            .is_empty());
+        // The user is gone now: the fresh plan would remove the network.
+        let approved = check(&saved, &base(), TOOL).unwrap().unwrap();
+        let d = &approved.plan.deletions[0];
+        assert_eq!(d.in_use_by, saved.plan.deletions[0].in_use_by);
+        assert!(d.objects.as_ref().unwrap().networks.is_empty());
     }
 
     #[test]

@@ -26,9 +26,9 @@ use thiserror::Error;
 use crate::format::FormatVersion;
 use crate::grace::UnixTime;
 use crate::objects::{NodeVolumes, ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
-use crate::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 use crate::owner::{is_application_name, ControllerId, OwnerError};
 use crate::refs::SwarmName;
+use crate::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 
 /// Errors that make a snapshot unusable. Nothing is planned from one.
 ///

@@ -341,7 +341,11 @@ impl InUse {
 /// The services that are the release's own: those labelled with its stack
 /// namespace, and those `own` lists (its services as planned, which a
 /// container's service label still names after they are removed).
-fn own_services<'a>(release: &str, own: &'a BTreeSet<String>, usage: &'a Usage) -> BTreeSet<&'a str> {
+fn own_services<'a>(
+    release: &str,
+    own: &'a BTreeSet<String>,
+    usage: &'a Usage,
+) -> BTreeSet<&'a str> {
     let mut ids: BTreeSet<&str> = own.iter().map(String::as_str).collect();
     ids.extend(
         usage
@@ -370,7 +374,12 @@ pub fn users_of(
     usage: &Usage,
 ) -> Vec<InUse> {
     let own = own_services(release, own, usage);
-    let others = || usage.services.iter().filter(|s| !own.contains(s.id.as_str()));
+    let others = || {
+        usage
+            .services
+            .iter()
+            .filter(|s| !own.contains(s.id.as_str()))
+    };
     let mut found = BTreeSet::new();
     let kinds = [
         (ObjectKind::Network, &objects.networks),
@@ -380,7 +389,11 @@ pub fn users_of(
     for (kind, list) in kinds {
         for object in list {
             for s in others().filter(|s| s.names(kind, object)) {
-                found.insert(InUse::new(kind, &object.name, User::service(&s.id, &s.name)));
+                found.insert(InUse::new(
+                    kind,
+                    &object.name,
+                    User::service(&s.id, &s.name),
+                ));
             }
         }
     }
@@ -404,7 +417,11 @@ fn volume_users(name: &str, own: &BTreeSet<&str>, usage: &Usage) -> Vec<InUse> {
     let mut found = Vec::new();
     for s in &usage.services {
         if !own.contains(s.id.as_str()) && s.names_volume(name) {
-            found.push(InUse::new(ObjectKind::Volume, name, User::service(&s.id, &s.name)));
+            found.push(InUse::new(
+                ObjectKind::Volume,
+                name,
+                User::service(&s.id, &s.name),
+            ));
         }
     }
     for node in &usage.containers {
@@ -440,9 +457,8 @@ pub fn volume_users_of(
 /// `objects` without what `shared` names: what a release's deletion may
 /// remove. Shared volumes leave every node's list.
 pub fn without_shared(objects: &StackObjects, shared: &[InUse]) -> StackObjects {
-    let is_shared = |kind: ObjectKind, name: &str| {
-        shared.iter().any(|u| u.kind == kind && u.object == name)
-    };
+    let is_shared =
+        |kind: ObjectKind, name: &str| shared.iter().any(|u| u.kind == kind && u.object == name);
     let keep = |kind: ObjectKind, list: &[ObjectRef]| -> Vec<ObjectRef> {
         list.iter()
             .filter(|o| !is_shared(kind, &o.name))
@@ -548,11 +564,14 @@ mod tests {
             )],
         );
         let found = volume_users_of("gone", "gone_data", &own(), &usage);
-        assert_eq!(found, vec![InUse::new(
-            ObjectKind::Volume,
-            "gone_data",
-            User::container("c9", "manual", "node-b")
-        )]);
+        assert_eq!(
+            found,
+            vec![InUse::new(
+                ObjectKind::Volume,
+                "gone_data",
+                User::container("c9", "manual", "node-b")
+            )]
+        );
     }
 
     #[test]

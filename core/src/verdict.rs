@@ -181,6 +181,7 @@ mod tests {
                 ActionKind::RemoveStack { .. } if fail => {
                     Outcome::Failed(crate::sweep::Failure::Other("the daemon said no".into()))
                 }
+                ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
                 _ => Outcome::Done,
             };
             let _ = sweep.handle_outcome(action.id, outcome, Timestamp::ZERO);
@@ -331,6 +332,7 @@ mod tests {
                 ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
                 ActionKind::ReadStamps { target, names, .. } => unchanged(&p, &target, &names),
                 ActionKind::RemoveStack { .. } => Outcome::Failed(crate::sweep::Failure::OwnStack),
+                ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
                 _ => Outcome::Done,
             };
             let _ = sweep.handle_outcome(action.id, outcome, Timestamp::ZERO);

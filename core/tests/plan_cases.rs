@@ -41,6 +41,77 @@ fn holds(p: &SweepPlan) -> Vec<String> {
 
 const CASES: &[Case] = &[
     Case {
+        name: "what_another_workload_uses_stays_with_the_records",
+        snapshot: r#"{
+          "policy": {"purge_volumes": true},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": []}]},
+          "swarms": [{"swarm": "alpha", "cluster_id": "A", "node_count": 2,
+            "nodes": [{"id": "n1", "hostname": "manager"}, {"id": "n2", "hostname": "worker"}],
+            "usage": {
+              "services": [
+                {"id": "s1", "name": "gone_web", "stack": "gone", "volumes": ["gone_data"], "networks": ["net1"]},
+                {"id": "u1", "name": "user_app", "stack": "user", "volumes": ["gone_data"], "networks": ["net1"]},
+                {"id": "m1", "name": "byhand", "configs": ["cfg1", "gone_conf"]}],
+              "containers": [
+                {"node": "n1", "containers": [{"id": "c1", "name": "gone_web.1.x", "service": "s1", "volumes": ["gone_cache"]}]},
+                {"node": "n2", "containers": [{"id": "c2", "name": "backup", "volumes": ["gone_logs"]}]}]},
+            "releases": [{"name": "gone", "owner": "cd/default/gone:release/gone",
+              "records": [{"id": "r1", "version": 12}],
+              "objects": {
+                "services": [{"id": "s1", "name": "gone_web", "version": 31}],
+                "networks": [{"id": "net1", "name": "gone_default"}, {"id": "net2", "name": "gone_back"}],
+                "secrets": [{"id": "sec1", "name": "gone_key"}],
+                "configs": [{"id": "cfg1", "name": "gone_conf"}],
+                "volumes": [{"node": "n1", "volumes": ["gone_cache", "gone_data"]},
+                            {"node": "n2", "volumes": ["gone_data", "gone_logs"]}]}}]}]
+        }"#,
+        check: |p| {
+            assert_eq!(deleted(p), ["alpha/gone"]);
+            let d = &p.deletions[0];
+            let used: Vec<(&str, &str, &str)> = d
+                .in_use_by
+                .iter()
+                .map(|u| (u.kind.as_str(), u.object.as_str(), u.user.name.as_str()))
+                .collect();
+            // The release's own service and its task's container use
+            // nothing of it; another stack's service, a service made by
+            // hand and a lone container do.
+            assert_eq!(
+                used,
+                [
+                    ("volume", "gone_data", "user_app"),
+                    ("volume", "gone_logs", "backup"),
+                    ("network", "gone_default", "user_app"),
+                    ("config", "gone_conf", "byhand"),
+                ]
+            );
+            let objects = d.objects.as_ref().expect("objects");
+            let names = |l: &[sweep_core::objects::ObjectRef]| -> Vec<String> {
+                l.iter().map(|o| o.name.clone()).collect()
+            };
+            assert_eq!(names(&objects.networks), ["gone_back"]);
+            assert_eq!(names(&objects.secrets), ["gone_key"]);
+            assert!(objects.configs.is_empty());
+            let volumes = objects.volumes.as_ref().expect("volumes");
+            assert_eq!(volumes[0].volumes, ["gone_cache"]);
+            assert!(volumes[1].volumes.is_empty());
+            assert_eq!(
+                sweep_core::plan_status(p),
+                sweep_core::Status::NeedsAttention
+            );
+            let text = render::plan_text(p);
+            assert!(
+                text.contains("kept volume: gone_data in use by service user_app (id u1)"),
+                "{text}"
+            );
+            assert!(
+                text.contains("gone_logs in use by container backup (id c2) on node n2"),
+                "{text}"
+            );
+            assert!(text.contains("release records: kept"), "{text}");
+        },
+    },
+    Case {
         name: "a_deletion_lists_the_objects_it_removes_records_last",
         snapshot: r#"{
           "policy": {"purge_volumes": true},

@@ -666,3 +666,149 @@ proptest! {
         }
     }
 }
+
+/// A departed release `gone` whose stack has two of each kind of object,
+/// on a swarm whose other services name random ones of them (by id or by
+/// name, or every volume through a template), and whose nodes hold random
+/// containers of other workloads or of `gone`'s own service.
+fn shared_snapshot() -> impl Strategy<Value = Snapshot> {
+    let reference = prop_oneof![
+        Just("net-a"),
+        Just("net-b"),
+        Just("gone_net_a"),
+        Just("sec-a"),
+        Just("gone_sec_b"),
+        Just("cfg-b"),
+        Just("gone_cfg_a"),
+        Just("gone_vol_a"),
+        Just("gone_vol_b"),
+        Just("data-{{.Task.Slot}}"),
+        Just("unrelated"),
+    ];
+    let service = (
+        any::<bool>(),
+        prop::collection::vec(reference, 0..3),
+        0u8..4,
+    );
+    let container = (
+        any::<bool>(),
+        prop::sample::select(&["gone_vol_a", "gone_vol_b", "x"][..]),
+        0u8..2,
+    );
+    (
+        prop::collection::vec(service, 0..4),
+        prop::collection::vec(container, 0..3),
+        any::<bool>(),
+    )
+        .prop_map(|(services, containers, purge)| {
+            let pair = |prefix: &str, kind: &str| {
+                vec![
+                    sweep_core::objects::ObjectRef::new(
+                        format!("{prefix}-a"),
+                        format!("gone_{kind}_a"),
+                    ),
+                    sweep_core::objects::ObjectRef::new(
+                        format!("{prefix}-b"),
+                        format!("gone_{kind}_b"),
+                    ),
+                ]
+            };
+            let objects = StackObjects::new(
+                vec![ServiceEntry::new("own", "gone_web", 1)],
+                pair("net", "net"),
+                pair("sec", "sec"),
+                pair("cfg", "cfg"),
+            )
+            .with_volumes(vec![
+                sweep_core::NodeVolumes::new("n1", vec!["gone_vol_a".into(), "gone_vol_b".into()]),
+                sweep_core::NodeVolumes::new("n2", vec!["gone_vol_a".into()]),
+            ]);
+            let mut uses = vec![sweep_core::usage::ServiceUse::new("own", "gone_web")
+                .in_stack("gone")
+                .with_volumes(["gone_vol_a", "gone_vol_b"])
+                .with_networks(["net-a", "net-b"])];
+            for (i, (in_stack, refs, kind)) in services.into_iter().enumerate() {
+                let s = sweep_core::usage::ServiceUse::new(format!("u{i}"), format!("user{i}"));
+                let s = if in_stack { s.in_stack("user") } else { s };
+                uses.push(match kind {
+                    0 => s.with_volumes(refs),
+                    1 => s.with_networks(refs),
+                    2 => s.with_secrets(refs),
+                    _ => s.with_configs(refs),
+                });
+            }
+            let containers = containers
+                .into_iter()
+                .enumerate()
+                .map(|(i, (own, volume, node))| {
+                    let c = sweep_core::usage::ContainerUse::new(
+                        format!("c{i}"),
+                        format!("c{i}"),
+                        [volume],
+                    );
+                    let c = if own { c.of_service("own") } else { c };
+                    sweep_core::usage::NodeContainers::new(format!("n{}", node + 1), vec![c])
+                })
+                .collect();
+            let mut swarm = SwarmSnapshot::new("alpha");
+            swarm.cluster_id = Some("A".into());
+            swarm.nodes = Some(vec![
+                NodeEntry::new("n1", "one"),
+                NodeEntry::new("n2", "two"),
+            ]);
+            swarm.node_count = Some(2);
+            swarm.releases =
+                vec![
+                    ReleaseEntry::new("gone", Some("cd/default/gone:release/gone".into()))
+                        .with_objects(objects),
+                ];
+            swarm.usage = Some(sweep_core::usage::Usage::new(uses, containers));
+            let apps = AppSet::new(true, vec![Application::reconciled("keep", "alpha", &[])]);
+            Snapshot::new(Policy::new("default", purge, None), apps, vec![swarm])
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    /// What any service other than the release's own names, or a container
+    /// not of its services uses, is never among the objects a deletion
+    /// removes, and is named in `in_use_by`; everything else of the
+    /// release still goes.
+    #[test]
+    fn the_objects_of_a_deletion_never_hold_what_another_workload_uses(s in shared_snapshot()) {
+        let p = plan(&s).unwrap();
+        prop_assert_eq!(p.deletions.len(), 1);
+        let d = &p.deletions[0];
+        let objects = d.objects.as_ref().unwrap();
+        let usage = s.swarms[0].usage.as_ref().unwrap();
+        let others = || usage.services.iter().filter(|u| u.stack.as_deref() != Some("gone"));
+        for (list, refs) in [
+            (&objects.networks, others().flat_map(|u| u.networks.iter()).collect::<Vec<_>>()),
+            (&objects.secrets, others().flat_map(|u| u.secrets.iter()).collect()),
+            (&objects.configs, others().flat_map(|u| u.configs.iter()).collect()),
+        ] {
+            for o in list {
+                prop_assert!(!refs.iter().any(|r| o.is_named_by(r)), "{:?} is named by another service", o);
+            }
+        }
+        let removed: BTreeSet<&String> = objects.volumes.iter().flatten().flat_map(|n| n.volumes.iter()).collect();
+        // Without a purge no volume is removed, so none is judged.
+        for v in removed.iter().filter(|_| s.policy.purge_volumes) {
+            let by_service = others().any(|u| u.volumes.iter().any(|src| src == *v || src.contains("{{")));
+            let by_container = usage.containers.iter().flat_map(|n| n.containers.iter())
+                .any(|c| c.service.as_deref() != Some("own") && c.volumes.contains(v));
+            prop_assert!(!by_service && !by_container, "{} is used by another workload", v);
+        }
+        // What stays is what in_use_by names, and nothing else.
+        let kept: BTreeSet<(&str, &str)> = d.in_use_by.iter().map(|u| (u.kind.as_str(), u.object.as_str())).collect();
+        for (kind, all, left) in [
+            ("network", 2, objects.networks.len()),
+            ("secret", 2, objects.secrets.len()),
+            ("config", 2, objects.configs.len()),
+        ] {
+            prop_assert_eq!(all - left, kept.iter().filter(|(k, _)| *k == kind).count());
+        }
+        prop_assert_eq!(d.in_use_by.is_empty(), sweep_core::plan_status(&p) == sweep_core::Status::Success);
+    }
+}

@@ -25,6 +25,11 @@ struct ReleaseGen {
     volumes: Vec<(usize, u8, u32)>,
     stack: StepFault,
     records: StepFault,
+    /// A part of its stack another workload's service names (0 networks,
+    /// 1 secrets, 2 configs), and whether another workload's container
+    /// uses its first volume.
+    shared: Option<u8>,
+    shared_volume: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -73,14 +78,28 @@ fn release_gen(faults: bool) -> impl Strategy<Value = ReleaseGen> {
         prop::collection::vec((0usize..3, 0u8..3, in_use), 0..4),
         step_fault(faults),
         step_fault(faults),
+        if faults {
+            prop_oneof![5 => Just(None), 1 => (0u8..3).prop_map(Some)].boxed()
+        } else {
+            Just(None).boxed()
+        },
+        if faults {
+            prop::bool::weighted(0.15).boxed()
+        } else {
+            Just(false).boxed()
+        },
     )
-        .prop_map(|(departed, own, volumes, stack, records)| ReleaseGen {
-            departed,
-            own,
-            volumes,
-            stack,
-            records,
-        })
+        .prop_map(
+            |(departed, own, volumes, stack, records, shared, shared_volume)| ReleaseGen {
+                departed,
+                own,
+                volumes,
+                stack,
+                records,
+                shared,
+                shared_volume,
+            },
+        )
 }
 
 fn swarm_gen(faults: bool) -> impl Strategy<Value = SwarmGen> {
@@ -221,6 +240,16 @@ fn build(g: &WorldGen) -> World {
                     w.faults.records_lie.insert(rr.clone(), 1);
                 }
             }
+            if let Some(part) = r.shared {
+                let part = [StackPart::Networks, StackPart::Secrets, StackPart::Configs]
+                    [usize::from(part) % 3];
+                w.faults.shared.insert(rr.clone(), [part].into());
+            }
+            if let (true, Some((_, v))) = (r.shared_volume, vols.first()) {
+                w.faults
+                    .shared_volumes
+                    .insert((sn.clone(), format!("{release}_{v}")));
+            }
             if r.own {
                 if let Some(sw) = w.swarms.get_mut(&sn) {
                     sw.own_stack.get_or_insert(release.clone());
@@ -303,6 +332,12 @@ proptest! {
         for r in &report.releases {
             let (s, name) = (r.swarm.as_str(), r.release.as_str());
             let lied = run.world.faults.records_lie.contains_key(&ReleaseRef::new(s, name));
+            // What another workload uses is never removed (the world
+            // flags it), and a release that shares something never goes
+            // whole: its records stay with what is shared.
+            let rref = ReleaseRef::new(s, name);
+            let shares = run.world.faults.shared.contains_key(&rref);
+            prop_assert!(!(shares && r.outcome == ReleaseOutcome::Deleted), "{}/{} deleted though shared", s, name);
             match r.outcome {
                 ReleaseOutcome::Deleted => {
                     prop_assert!(!run.world.has_stack(s, name));

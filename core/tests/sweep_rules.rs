@@ -6,11 +6,14 @@ mod harness;
 use std::time::Duration;
 
 use harness::{sweep, Event, ListingBy, NewStamp, Reach, Run, World, CONTROLLER};
+use sweep_core::objects::ObjectRef;
 use sweep_core::sweep::{
     Action, ActionId, ActionKind, ErrorKind, Event as SweepEvent, Outcome, ReleaseOutcome,
-    Settings, StackPart, StampChange, Step, Sweep, SweepError, SweepReport, Timestamp, Where,
+    Settings, StackPart, StampChange, Step, Sweep, SweepError, SweepReport, Timestamp, UsageRead,
+    Where,
 };
-use sweep_core::{Coverage, ReleaseRef, SwarmName, SweepPlan};
+use sweep_core::usage::Usage;
+use sweep_core::{Coverage, ReleaseRef, ServiceEntry, StackObjects, SwarmName, SweepPlan};
 
 const SEEDS: u64 = 12;
 
@@ -45,6 +48,31 @@ fn unchanged(kind: &ActionKind) -> Outcome {
     let release = &target.release.release;
     let stamp = format!("cd/{CONTROLLER}/{}:release/{release}", target.application);
     Outcome::same_stamps(names, release, Some(&stamp))
+}
+
+/// The answer to a usage read that finds `release`'s whole stack (a
+/// service, a network, a secret and a config) and nobody else using it.
+fn whole_stack(release: &str) -> Outcome {
+    let stack = StackObjects::new(
+        vec![ServiceEntry::new(
+            format!("svc-{release}"),
+            format!("{release}_web"),
+            1,
+        )],
+        vec![ObjectRef::new(
+            format!("net-{release}"),
+            format!("{release}_default"),
+        )],
+        vec![ObjectRef::new(
+            format!("sec-{release}"),
+            format!("{release}_key"),
+        )],
+        vec![ObjectRef::new(
+            format!("cfg-{release}"),
+            format!("{release}_conf"),
+        )],
+    );
+    Outcome::Usage(UsageRead::new(stack, Usage::default()))
 }
 
 fn secs(s: u64) -> Timestamp {
@@ -109,10 +137,17 @@ fn rule1_stack_first_then_volumes_on_every_node_then_records_last() {
                 before,
                 [Step::RemoveStack, Step::ListVolumes, Step::DeleteRecords]
             );
+            // Before each removal of what another workload may use, a
+            // fresh read of who uses it.
             assert!(matches!(
                 run.handed().get(1),
+                Some(ActionKind::ReadUsage { .. })
+            ));
+            assert!(matches!(
+                run.handed().get(2),
                 Some(ActionKind::RemoveStack { .. })
             ));
+            assert_eq!(run.world.count(|k| k.step() == Step::ReadUsage), 3);
             assert!(matches!(
                 run.handed().last(),
                 Some(ActionKind::DeleteRecords { .. })
@@ -236,6 +271,7 @@ fn rule2_each_volume_has_its_own_deadline() {
                     Outcome::in_use()
                 }
             }
+            ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
             other => panic!("unexpected action {other:?}"),
         };
         let name = match &action.kind {
@@ -299,6 +335,9 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
             if action.kind.step() == Step::ReadStamps {
                 let outcome = unchanged(&action.kind);
                 assert_eq!(sweep.handle_outcome(action.id, outcome, secs(0)), Ok(()));
+            } else if action.kind.step() == Step::ReadUsage {
+                let outcome = Outcome::Usage(Default::default());
+                assert_eq!(sweep.handle_outcome(action.id, outcome, secs(0)), Ok(()));
             } else {
                 busy.push(action);
             }
@@ -309,6 +348,7 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
             ActionKind::RemoveStack { .. } => (Outcome::Done, false),
             ActionKind::ListVolumes { .. } => (Outcome::Volumes(vec!["web_data".into()]), false),
             ActionKind::RemoveVolume { .. } => (Outcome::in_use(), true),
+            ActionKind::ReadUsage { .. } => (Outcome::Usage(Default::default()), false),
             other => panic!("unexpected action {other:?}"),
         };
         assert_eq!(sweep.handle_outcome(action.id, outcome, secs(0)), Ok(()));
@@ -333,14 +373,13 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
         let Some(action) = sweep.poll_action(secs(3)) else {
             panic!("api's re-read was not handed out");
         };
-        if action.kind.step() != Step::RemoveStack {
-            break action;
-        }
+        let outcome = match action.kind.step() {
+            Step::RemoveStack => Outcome::Done,
+            Step::ReadUsage => Outcome::Usage(Default::default()),
+            _ => break action,
+        };
         assert!(!web(&action));
-        assert_eq!(
-            sweep.handle_outcome(action.id, Outcome::Done, secs(3)),
-            Ok(())
-        );
+        assert_eq!(sweep.handle_outcome(action.id, outcome, secs(3)), Ok(()));
     };
     assert!(!web(&listing) && listing.kind.step() == Step::ReadStamps);
     // A clock stepped back to 1 s: the retry is not due there ...
@@ -364,6 +403,7 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
         let outcome = match &action.kind {
             ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["api_data".into()]),
             read @ ActionKind::ReadStamps { .. } => unchanged(read),
+            ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
             _ => Outcome::Done,
         };
         assert_eq!(sweep.handle_outcome(action.id, outcome, secs(3)), Ok(()));
@@ -572,8 +612,8 @@ fn rule5_own_stack_is_left_with_a_remedy_and_nothing_further_is_done() {
         assert!(r
             .remedy
             .is_some_and(|m| m.contains("remove it by hand or move the controller")));
-        // Its re-read, then the refused stack removal.
-        assert_eq!(run.world.count(|k| is_release(k, "alpha", "ctl")), 2);
+        // Its re-reads, then the refused stack removal.
+        assert_eq!(run.world.count(|k| is_release(k, "alpha", "ctl")), 3);
         assert_eq!(run.world.count(|k| k.step() == Step::ListReleases), 0);
         assert!(run.world.has_stack("alpha", "ctl") && run.world.has_records("alpha", "ctl"));
         assert_eq!(run.world.volumes("alpha", "ctl")["n1"], ["ctl_state"]);
@@ -601,11 +641,15 @@ fn rule6_reached_node_that_is_unreachable_fails_the_purge_and_keeps_records() {
         let r = &report.releases[0];
         assert_eq!(r.outcome, ReleaseOutcome::Failed);
         assert_eq!(r.errors.len(), 1);
-        assert_eq!(r.errors[0].action, Step::ListVolumes);
-        assert_eq!(r.errors[0].node.as_deref(), Some("node-2"));
+        // Its containers cannot be read, so nothing proves a volume of the
+        // release unused on any node: none goes, on any node.
+        assert_eq!(r.errors[0].action, Step::ReadUsage);
         assert_eq!(r.errors[0].kind, ErrorKind::Unreachable);
+        assert!(r.errors[0].message.contains("node n2"), "{:?}", r.errors);
         assert!(run.world.has_records("alpha", "web"));
-        assert_eq!(r.volumes_deleted["node-1"], ["web_data"]);
+        assert!(r.volumes_deleted.is_empty());
+        assert_eq!(run.world.count(|k| k.step() == Step::RemoveVolume), 0);
+        assert!(!run.world.has_stack("alpha", "web"));
         // No re-listing: it cannot tell whether a volume is gone.
         assert_eq!(run.world.count(|k| k.step() == Step::ListReleases), 0);
         assert!(report.uncovered.is_empty());
@@ -944,6 +988,22 @@ fn unknown_and_repeated_ids_are_typed_errors_that_change_nothing() {
     );
     let outcome = unchanged(&read.kind);
     assert_eq!(sweep.handle_outcome(read.id, outcome, t), Ok(()));
+    let Some(usage) = sweep.poll_action(t) else {
+        panic!("no usage read");
+    };
+    // A usage read answered `Done` says nothing of who uses what.
+    assert_eq!(
+        sweep.handle_outcome(usage.id, Outcome::Done, t),
+        Err(SweepError::OutcomeMismatch {
+            id: usage.id,
+            action: Step::ReadUsage,
+            outcome: "done"
+        })
+    );
+    assert_eq!(
+        sweep.handle_outcome(usage.id, whole_stack("web"), t),
+        Ok(())
+    );
     let Some(stack) = sweep.poll_action(t) else {
         panic!("no action");
     };
@@ -973,8 +1033,22 @@ fn unknown_and_repeated_ids_are_typed_errors_that_change_nothing() {
         sweep.handle_outcome(ActionId(99), Outcome::Done, t),
         Err(SweepError::UnknownAction(ActionId(99)))
     );
-    // The stack's other parts go once its services are gone.
-    for _ in 0..4 {
+    // The stack's other parts go once its services are gone and its
+    // tasks have stopped, after a fresh read of who uses them.
+    let Some(tasks) = sweep.poll_action(t) else {
+        panic!("no wait for the tasks");
+    };
+    assert_eq!(tasks.kind.part(), Some(StackPart::Tasks));
+    assert_eq!(sweep.handle_outcome(tasks.id, Outcome::Done, t), Ok(()));
+    let Some(usage) = sweep.poll_action(t) else {
+        panic!("no usage read before the other parts");
+    };
+    assert_eq!(usage.kind.step(), Step::ReadUsage);
+    assert_eq!(
+        sweep.handle_outcome(usage.id, whole_stack("web"), t),
+        Ok(())
+    );
+    for _ in 0..3 {
         let Some(part) = sweep.poll_action(t) else {
             panic!("no stack part");
         };
@@ -1422,6 +1496,7 @@ fn volume_waiting(node: &str) -> Sweep {
                 tried = true;
                 Outcome::in_use()
             }
+            ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
             other => panic!("unexpected action {other:?}"),
         };
         assert_eq!(sweep.handle_outcome(action.id, outcome, secs(0)), Ok(()));
@@ -1477,6 +1552,7 @@ fn rule12_events_never_extend_a_settle_deadline() {
         while let Some(action) = sweep.poll_action(now) {
             let outcome = match &action.kind {
                 ActionKind::RemoveVolume { .. } => Outcome::in_use(),
+                ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
                 other => panic!("unexpected action {other:?}"),
             };
             assert_eq!(sweep.handle_outcome(action.id, outcome, now), Ok(()));
@@ -1487,4 +1563,202 @@ fn rule12_events_never_extend_a_settle_deadline() {
     let report = sweep.report();
     assert_eq!(report.releases[0].outcome, ReleaseOutcome::Failed);
     assert_eq!(report.releases[0].errors[0].kind, ErrorKind::InUse);
+}
+
+// ----- rule 13 --------------------------------------------------------------
+
+#[test]
+fn rule13_what_another_service_names_stays_and_keeps_the_records() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release("alpha", "web", "shop", &[("n1", "data")]);
+        // A service created after the plan names web's network and config.
+        w.faults.shared.insert(
+            rr("alpha", "web"),
+            [StackPart::Networks, StackPart::Configs].into(),
+        );
+        let (report, run) = sweep(w, seed, 4);
+        assert!(
+            run.world.violations.is_empty(),
+            "{:?}",
+            run.world.violations
+        );
+        let r = &report.releases[0];
+        assert_eq!(r.outcome, ReleaseOutcome::InUse);
+        let kept: Vec<(&str, &str, &str)> = r
+            .in_use_by
+            .iter()
+            .map(|u| (u.kind.as_str(), u.object.as_str(), u.user.name.as_str()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("network", "web_networks", "other_app"),
+                ("config", "web_configs", "other_app")
+            ]
+        );
+        // Everything nobody else uses went; the rest and the records stay.
+        let left = &run.world.swarms[&SwarmName::new("alpha")].stacks["web"];
+        assert_eq!(
+            left.iter().copied().collect::<Vec<_>>(),
+            [StackPart::Networks, StackPart::Configs]
+        );
+        assert!(run.world.has_records("alpha", "web"));
+        assert!(run.world.volumes("alpha", "web").is_empty());
+        assert_eq!(report.totals.in_use, 1);
+        assert_eq!(report.exit_code(), 1);
+        assert!(r
+            .remedy
+            .as_deref()
+            .is_some_and(|m| m.contains("another workload")));
+    }
+}
+
+#[test]
+fn rule13_a_volume_another_container_uses_stays_on_every_node() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release(
+            "alpha",
+            "web",
+            "shop",
+            &[("n1", "data"), ("n2", "data"), ("n3", "logs")],
+        );
+        w.faults
+            .shared_volumes
+            .insert((SwarmName::new("alpha"), "web_data".into()));
+        let (report, run) = sweep(w, seed, 4);
+        assert!(
+            run.world.violations.is_empty(),
+            "{:?}",
+            run.world.violations
+        );
+        let r = &report.releases[0];
+        assert_eq!(r.outcome, ReleaseOutcome::InUse);
+        assert_eq!(r.in_use_by.len(), 1);
+        assert_eq!(r.in_use_by[0].object, "web_data");
+        assert_eq!(r.in_use_by[0].user.node.as_deref(), Some("n1"));
+        let left = run.world.volumes("alpha", "web");
+        assert_eq!(left["n1"], ["web_data"]);
+        assert_eq!(left["n2"], ["web_data"]);
+        assert!(!left.contains_key("n3"));
+        assert_eq!(r.volumes_deleted["node-3"], ["web_logs"]);
+        assert!(run.world.has_records("alpha", "web"));
+        assert!(!run.world.has_stack("alpha", "web"));
+    }
+}
+
+#[test]
+fn rule13_a_use_the_plan_saw_keeps_the_object_though_its_user_left_since() {
+    let mut w = World::new(false);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[]);
+    let mut plan = w.plan();
+    // The plan found web's network shared; by the time of the sweep the
+    // user is gone. What was reviewed must not widen.
+    let shared = sweep_core::usage::InUse::new(
+        sweep_core::usage::ObjectKind::Network,
+        "web_networks",
+        sweep_core::usage::User::service("svc-other", "other_app"),
+    );
+    plan.deletions[0].in_use_by = vec![shared];
+    let mut sweep = Sweep::new(&plan, Settings::default());
+    let t = Timestamp::ZERO;
+    let mut removed: Vec<(StackPart, Vec<String>)> = Vec::new();
+    while let Some(action) = sweep.poll_action(t) {
+        let outcome = match &action.kind {
+            read @ ActionKind::ReadStamps { .. } => unchanged(read),
+            ActionKind::ReadUsage { .. } => {
+                let stack = StackObjects::new(
+                    vec![ServiceEntry::new("svc-web", "web_web", 1)],
+                    vec![ObjectRef::new("networks-web", "web_networks")],
+                    vec![],
+                    vec![ObjectRef::new("configs-web", "web_configs")],
+                );
+                Outcome::Usage(UsageRead::new(stack, Usage::default()))
+            }
+            ActionKind::RemoveStack { part, objects, .. } => {
+                removed.push((*part, objects.iter().map(|o| o.name.clone()).collect()));
+                Outcome::Done
+            }
+            other => panic!("unexpected action {other:?}"),
+        };
+        assert_eq!(sweep.handle_outcome(action.id, outcome, t), Ok(()));
+    }
+    assert_eq!(
+        removed,
+        [
+            (StackPart::Services, vec!["web_web".to_owned()]),
+            (StackPart::Tasks, vec![]),
+            (StackPart::Configs, vec!["web_configs".to_owned()]),
+        ]
+    );
+    let report = sweep.report();
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::InUse);
+    assert_eq!(report.releases[0].in_use_by[0].object, "web_networks");
+}
+
+#[test]
+fn rule13_an_object_labelled_since_the_plan_is_not_removed_on_its_word() {
+    let mut w = World::new(false);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[]);
+    let mut plan = w.plan();
+    plan.deletions[0].objects = Some(StackObjects::new(
+        vec![ServiceEntry::new("svc-web", "web_web", 1)],
+        vec![ObjectRef::new("networks-web", "web_networks")],
+        vec![],
+        vec![],
+    ));
+    let mut sweep = Sweep::new(&plan, Settings::default());
+    let t = Timestamp::ZERO;
+    let mut removed: Vec<String> = Vec::new();
+    while let Some(action) = sweep.poll_action(t) {
+        let outcome = match &action.kind {
+            read @ ActionKind::ReadStamps { .. } => unchanged(read),
+            ActionKind::ReadUsage { .. } => {
+                // A second network carries the stack's label since.
+                let stack = StackObjects::new(
+                    vec![],
+                    vec![
+                        ObjectRef::new("networks-web", "web_networks"),
+                        ObjectRef::new("net-new", "web_extra"),
+                    ],
+                    vec![],
+                    vec![],
+                );
+                Outcome::Usage(UsageRead::new(stack, Usage::default()))
+            }
+            ActionKind::RemoveStack { objects, .. } => {
+                removed.extend(objects.iter().map(|o| o.name.clone()));
+                Outcome::Done
+            }
+            other => panic!("unexpected action {other:?}"),
+        };
+        assert_eq!(sweep.handle_outcome(action.id, outcome, t), Ok(()));
+    }
+    assert_eq!(removed, ["web_networks"]);
+    let report = sweep.report();
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    assert!(r.errors.iter().any(|e| e.message.contains("web_extra")));
+}
+
+#[test]
+fn rule13_an_unreadable_usage_removes_nothing_more_and_keeps_the_records() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release("alpha", "web", "shop", &[("n1", "data")]);
+        w.faults.usage_fails.insert(rr("alpha", "web"));
+        let (report, run) = sweep(w, seed, 4);
+        let r = &report.releases[0];
+        assert_eq!(r.outcome, ReleaseOutcome::Failed);
+        assert_eq!(r.errors[0].action, Step::ReadUsage);
+        assert_eq!(run.world.count(|k| k.step() == Step::RemoveStack), 0);
+        assert!(run.world.has_stack("alpha", "web") && run.world.has_records("alpha", "web"));
+        assert_eq!(run.world.volumes("alpha", "web")["n1"], ["web_data"]);
+    }
 }

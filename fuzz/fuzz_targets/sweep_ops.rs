@@ -10,7 +10,10 @@
 //! only after the stack went; records are handed out only when the stack went
 //! and, with purge, every place was listed and every volume listed there
 //! was removed (and never under partial coverage); a stack's other parts
-//! only once its services went; engine events arriving at any moment
+//! only once its services went; nothing another workload uses (as the
+//! latest usage read showed it) is ever handed out for removal, and a
+//! release that shares anything never has its records handed out; engine
+//! events arriving at any moment
 //! change none of this; a driver that then answers everything with
 //! success finishes in a bounded number of steps.
 
@@ -22,11 +25,13 @@ use std::time::Duration;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
+use sweep_core::objects::ObjectRef;
 use sweep_core::sweep::{
     Action, ActionId, ActionKind, Event as SweepEvent, Outcome, ReleaseOutcome, Settings,
-    StackPart, StampRead, Step, Sweep, SweepError, Timestamp, Where,
+    StackPart, StampRead, Step, Sweep, SweepError, Timestamp, UsageRead, Where,
 };
-use sweep_core::{Coverage, ReleaseEntry, ReleaseRef, SweepPlan};
+use sweep_core::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
+use sweep_core::{Coverage, ReleaseEntry, ReleaseRef, ServiceEntry, StackObjects, SweepPlan};
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -89,6 +94,7 @@ enum KindIn {
     Records,
     Relist,
     Read,
+    Usage,
 }
 
 #[derive(Arbitrary, Debug, Clone)]
@@ -198,6 +204,15 @@ struct ReleaseSeen {
     removed: BTreeMap<String, BTreeSet<String>>,
     records_handed: bool,
     records_gone: bool,
+    /// What the latest usage read showed another workload using (object
+    /// names and ids), and whether it named every volume (a template).
+    shared: BTreeSet<String>,
+    every_volume_shared: bool,
+    /// A usage read ever showed another workload using something of it.
+    ever_shared: bool,
+    /// The stack parts handed out for removal since the last re-read
+    /// before the stack.
+    parts_handed: BTreeSet<StackPart>,
 }
 
 struct Judge<'p> {
@@ -249,7 +264,7 @@ impl Judge<'_> {
             Step::RemoveStack => Some(Step::RemoveStack),
             Step::ListVolumes | Step::RemoveVolume => Some(Step::ListVolumes),
             Step::DeleteRecords => Some(Step::DeleteRecords),
-            Step::ReadStamps | Step::ListReleases => None,
+            Step::ReadStamps | Step::ReadUsage | Step::ListReleases => None,
         };
         if let Some(gate) = gate {
             assert_eq!(
@@ -262,7 +277,15 @@ impl Judge<'_> {
             ActionKind::ReadStamps { names, .. } => {
                 assert!(names.contains(&r.swarm), "re-read misses its own swarm");
             }
-            ActionKind::RemoveStack { part, .. } => {
+            ActionKind::RemoveStack { part, objects, .. } => {
+                for o in objects {
+                    let by_id = o.id.as_ref().is_some_and(|id| seen.shared.contains(id));
+                    assert!(
+                        !by_id && !seen.shared.contains(&o.name),
+                        "{part} {o:?} handed out though another workload uses it: {r}"
+                    );
+                }
+                seen.parts_handed.insert(*part);
                 let before: &[StackPart] = match part {
                     StackPart::Services => &[],
                     StackPart::Tasks => &[StackPart::Services],
@@ -281,9 +304,19 @@ impl Judge<'_> {
                     seen.stack_gone,
                     "volume action before the stack went: {action:?}"
                 );
+                if let ActionKind::RemoveVolume { volume, .. } = &action.kind {
+                    assert!(
+                        !seen.every_volume_shared && !seen.shared.contains(volume),
+                        "volume {volume} handed out though another workload uses it: {r}"
+                    );
+                }
             }
             ActionKind::DeleteRecords { .. } => {
                 assert!(seen.stack_gone, "records before the stack went: {r}");
+                assert!(
+                    !seen.ever_shared,
+                    "records while another workload shares the release: {r}"
+                );
                 if self.plan.purge_volumes {
                     assert_ne!(
                         coverage,
@@ -317,7 +350,50 @@ impl Judge<'_> {
         match &action.kind {
             ActionKind::RemoveStack { part, .. } if ok => {
                 seen.parts_gone.insert(*part);
-                seen.stack_gone = seen.parts_gone.len() == StackPart::ALL.len();
+                // Gone when the services and their tasks are, and every
+                // other part handed out went (a part with nothing left to
+                // remove is not handed out).
+                seen.stack_gone = seen.parts_gone.contains(&StackPart::Services)
+                    && seen.parts_gone.contains(&StackPart::Tasks)
+                    && seen.parts_handed.is_subset(&seen.parts_gone);
+            }
+            ActionKind::ReadUsage { target, .. } => {
+                if let Outcome::Usage(read) = outcome {
+                    let release = target.release.release.as_str();
+                    let own: BTreeSet<&str> = read
+                        .stack
+                        .services
+                        .iter()
+                        .map(|s| s.id.as_str())
+                        .chain(
+                            read.usage
+                                .services
+                                .iter()
+                                .filter(|s| s.stack.as_deref() == Some(release))
+                                .map(|s| s.id.as_str()),
+                        )
+                        .collect();
+                    seen.shared.clear();
+                    seen.every_volume_shared = false;
+                    for s in read
+                        .usage
+                        .services
+                        .iter()
+                        .filter(|s| !own.contains(s.id.as_str()))
+                    {
+                        seen.shared.extend(s.networks.iter().cloned());
+                        seen.shared.extend(s.secrets.iter().cloned());
+                        seen.shared.extend(s.configs.iter().cloned());
+                        seen.shared.extend(s.volumes.iter().cloned());
+                        seen.every_volume_shared |= s.volumes.iter().any(|v| v.contains("{{"));
+                    }
+                    for c in read.usage.containers.iter().flat_map(|n| &n.containers) {
+                        if !c.service.as_deref().is_some_and(|id| own.contains(id)) {
+                            seen.shared.extend(c.volumes.iter().cloned());
+                        }
+                    }
+                    seen.ever_shared |= !seen.shared.is_empty() || seen.every_volume_shared;
+                }
             }
             ActionKind::ListVolumes { at, .. } => {
                 let key = place_key(at);
@@ -341,6 +417,7 @@ impl Judge<'_> {
                 if *before == Step::RemoveStack {
                     // A stack removal starts over (after a re-listing).
                     seen.parts_gone.clear();
+                    seen.parts_handed.clear();
                 }
                 let ours =
                     matches!(outcome, Outcome::Stamps(_)) && *outcome == stamps(&action.kind, 0);
@@ -408,7 +485,9 @@ fn outcome_for(kind: &ActionKind, o: &OutcomeIn) -> Outcome {
         OutcomeIn::Unreachable => Outcome::unreachable("fuzz"),
         OutcomeIn::Other => Outcome::other("fuzz"),
         OutcomeIn::WrongShape => match kind.step() {
-            Step::ListVolumes | Step::ListReleases | Step::ReadStamps => Outcome::Done,
+            Step::ListVolumes | Step::ListReleases | Step::ReadStamps | Step::ReadUsage => {
+                Outcome::Done
+            }
             _ => Outcome::Volumes(Vec::new()),
         },
         OutcomeIn::Stamps(choice) => match kind.step() {
@@ -429,7 +508,59 @@ fn fits(outcome: &Outcome, step: Step) -> bool {
         Outcome::Volumes(_) => step == Step::ListVolumes,
         Outcome::Releases(_) => step == Step::ListReleases,
         Outcome::Stamps(_) => step == Step::ReadStamps,
+        Outcome::Usage(_) => step == Step::ReadUsage,
     }
+}
+
+/// A usage read's answer: the release's whole stack (a service, and one
+/// network, secret and config), and for each byte of `names` another
+/// workload that uses one of them (or a volume, or every volume through a
+/// template), or a container of the release's own service.
+fn usage(kind: &ActionKind, names: &[u8]) -> Outcome {
+    let ActionKind::ReadUsage { target, at } = kind else {
+        return Outcome::Done;
+    };
+    let r = target.release.release.as_str();
+    let stack = StackObjects::new(
+        vec![ServiceEntry::new(format!("svc-{r}"), format!("{r}_web"), 1)],
+        vec![ObjectRef::new(format!("net-{r}"), format!("{r}_net"))],
+        vec![ObjectRef::new(format!("sec-{r}"), format!("{r}_sec"))],
+        vec![ObjectRef::new(format!("cfg-{r}"), format!("{r}_cfg"))],
+    );
+    let mut services = vec![ServiceUse::new(format!("svc-{r}"), format!("{r}_web")).in_stack(r)];
+    let mut containers: Vec<NodeContainers> = at
+        .iter()
+        .map(|w| NodeContainers::new(place_key(w), Vec::new()))
+        .collect();
+    for (i, n) in names.iter().take(4).enumerate() {
+        let user = ServiceUse::new(format!("u{i}"), format!("user{i}"));
+        match n % 8 {
+            1 => services.push(user.with_networks([format!("net-{r}")])),
+            2 => services.push(user.with_configs([format!("{r}_cfg")])),
+            3 => services.push(user.with_secrets([format!("sec-{r}")])),
+            4 => services.push(user.with_volumes([format!("v{}", n % 4)])),
+            5 => services.push(user.with_volumes(["data-{{.Task.Slot}}"])),
+            6 | 7 => {
+                if let Some(place) = containers.first_mut() {
+                    let c = ContainerUse::new(
+                        format!("c{i}"),
+                        format!("c{i}"),
+                        [format!("v{}", n % 4)],
+                    );
+                    // 7: a task of the release's own service, which uses
+                    // nothing of it.
+                    let c = if n % 8 == 7 {
+                        c.of_service(format!("svc-{r}"))
+                    } else {
+                        c
+                    };
+                    place.containers.push(c);
+                }
+            }
+            _ => {}
+        }
+    }
+    Outcome::Usage(UsageRead::new(stack, Usage::new(services, containers)))
 }
 
 fn success(kind: &ActionKind, names: &[u8]) -> Outcome {
@@ -449,6 +580,7 @@ fn success(kind: &ActionKind, names: &[u8]) -> Outcome {
                 .collect(),
         ),
         ActionKind::ReadStamps { .. } => stamps(kind, 0),
+        ActionKind::ReadUsage { .. } => usage(kind, names),
         _ => Outcome::Done,
     }
 }
@@ -462,6 +594,7 @@ fn matches_kind(k: KindIn, a: &Action) -> bool {
         KindIn::Records => a.kind.step() == Step::DeleteRecords,
         KindIn::Relist => a.kind.step() == Step::ListReleases,
         KindIn::Read => a.kind.step() == Step::ReadStamps,
+        KindIn::Usage => a.kind.step() == Step::ReadUsage,
     }
 }
 
@@ -600,7 +733,9 @@ fuzz_target!(|input: Input| {
                     "reported deleted without records gone"
                 );
             }
-            ReleaseOutcome::LeftOwnStack | ReleaseOutcome::PendingCoverage => {
+            ReleaseOutcome::LeftOwnStack
+            | ReleaseOutcome::PendingCoverage
+            | ReleaseOutcome::InUse => {
                 assert!(
                     !seen.is_some_and(|s| s.records_handed),
                     "records handed out for {}",

@@ -152,6 +152,7 @@ mod tests {
             node_count: count,
             members: members.map(list),
             self_stacks: Default::default(),
+            usage: Vec::new(),
         }
     }
 

@@ -678,8 +678,7 @@ fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
                             application,
                             reason,
                             volumes: reach.coverage(purge),
-                            objects: objects
-                                .map(|o| usage::without_shared(o, &in_use_by).sorted()),
+                            objects: objects.map(|o| usage::without_shared(o, &in_use_by).sorted()),
                             in_use_by,
                             observed: facts.and_then(Observed::of),
                         })

@@ -163,7 +163,7 @@ impl Default for Settings {
 /// ```
 /// use std::time::Duration;
 ///
-/// use sweep_core::sweep::{ActionKind, Outcome, Settings, StampRead, Sweep, Timestamp};
+/// use sweep_core::sweep::{ActionKind, Outcome, Settings, StampRead, Sweep, Timestamp, UsageRead};
 /// use sweep_core::{plan, ReleaseEntry, ReleaseOutcome, Snapshot};
 ///
 /// let snapshot = Snapshot::from_json(
@@ -202,6 +202,11 @@ impl Default for Settings {
 ///                         .collect(),
 ///                 )
 ///             }
+///             // The re-read before each removal of what another workload
+///             // might use: the stack as labelled now (empty here: a real
+///             // driver lists it), every service of the swarm and the
+///             // containers at each place asked. Nobody else uses anything.
+///             ActionKind::ReadUsage { .. } => Outcome::Usage(UsageRead::default()),
 ///             ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["shop_data".into()]),
 ///             ActionKind::RemoveVolume { .. } if volume_busy => {
 ///                 volume_busy = false;

@@ -8,8 +8,8 @@
 use std::fmt;
 
 use super::report::ErrorKind;
-use crate::refs::SwarmName;
 use crate::objects::StackObjects;
+use crate::refs::SwarmName;
 use crate::snapshot::ReleaseEntry;
 use crate::usage::Usage;
 
@@ -118,7 +118,7 @@ impl StampRead {
 /// What a [`ReadUsage`](super::ActionKind::ReadUsage) found, raw and
 /// unjudged: the sweep decides from it, by the planner's own rule
 /// ([`crate::usage::users_of`]), what of the stack may be removed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UsageRead {
     /// The objects labelled with the release's stack namespace now: its

@@ -38,11 +38,11 @@ use super::removal::{InUse as Busy, Removal};
 use super::report::{ErrorEntry, ErrorKind, ReleaseOutcome, ReleaseReport, StampChange};
 use super::time::Timestamp;
 use super::Settings;
+use crate::objects::{ObjectRef, StackObjects};
 use crate::owner::{ControllerId, Ownership};
 use crate::plan::classify::ownership;
 use crate::plan::swarms::GroupRelease;
 use crate::plan::Coverage;
-use crate::objects::{ObjectRef, StackObjects};
 use crate::refs::SwarmName;
 use crate::usage::{self, InUse, ObjectKind, Usage};
 
@@ -567,9 +567,21 @@ impl ReleaseRun {
     fn shared_parts(&mut self, read: &UsageRead) -> StackObjects {
         let mut candidates = StackObjects::default();
         let lists = [
-            (&read.stack.networks, &mut candidates.networks, ObjectKind::Network),
-            (&read.stack.secrets, &mut candidates.secrets, ObjectKind::Secret),
-            (&read.stack.configs, &mut candidates.configs, ObjectKind::Config),
+            (
+                &read.stack.networks,
+                &mut candidates.networks,
+                ObjectKind::Network,
+            ),
+            (
+                &read.stack.secrets,
+                &mut candidates.secrets,
+                ObjectKind::Secret,
+            ),
+            (
+                &read.stack.configs,
+                &mut candidates.configs,
+                ObjectKind::Config,
+            ),
         ];
         for (now, into, kind) in lists {
             for object in now {
@@ -577,7 +589,12 @@ impl ReleaseRun {
                     None => true,
                     Some(p) => planned_list(p, kind).iter().any(|q| q.is_same(object)),
                 };
-                if planned || self.in_use.iter().any(|u| u.kind == kind && u.object == object.name) {
+                if planned
+                    || self
+                        .in_use
+                        .iter()
+                        .any(|u| u.kind == kind && u.object == object.name)
+                {
                     into.push(object.clone());
                 } else {
                     self.unplanned = true;
@@ -618,25 +635,20 @@ impl ReleaseRun {
     }
 
     /// Enters the stack phase with these parts to remove; a part with
-    /// nothing to remove is done at once (but for the tasks' stopping,
-    /// which is a check, not a removal).
+    /// nothing to remove is done at once, but for the services: their
+    /// removal is always asked for, since it is where a backend refuses
+    /// the controller's own stack, and a stack read as empty must not let
+    /// that stack's records go unasked.
     fn start_parts(&mut self, parts: Vec<(StackPart, Vec<ObjectRef>)>) {
         for (part, mut objects) in parts {
             objects.sort();
             objects.dedup();
             let mut removal = Removal::ready();
-            if objects.is_empty() {
+            if objects.is_empty() && part != StackPart::Services {
                 removal.removed();
             }
             self.parts.insert(part, removal);
             self.part_objects.insert(part, objects);
-        }
-        // The tasks are waited for even when no service was listed: one
-        // may have been removed a moment ago, its tasks still stopping.
-        if self.parts.get(&StackPart::Services).is_some_and(|r| !r.is_open())
-            && !self.parts.contains_key(&StackPart::Tasks)
-        {
-            self.parts.insert(StackPart::Tasks, Removal::ready());
         }
         self.phase = Phase::Stack;
         self.settle_stack();

@@ -4,10 +4,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sweep_core::sweep::{Action, ActionKind, Outcome, StackPart, StampRead, Where};
+use sweep_core::objects::ObjectRef;
+use sweep_core::sweep::{Action, ActionKind, Outcome, StackPart, StampRead, UsageRead, Where};
+use sweep_core::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 use sweep_core::{
     plan, AppSet, AppState, Application, Coverage, NodeEntry, Policy, ReleaseEntry, ReleaseRef,
-    Snapshot, SwarmName, SwarmSnapshot, SweepPlan,
+    ServiceEntry, Snapshot, StackObjects, SwarmName, SwarmSnapshot, SweepPlan,
 };
 
 pub const CONTROLLER: &str = "cd1";
@@ -110,6 +112,14 @@ pub struct Faults {
     pub restamp: BTreeMap<(ReleaseRef, u32), Restamp>,
     /// Re-reads of these releases fail (unreachable).
     pub read_fails: BTreeSet<ReleaseRef>,
+    /// (release) -> the parts of its stack (networks, secrets, configs)
+    /// that a service of another workload names: never to be removed.
+    pub shared: BTreeMap<ReleaseRef, BTreeSet<StackPart>>,
+    /// Volumes a container of another workload uses, by swarm and name
+    /// (on the swarm's first node): never to be removed, on any node.
+    pub shared_volumes: BTreeSet<(SwarmName, String)>,
+    /// Usage reads of these releases fail (unreachable).
+    pub usage_fails: BTreeSet<ReleaseRef>,
 }
 
 /// One action as the world saw it.
@@ -318,6 +328,24 @@ impl World {
             .is_some_and(|s| s.stacks.get(release).is_some_and(|p| !p.is_empty()))
     }
 
+    /// The stack stands but for what another workload uses.
+    pub fn has_own_stack(&self, swarm: &str, release: &str) -> bool {
+        let shared = self.faults.shared.get(&ReleaseRef::new(swarm, release));
+        self.swarms.get(&SwarmName::new(swarm)).is_some_and(|s| {
+            s.stacks.get(release).is_some_and(|p| {
+                p.iter()
+                    .any(|part| !shared.is_some_and(|sh| sh.contains(part)))
+            })
+        })
+    }
+
+    /// Whether another workload uses the volume `name` on `swarm`.
+    pub fn volume_shared(&self, swarm: &SwarmName, name: &str) -> bool {
+        self.faults
+            .shared_volumes
+            .contains(&(swarm.clone(), name.to_owned()))
+    }
+
     pub fn has_records(&self, swarm: &str, release: &str) -> bool {
         self.swarms
             .get(&SwarmName::new(swarm))
@@ -448,8 +476,24 @@ impl World {
                 self.violations
                     .push(format!("stack part removed before its services: {kind:?}"));
             }
+            ActionKind::RemoveStack { part, objects, .. }
+                if !objects.is_empty()
+                    && self
+                        .faults
+                        .shared
+                        .get(&t.release)
+                        .is_some_and(|parts| parts.contains(part)) =>
+            {
+                self.violations
+                    .push(format!("removal of what another workload uses: {kind:?}"));
+            }
+            ActionKind::RemoveVolume { volume, .. } if self.volume_shared(swarm, volume) => {
+                self.violations.push(format!(
+                    "removal of a volume another workload uses: {kind:?}"
+                ));
+            }
             ActionKind::ListVolumes { .. } | ActionKind::RemoveVolume { .. }
-                if self.has_stack(swarm.as_str(), release) =>
+                if self.has_own_stack(swarm.as_str(), release) =>
             {
                 self.violations
                     .push(format!("volume action while the stack stands: {kind:?}"));
@@ -531,9 +575,85 @@ impl World {
         Outcome::Stamps(reads)
     }
 
+    /// A usage read: the stack's objects standing, one per part, and the
+    /// other workloads' uses the faults set up.
+    fn read_usage(&mut self, target: &sweep_core::sweep::Target, at: &[Where]) -> Outcome {
+        if self.faults.usage_fails.contains(&target.release) {
+            return Outcome::unreachable("manager: connection reset");
+        }
+        let release = &target.release.release;
+        let Some(swarm) = self.swarms.get(&target.release.swarm) else {
+            return Outcome::unreachable("no such swarm");
+        };
+        let parts = swarm.stacks.get(release).cloned().unwrap_or_default();
+        let mut stack = StackObjects::default();
+        let mut services = Vec::new();
+        for part in &parts {
+            match part {
+                StackPart::Services => {
+                    stack.services.push(ServiceEntry::new(
+                        format!("svc-{release}"),
+                        format!("{release}_web"),
+                        1,
+                    ));
+                    services.push(
+                        ServiceUse::new(format!("svc-{release}"), format!("{release}_web"))
+                            .in_stack(release),
+                    );
+                }
+                StackPart::Networks => stack.networks.push(part_object(*part, release)),
+                StackPart::Secrets => stack.secrets.push(part_object(*part, release)),
+                StackPart::Configs => stack.configs.push(part_object(*part, release)),
+                StackPart::Tasks => {}
+            }
+        }
+        for part in self
+            .faults
+            .shared
+            .get(&target.release)
+            .into_iter()
+            .flatten()
+        {
+            let id = part_object(*part, release).id.unwrap_or_default();
+            let user = ServiceUse::new("svc-other", "other_app").in_stack("other");
+            services.push(match part {
+                StackPart::Networks => user.with_networks([id]),
+                StackPart::Secrets => user.with_secrets([id]),
+                StackPart::Configs => user.with_configs([id]),
+                StackPart::Services | StackPart::Tasks => user,
+            });
+        }
+        let mut containers = Vec::new();
+        for (i, place) in at.iter().enumerate() {
+            let Some(node) = node_id(swarm, place) else {
+                return Outcome::unreachable("no such node");
+            };
+            if self
+                .faults
+                .unreachable
+                .contains(&(target.release.swarm.clone(), node.clone()))
+            {
+                return Outcome::unreachable(format!("node {node}: connection refused"));
+            }
+            let mut list = Vec::new();
+            if i == 0 {
+                for (s, volume) in &self.faults.shared_volumes {
+                    if s == &target.release.swarm {
+                        list.push(ContainerUse::new("c-other", "other", [volume.clone()]));
+                    }
+                }
+            }
+            containers.push(NodeContainers::new(node, list));
+        }
+        Outcome::Usage(UsageRead::new(stack, Usage::new(services, containers)))
+    }
+
     fn run(&mut self, kind: &ActionKind) -> Outcome {
         if let ActionKind::ReadStamps { target, names, .. } = kind {
             return self.read_stamps(target, names);
+        }
+        if let ActionKind::ReadUsage { target, at } = kind {
+            return self.read_usage(target, at);
         }
         let swarm_name = kind.swarm().clone();
         let Some(swarm) = self.swarms.get_mut(&swarm_name) else {
@@ -541,7 +661,7 @@ impl World {
         };
         let faults = &mut self.faults;
         match kind {
-            ActionKind::RemoveStack { target, part } => {
+            ActionKind::RemoveStack { target, part, .. } => {
                 let release = &target.release.release;
                 if swarm.own_stack.as_ref() == Some(release) {
                     return Outcome::own_stack();
@@ -646,9 +766,16 @@ impl World {
                 Outcome::Releases(names)
             }
             // Answered before the swarm was looked up.
-            ActionKind::ReadStamps { .. } => Outcome::unreachable("read out of turn"),
+            ActionKind::ReadStamps { .. } | ActionKind::ReadUsage { .. } => {
+                Outcome::unreachable("read out of turn")
+            }
         }
     }
+}
+
+/// The one object the model's stack has of `part` (not services).
+fn part_object(part: StackPart, release: &str) -> ObjectRef {
+    ObjectRef::new(format!("{part}-{release}"), format!("{release}_{part}"))
 }
 
 /// Every part of a stack: what a deployed stack has.

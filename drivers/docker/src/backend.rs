@@ -12,6 +12,7 @@ use bollard::query_parameters::{
     ListConfigsOptionsBuilder, ListNetworksOptionsBuilder, ListNodesOptions,
     ListSecretsOptionsBuilder, ListServicesOptionsBuilder, ListTasksOptionsBuilder,
 };
+use sweep_swarms::ObjectRef;
 use sweep_swarms::{
     BackendError, ContainerEvents, Node, NodeBackend, ObjectVersion, ReleaseRecord, ServiceEntry,
     StackObjects, StackPart, SwarmBackend, VolumesByStack, KEEP_LABEL,
@@ -210,21 +211,29 @@ fn group_stack_objects(
         stacks.entry(namespace).or_default().services.push(entry);
     }
     for network in networks {
-        let (_, name) = named(Kind::Network, network.id, network.name)?;
+        let (id, name) = named(Kind::Network, network.id, network.name)?;
         if let Some(namespace) = namespace_of(network.labels.as_ref()) {
-            stacks.entry(namespace).or_default().networks.push(name);
+            stacks
+                .entry(namespace)
+                .or_default()
+                .networks
+                .push(ObjectRef::new(id, name));
         }
     }
     for secret in secrets {
         let (name, labels) = secret.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
-        let (_, name) = named(Kind::Secret, secret.id, name)?;
+        let (id, name) = named(Kind::Secret, secret.id, name)?;
         if let Some(namespace) = namespace_of(labels.as_ref()) {
-            stacks.entry(namespace).or_default().secrets.push(name);
+            stacks
+                .entry(namespace)
+                .or_default()
+                .secrets
+                .push(ObjectRef::new(id, name));
         }
     }
     for config in configs {
         let (name, labels) = config.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
-        let (_, name) = named(Kind::Config, config.id, name)?;
+        let (id, name) = named(Kind::Config, config.id, name)?;
         // Records go last, on their own: listed with the stack, one would
         // be planned away with it. By the one definition a config with a
         // namespace is never a record, so this only guards that rule.
@@ -232,7 +241,11 @@ fn group_stack_objects(
             continue;
         }
         if let Some(namespace) = namespace_of(labels.as_ref()) {
-            stacks.entry(namespace).or_default().configs.push(name);
+            stacks
+                .entry(namespace)
+                .or_default()
+                .configs
+                .push(ObjectRef::new(id, name));
         }
     }
     Ok(stacks
@@ -611,7 +624,12 @@ impl SwarmBackend for DockerSwarm {
         self.client.own_node_id().await.map(Some)
     }
 
-    async fn remove_stack_part(&self, release: &str, part: StackPart) -> Result<(), BackendError> {
+    async fn remove_stack_part(
+        &self,
+        release: &str,
+        part: StackPart,
+        _objects: &[sweep_swarms::ObjectRef],
+    ) -> Result<(), BackendError> {
         check_release(release)?;
         if self.self_stack.as_deref() == Some(release) {
             return Err(BackendError::OwnStack {

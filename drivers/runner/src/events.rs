@@ -288,8 +288,7 @@ mod tests {
         // A live release's containers wake nothing: not passed on.
         registry.emit_container_gone("alpha", Some("n1"), "kept");
         let backend = registry.backend(&Target::new("alpha")).await.unwrap();
-        backend
-            .remove_stack_part("gone", StackPart::Services)
+        sweep_testkit::remove_whole_part(&*backend, "gone", StackPart::Services)
             .await
             .unwrap();
         let mut seen = vec![next(&mut events).await, next(&mut events).await];
@@ -315,8 +314,7 @@ mod tests {
         .await;
         assert_eq!(registry.event_subscribers("alpha", Some("n1")), 0);
         let backend = registry.backend(&Target::new("alpha")).await.unwrap();
-        backend
-            .remove_stack_part("gone", StackPart::Services)
+        sweep_testkit::remove_whole_part(&*backend, "gone", StackPart::Services)
             .await
             .unwrap();
         assert_eq!(next(&mut events).await, Some(gone(None)));
@@ -340,8 +338,7 @@ mod tests {
         .await;
         assert_eq!(registry.inner().event_subscribers("alpha", Some("n2")), 0);
         let backend = registry.backend(&Target::new("alpha")).await.unwrap();
-        backend
-            .remove_stack_part("gone", StackPart::Services)
+        sweep_testkit::remove_whole_part(&*backend, "gone", StackPart::Services)
             .await
             .unwrap();
         assert_eq!(next(&mut events).await, Some(gone(Some("n1"))));

@@ -11,10 +11,11 @@ use std::time::Duration;
 use futures::stream::{FuturesUnordered, StreamExt};
 use sweep_core::sweep::{
     Action, ActionId, ActionKind, Failure, Outcome, Settings, StackPart, StampRead, Step, Sweep,
-    SweepReport, Timestamp, Where,
+    SweepReport, Timestamp, UsageRead, Where, MANAGER,
 };
+use sweep_core::usage::{NodeContainers, Usage};
 use sweep_core::{ReleaseEntry, SwarmName, SweepPlan};
-use sweep_swarms::{Node, NodeBackend, Registry, RegistryError, Target};
+use sweep_swarms::{Node, NodeBackend, Registry, RegistryError, SwarmBackend, Target};
 use tokio::time::{sleep_until, timeout, Instant};
 
 use crate::classify::{classify_backend, classify_registry};
@@ -359,7 +360,11 @@ async fn perform(registry: &dyn Registry, aliases: &[SwarmName], kind: &ActionKi
     match kind {
         // The sweep re-read the records (`ReadStamps`) and judged them just
         // before handing this out.
-        ActionKind::RemoveStack { target, part } => {
+        ActionKind::RemoveStack {
+            target,
+            part,
+            objects,
+        } => {
             if *part == StackPart::Services {
                 tracing::warn!(
                     swarm = %target.release.swarm,
@@ -370,9 +375,20 @@ async fn perform(registry: &dyn Registry, aliases: &[SwarmName], kind: &ActionKi
             }
             done(
                 backend
-                    .remove_stack_part(&target.release.release, *part)
+                    .remove_stack_part(&target.release.release, *part, objects)
                     .await,
             )
+        }
+        ActionKind::ReadUsage { target, at } => {
+            read_usage(
+                registry,
+                &backend,
+                &swarm,
+                aliases,
+                &target.release.release,
+                at,
+            )
+            .await
         }
         ActionKind::ListVolumes { target, at } => {
             let release = &target.release.release;
@@ -412,6 +428,55 @@ async fn perform(registry: &dyn Registry, aliases: &[SwarmName], kind: &ActionKi
             read_stamps(registry, &target.release.release, names).await
         }
     }
+}
+
+/// Reads what `release`'s stack holds now and what uses what on its
+/// swarm, with the containers at each of `at`, and hands it back raw: the
+/// sweep judges it by the planner's rule. Anything that cannot be read
+/// fails the whole read (a backend that does not read a fact counts as
+/// one that cannot): a user not seen is data lost.
+async fn read_usage(
+    registry: &dyn Registry,
+    backend: &Arc<dyn SwarmBackend>,
+    swarm: &Target,
+    aliases: &[SwarmName],
+    release: &str,
+    at: &[Where],
+) -> Outcome {
+    let unread = |what: &str| {
+        Outcome::Failed(Failure::Other(format!(
+            "the backend does not read {what}, so nothing proves the release's objects unused by \
+             another workload"
+        )))
+    };
+    let stack = match backend.stack_objects().await {
+        Ok(Some(mut stacks)) => stacks.remove(release).unwrap_or_default(),
+        Ok(None) => return unread("stack objects"),
+        Err(e) => return Outcome::Failed(classify_backend(&e)),
+    };
+    let services = match backend.service_uses().await {
+        Ok(Some(services)) => services,
+        Ok(None) => return unread("services' specs"),
+        Err(e) => return Outcome::Failed(classify_backend(&e)),
+    };
+    let mut containers = Vec::with_capacity(at.len());
+    for place in at {
+        let (node, listed) = match place {
+            Where::Manager => (MANAGER.to_owned(), backend.containers().await),
+            Where::Node(node) => match node_backend(registry, swarm, aliases, node).await {
+                Ok(n) => (node.id.clone(), n.containers().await),
+                Err(outcome) => return outcome,
+            },
+        };
+        match listed {
+            Ok(Some(list)) => containers.push(NodeContainers::new(node, list)),
+            Ok(None) => return unread("containers"),
+            Err(e) => return Outcome::Failed(classify_backend(&e)),
+        }
+    }
+    let mut stack = stack;
+    stack.volumes = None;
+    Outcome::Usage(UsageRead::new(stack, Usage::new(services, containers)))
 }
 
 /// Reads `release`'s records under each of `names` and hands the raw

@@ -20,6 +20,12 @@
 //! as one whose release records cannot be; a node whose volumes cannot be
 //! listed is only left out of the volumes.
 //!
+//! What uses what is read with it: every service's spec references from
+//! the manager, and the containers using named volumes on the manager and
+//! on each reached node ([`sweep_core::usage`]). A reached node whose
+//! containers cannot be read counts as not reached: a volume there may be
+//! in use by a workload nobody saw, and the plan must not claim coverage.
+//!
 //! Two bounds keep one slow or silent daemon costing only itself:
 //! - the connections open at once stay within a budget
 //!   ([`GatherSettings::max_connections`]), so that hundreds of swarms read
@@ -34,6 +40,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
+use sweep_core::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 use sweep_core::{
     AppSet, NodeEntry, NodeVolumes, Policy, ReleaseEntry, Snapshot, StackObjects, SwarmSnapshot,
 };
@@ -44,12 +51,12 @@ use tokio::time::timeout;
 use crate::limits::{connection_budget, open_file_limit};
 
 /// The manager reads of one swarm that run at once (release records,
-/// cluster id, node count, node list, its own node id and volumes), one
-/// connection each, and the stack objects, one connection for each of the
-/// four kinds listed at once. Connecting before them is one connection,
+/// cluster id, node count, node list, its own node id, volumes and
+/// containers, the services' specs), one connection each, and the stack
+/// objects, one connection for each of the four kinds listed at once. Connecting before them is one connection,
 /// never at the same time. (A registry may serve the count and the list
 /// with one request; counting both stays on the safe side.)
-const MANAGER_READS: usize = 6 + 4;
+const MANAGER_READS: usize = 8 + 4;
 
 /// How much longer than the registry's own bound on node listing gathering
 /// waits for it: the registry's bound is what it needs, this is scheduling
@@ -240,8 +247,19 @@ struct ManagerRead {
     /// The stacks' objects by namespace; `None`: the backend does not read
     /// them.
     objects: Option<BTreeMap<String, StackObjects>>,
-    /// The manager's own node id and its volumes by stack, when both read.
-    volumes: Option<(String, VolumesByStack)>,
+    /// The manager's own node id and its volumes by stack and containers,
+    /// when all three read.
+    volumes: Option<(String, NodeRead)>,
+    /// Every service's spec references; `None`: the backend does not read
+    /// them.
+    services: Option<Vec<ServiceUse>>,
+}
+
+/// What one daemon holds: its stack volumes, and its containers using
+/// named volumes.
+struct NodeRead {
+    volumes: VolumesByStack,
+    containers: Vec<ContainerUse>,
 }
 
 /// The nodes the registry reaches: as the snapshot holds them, and as the
@@ -280,12 +298,30 @@ async fn read_swarm(
         .into_iter()
         .filter(|n| Some(n.id.as_str()) != own)
         .collect();
-    let mut volumes = match registry.as_node_reach() {
+    let mut reads = match registry.as_node_reach() {
         Some(reach) if !others.is_empty() => node_volumes(reach, target, &others, limit).await,
         _ => BTreeMap::new(),
     };
-    if let Some((id, by_stack)) = manager.volumes {
-        volumes.insert(id, by_stack);
+    if let Some((id, read)) = manager.volumes {
+        reads.insert(id, read);
+    }
+    let mut reached = nodes.nodes;
+    if let Some(list) = &mut reached {
+        // A node whose containers were not read is not reached: a volume
+        // on it may be in use by a workload nobody saw.
+        list.retain(|n| {
+            let read = reads.contains_key(&n.id);
+            if !read {
+                tracing::warn!(swarm = %target, node = n.display_name(), "the node's volumes and containers are not read; it counts as not reached");
+            }
+            read
+        });
+    }
+    let mut volumes = BTreeMap::new();
+    let mut containers = Vec::with_capacity(reads.len());
+    for (id, read) in reads {
+        containers.push(NodeContainers::new(id.clone(), read.containers));
+        volumes.insert(id, read.volumes);
     }
     let mut snapshot = SwarmSnapshot::new(target.swarm.as_str());
     snapshot.cluster_id = Some(manager.cluster_id);
@@ -295,10 +331,13 @@ async fn read_swarm(
         .map(|r| release_entry(r, manager.objects.as_ref(), &volumes))
         .collect();
     snapshot.releases.sort_by(|a, b| a.name.cmp(&b.name));
-    snapshot.nodes = nodes.nodes;
+    snapshot.nodes = reached;
     snapshot.node_count = manager.node_count;
     snapshot.members = manager.members;
     snapshot.self_stack = manager.backend.self_stack().map(str::to_owned);
+    snapshot.usage = manager
+        .services
+        .map(|services| Usage::new(services, containers).sorted());
     snapshot
 }
 
@@ -357,8 +396,19 @@ async fn read_manager(
         timeout(limit, backend.node_count()),
         timeout(limit, backend.members()),
         timeout(limit, backend.own_node_id()),
-        timeout(limit, backend.volumes_by_stack()),
+        timeout(limit, async {
+            let (volumes, containers) =
+                tokio::join!(backend.volumes_by_stack(), backend.containers());
+            Ok::<_, sweep_swarms::BackendError>(match (volumes?, containers?) {
+                (Some(volumes), Some(containers)) => Some(NodeRead {
+                    volumes,
+                    containers,
+                }),
+                _ => None,
+            })
+        }),
     );
+    let services = timeout(limit, backend.service_uses()).await;
     let releases = match releases {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => return Err(format!("listing release records: {e}")),
@@ -415,7 +465,7 @@ async fn read_manager(
     // The manager's volumes only count under its own node id; without it
     // they are left out, as an unreached node's are.
     let volumes = match (own_id, own_volumes) {
-        (Ok(Ok(Some(id))), Ok(Ok(Some(by_stack)))) => Some((id, by_stack)),
+        (Ok(Ok(Some(id))), Ok(Ok(Some(read)))) => Some((id, read)),
         (Ok(Ok(None)), _) | (_, Ok(Ok(None))) => None,
         (Ok(Err(e)), _) | (_, Ok(Err(e))) => {
             tracing::warn!(swarm = %target, error = %e, "the manager's volumes are not listed");
@@ -426,6 +476,14 @@ async fn read_manager(
             None
         }
     };
+    // Every service's spec is what proves an object unused by anyone
+    // else; a swarm whose services cannot be listed completely is not
+    // read at all, as one whose stack objects cannot be.
+    let services = match services {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return Err(format!("listing services: {e}")),
+        Err(_) => return Err(format!("listing services timed out after {limit:?}")),
+    };
     Ok(ManagerRead {
         backend,
         releases,
@@ -434,6 +492,7 @@ async fn read_manager(
         members,
         objects,
         volumes,
+        services,
     })
 }
 
@@ -478,31 +537,41 @@ async fn read_nodes(registry: &dyn Registry, target: &Target, limit: Duration) -
     read
 }
 
-/// The stack volumes of each of `nodes`, at once, each bounded by `limit`;
-/// a node whose volumes cannot be listed is left out (and named), never
-/// given an empty list, which would say it holds none. It stays reached:
-/// only what it holds is unknown.
+/// The stack volumes and the containers of each of `nodes`, at once, each
+/// bounded by `limit`; a node whose volumes or containers cannot be listed
+/// is left out (and named), never given an empty list, which would say it
+/// holds none.
 async fn node_volumes(
     reach: &dyn NodeReach,
     target: &Target,
     nodes: &[Node],
     limit: Duration,
-) -> BTreeMap<String, VolumesByStack> {
+) -> BTreeMap<String, NodeRead> {
     let reads = nodes.iter().map(|node| async move {
         let read = async {
             let backend = reach
                 .node_backend(target, node)
                 .await
                 .map_err(|e| e.to_string())?;
-            backend.volumes_by_stack().await.map_err(|e| e.to_string())
+            let (volumes, containers) =
+                tokio::join!(backend.volumes_by_stack(), backend.containers());
+            let volumes = volumes.map_err(|e| e.to_string())?;
+            let containers = containers.map_err(|e| e.to_string())?;
+            Ok::<_, String>(volumes.zip(containers))
         };
         (node, timeout(limit, read).await)
     });
     let mut volumes = BTreeMap::new();
     for (node, read) in join_all(reads).await {
         match read {
-            Ok(Ok(Some(by_stack))) => {
-                volumes.insert(node.id.clone(), by_stack);
+            Ok(Ok(Some((by_stack, containers)))) => {
+                volumes.insert(
+                    node.id.clone(),
+                    NodeRead {
+                        volumes: by_stack,
+                        containers,
+                    },
+                );
             }
             Ok(Ok(None)) => {}
             Ok(Err(error)) => {

@@ -12,7 +12,7 @@ use sweep_core::{
     StackObjects, SwarmSnapshot,
 };
 use sweep_runner::{gather, GatherSettings};
-use sweep_swarms::{BackendError, Registry};
+use sweep_swarms::{BackendError, ObjectRef, Registry};
 use sweep_testkit::{
     Call, Effect, Fault, Faulty, MemoryNode, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm,
 };
@@ -89,9 +89,9 @@ fn web_objects(volumes: Option<Vec<NodeVolumes>>) -> StackObjects {
             ServiceEntry::new("svc-web_app", "web_app", 1).with_keep("true"),
             ServiceEntry::new("svc-web_db", "web_db", 1),
         ],
-        vec!["web_front".into()],
-        vec!["web_tok".into()],
-        vec!["web_conf".into()],
+        vec![ObjectRef::new("n-front", "web_front")],
+        vec![ObjectRef::new("s-tok", "web_tok")],
+        vec![ObjectRef::new("c-conf", "web_conf")],
     );
     match volumes {
         Some(v) => objects.with_volumes(v).sorted(),

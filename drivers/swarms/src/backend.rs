@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::Stream;
-pub use sweep_core::sweep::StackPart;
 pub use sweep_core::objects::ObjectRef;
+pub use sweep_core::sweep::StackPart;
 pub use sweep_core::usage::{ContainerUse, ServiceUse};
 pub use sweep_core::{ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL};
 use thiserror::Error;

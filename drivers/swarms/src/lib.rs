@@ -31,8 +31,9 @@ mod registry;
 mod target;
 
 pub use backend::{
-    BackendError, ContainerEvents, ContainerGone, NodeBackend, ObjectVersion, ReleaseRecord,
-    ServiceEntry, StackObjects, StackPart, SwarmBackend, VolumesByStack, KEEP_LABEL,
+    BackendError, ContainerEvents, ContainerGone, ContainerUse, NodeBackend, ObjectRef,
+    ObjectVersion, ReleaseRecord, ServiceEntry, ServiceUse, StackObjects, StackPart, SwarmBackend,
+    VolumesByStack, KEEP_LABEL,
 };
 pub use registry::{Lister, NodeReach, Registry, RegistryError};
 pub use target::{Node, Target};

@@ -16,8 +16,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sweep_swarms::{
-    BackendError, ContainerEvents, Lister, Node, NodeBackend, NodeReach, Registry, RegistryError,
-    ReleaseRecord, StackObjects, StackPart, SwarmBackend, Target, VolumesByStack,
+    BackendError, ContainerEvents, ContainerUse, Lister, Node, NodeBackend, NodeReach, ObjectRef,
+    Registry, RegistryError, ReleaseRecord, ServiceUse, StackObjects, StackPart, SwarmBackend,
+    Target, VolumesByStack,
 };
 
 /// A call through the seam, to aim a fault at and to read a call log by.
@@ -47,6 +48,10 @@ pub enum Call {
     VolumesByStack,
     /// [`SwarmBackend::own_node_id`].
     OwnNodeId,
+    /// [`SwarmBackend::service_uses`].
+    ServiceUses,
+    /// `containers` of either backend.
+    Containers,
     /// `remove_volume` of either backend.
     RemoveVolume,
     /// [`SwarmBackend::remove_release_records`].
@@ -548,9 +553,14 @@ impl SwarmBackend for FaultyBackend {
         self.shared.apply(at, self.inner.releases(), same).await
     }
 
-    async fn remove_stack_part(&self, release: &str, part: StackPart) -> Result<(), BackendError> {
+    async fn remove_stack_part(
+        &self,
+        release: &str,
+        part: StackPart,
+        objects: &[ObjectRef],
+    ) -> Result<(), BackendError> {
         let at = self.at(Call::RemoveStack, release);
-        let call = self.inner.remove_stack_part(release, part);
+        let call = self.inner.remove_stack_part(release, part, objects);
         self.shared.apply(at, call, same).await
     }
 
@@ -585,6 +595,16 @@ impl SwarmBackend for FaultyBackend {
     async fn own_node_id(&self) -> Result<Option<String>, BackendError> {
         let at = self.at(Call::OwnNodeId, "");
         self.shared.apply(at, self.inner.own_node_id(), same).await
+    }
+
+    async fn service_uses(&self) -> Result<Option<Vec<ServiceUse>>, BackendError> {
+        let at = self.at(Call::ServiceUses, "");
+        self.shared.apply(at, self.inner.service_uses(), same).await
+    }
+
+    async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
+        let at = self.at(Call::Containers, "");
+        self.shared.apply(at, self.inner.containers(), same).await
     }
 
     async fn remove_release_records(&self, release: &str) -> Result<(), BackendError> {
@@ -669,6 +689,11 @@ impl NodeBackend for FaultyNodeBackend {
         self.shared.apply(at, call, same).await
     }
 
+    async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
+        let at = self.at(Call::Containers, "");
+        self.shared.apply(at, self.inner.containers(), same).await
+    }
+
     // Forwarded explicitly, as for the manager's backend.
     async fn container_events(&self) -> Result<ContainerEvents, BackendError> {
         let at = self.at(Call::Events, "");
@@ -736,7 +761,7 @@ mod tests {
         reg.inject(Fault::new("alpha", Call::RemoveStack, Effect::Fail(boom())).times(1));
         // The fixture's stack is a network alone: no service holds it.
         let networks = |b: Arc<dyn SwarmBackend>| async move {
-            b.remove_stack_part("app", StackPart::Networks).await
+            crate::remove_whole_part(&*b, "app", StackPart::Networks).await
         };
         assert_eq!(networks(b.clone()).await, Err(boom()));
         assert!(reg.inner().stack("alpha", "app").is_some());
@@ -800,7 +825,10 @@ mod tests {
         let alpha = Target::new("alpha");
         let b = reg.backend(&alpha).await.unwrap();
         let objects = b.stack_objects().await.unwrap().unwrap();
-        assert_eq!(objects["app"].networks, ["app_default"]);
+        assert_eq!(
+            objects["app"].networks,
+            [ObjectRef::new("networks-app_default", "app_default")]
+        );
         assert_eq!(b.own_node_id().await.unwrap().as_deref(), Some("a1"));
         reg.inject(Fault::new("alpha", Call::StackObjects, Effect::Fail(boom())).times(1));
         reg.inject(Fault::new("alpha", Call::OwnNodeId, Effect::Fail(boom())).times(1));
@@ -914,7 +942,7 @@ mod tests {
         reg.inject(Fault::new("alpha", Call::Events, Effect::Fail(boom())).on_node("a2"));
         let mut on_a1 = a1.container_events().await.unwrap();
         assert_eq!(a2.container_events().await.err(), Some(boom()));
-        b.remove_stack_part("app", StackPart::Services)
+        crate::remove_whole_part(&*b, "app", StackPart::Services)
             .await
             .unwrap();
         assert_eq!(

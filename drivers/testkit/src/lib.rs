@@ -16,3 +16,32 @@ pub use faulty::{Call, Effect, Fault, Faulty, Injected};
 pub use memory::{
     MemoryEvent, MemoryNode, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm, MemoryVolume,
 };
+
+use sweep_swarms::{BackendError, ObjectRef, StackPart, SwarmBackend};
+
+/// Removes every object of `part` of `release`'s stack that `backend`
+/// lists now, naming each as the sweep does (id and name): for tests that
+/// take a stack down outside a sweep.
+pub async fn remove_whole_part(
+    backend: &dyn SwarmBackend,
+    release: &str,
+    part: StackPart,
+) -> Result<(), BackendError> {
+    let stack = backend
+        .stack_objects()
+        .await?
+        .and_then(|mut stacks| stacks.remove(release))
+        .unwrap_or_default();
+    let objects: Vec<ObjectRef> = match part {
+        StackPart::Services => stack
+            .services
+            .iter()
+            .map(|s| ObjectRef::new(&s.id, &s.name))
+            .collect(),
+        StackPart::Tasks => Vec::new(),
+        StackPart::Networks => stack.networks,
+        StackPart::Secrets => stack.secrets,
+        StackPart::Configs => stack.configs,
+    };
+    backend.remove_stack_part(release, part, &objects).await
+}

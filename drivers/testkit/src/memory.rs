@@ -42,9 +42,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 
 use sweep_swarms::{
-    BackendError, ContainerEvents, ContainerGone, Lister, Node, NodeBackend, NodeReach,
-    ObjectVersion, Registry, RegistryError, ReleaseRecord, ServiceEntry, StackObjects, StackPart,
-    SwarmBackend, Target, VolumesByStack,
+    BackendError, ContainerEvents, ContainerGone, ContainerUse, Lister, Node, NodeBackend,
+    NodeReach, ObjectRef, ObjectVersion, Registry, RegistryError, ReleaseRecord, ServiceEntry,
+    ServiceUse, StackObjects, StackPart, SwarmBackend, Target, VolumesByStack,
 };
 use tokio::sync::broadcast;
 
@@ -137,6 +137,19 @@ impl MemoryStack {
         format!("svc-{name}")
     }
 
+    /// The id the model gives the network, secret or config `name` of
+    /// `part`.
+    pub fn object_id(part: StackPart, name: &str) -> String {
+        format!("{part}-{name}")
+    }
+
+    fn refs(part: StackPart, names: &BTreeSet<String>) -> Vec<ObjectRef> {
+        names
+            .iter()
+            .map(|n| ObjectRef::new(MemoryStack::object_id(part, n), n.clone()))
+            .collect()
+    }
+
     /// The services as the backend lists them.
     fn service_entries(&self) -> Vec<ServiceEntry> {
         self.services
@@ -206,6 +219,7 @@ pub struct MemoryNode {
     hostname: String,
     reachable: bool,
     volumes: Vec<MemoryVolume>,
+    containers: Vec<ContainerUse>,
 }
 
 impl MemoryNode {
@@ -216,7 +230,15 @@ impl MemoryNode {
             hostname: hostname.into(),
             reachable: true,
             volumes: Vec::new(),
+            containers: Vec::new(),
         }
+    }
+
+    /// With a container (running or stopped) that uses the volumes it
+    /// names: the engine refuses to remove those volumes on this node.
+    pub fn container(mut self, container: ContainerUse) -> Self {
+        self.containers.push(container);
+        self
     }
 
     /// With a volume `name` of `release`'s stack (or of no stack).
@@ -241,6 +263,7 @@ pub struct MemorySwarm {
     self_stack: Option<String>,
     records: Vec<MemoryRecord>,
     stacks: BTreeMap<String, MemoryStack>,
+    workloads: Vec<ServiceUse>,
     node_reach: bool,
     object_reads: bool,
 }
@@ -257,9 +280,18 @@ impl MemorySwarm {
             self_stack: None,
             records: Vec::new(),
             stacks: BTreeMap::new(),
+            workloads: Vec::new(),
             node_reach: true,
             object_reads: true,
         }
+    }
+
+    /// With a service beside the stacks (any stack or none, any replica
+    /// count) whose spec names what `service` says: the engine refuses to
+    /// remove a network, secret or config it names.
+    pub fn workload(mut self, service: ServiceUse) -> Self {
+        self.workloads.push(service);
+        self
     }
 
     /// With one more node; the first node added is the manager.
@@ -333,6 +365,7 @@ struct NodeState {
     reachable: bool,
     vanish_after_listing: bool,
     volumes: BTreeMap<String, VolumeState>,
+    containers: Vec<ContainerUse>,
 }
 
 #[derive(Debug)]
@@ -342,6 +375,7 @@ struct SwarmState {
     self_stack: Option<String>,
     records: Vec<MemoryRecord>,
     stacks: BTreeMap<String, MemoryStack>,
+    workloads: Vec<ServiceUse>,
     node_reach: bool,
     object_reads: bool,
     manager_unreachable: bool,
@@ -376,6 +410,7 @@ impl SwarmState {
                             )
                         })
                         .collect(),
+                    containers: n.containers,
                 })
                 .collect(),
             self_stack: spec.self_stack,
@@ -387,6 +422,7 @@ impl SwarmState {
                     records
                 }),
             stacks: spec.stacks,
+            workloads: spec.workloads,
             node_reach: spec.node_reach,
             object_reads: spec.object_reads,
             manager_unreachable: false,
@@ -477,14 +513,61 @@ impl SwarmState {
             .map(|(release, stack)| {
                 let objects = StackObjects::new(
                     stack.service_entries(),
-                    stack.networks.iter().cloned().collect(),
-                    stack.secrets.iter().cloned().collect(),
-                    stack.configs.iter().cloned().collect(),
+                    MemoryStack::refs(StackPart::Networks, &stack.networks),
+                    MemoryStack::refs(StackPart::Secrets, &stack.secrets),
+                    MemoryStack::refs(StackPart::Configs, &stack.configs),
                 );
                 (release.clone(), objects)
             })
             .collect();
         Some(stacks)
+    }
+
+    /// Every service: the stacks' own (naming nothing the model tracks)
+    /// and the workloads beside them; `None` when the swarm's backends do
+    /// not read them.
+    fn service_uses(&self) -> Option<Vec<ServiceUse>> {
+        if !self.object_reads {
+            return None;
+        }
+        let mut services: Vec<ServiceUse> = self
+            .stacks
+            .iter()
+            .flat_map(|(release, stack)| {
+                stack.services.iter().map(move |name| {
+                    ServiceUse::new(MemoryStack::service_id(name), name).in_stack(release)
+                })
+            })
+            .collect();
+        services.extend(self.workloads.iter().cloned());
+        Some(services)
+    }
+
+    /// The containers of `node` (`None`: the manager) that use a volume;
+    /// `None` when the swarm's backends do not read them.
+    fn containers(&mut self, node: Option<&str>) -> Option<Vec<ContainerUse>> {
+        if !self.object_reads {
+            return None;
+        }
+        Some(
+            self.node_mut(node)
+                .map(|n| n.containers.clone())
+                .unwrap_or_default(),
+        )
+    }
+
+    /// Whether a workload's spec names the `part` object `object`, as the
+    /// engine checks before removing a network, secret or config.
+    fn named_by_workload(&self, part: StackPart, object: &ObjectRef) -> Option<&ServiceUse> {
+        self.workloads.iter().find(|w| {
+            let refs = match part {
+                StackPart::Networks => &w.networks,
+                StackPart::Secrets => &w.secrets,
+                StackPart::Configs => &w.configs,
+                StackPart::Services | StackPart::Tasks => return false,
+            };
+            refs.iter().any(|r| object.is_named_by(r))
+        })
     }
 
     /// The stack volumes of `node` (`None`: the manager), by namespace;
@@ -530,6 +613,18 @@ impl SwarmState {
         let Some(volume) = n.volumes.get_mut(name) else {
             return Ok(());
         };
+        // The engine's one check: a container on this node, running or
+        // stopped, that uses the volume.
+        if let Some(c) = n
+            .containers
+            .iter()
+            .find(|c| c.volumes.iter().any(|v| v == name))
+        {
+            return Err(BackendError::InUse {
+                object: format!("volume {name:?}"),
+                message: format!("in use by container {:?}", c.name),
+            });
+        }
         if volume.in_use_for > 0 {
             volume.in_use_for -= 1;
             return Err(BackendError::InUse {
@@ -1069,7 +1164,12 @@ impl SwarmBackend for MemoryBackend {
             .call(&self.swarm, None, Call::Releases, "", |s| s.releases())
     }
 
-    async fn remove_stack_part(&self, release: &str, part: StackPart) -> Result<(), BackendError> {
+    async fn remove_stack_part(
+        &self,
+        release: &str,
+        part: StackPart,
+        objects: &[ObjectRef],
+    ) -> Result<(), BackendError> {
         let own = self.self_stack.as_deref() == Some(release);
         self.registry
             .call(&self.swarm, None, Call::RemoveStack, release, |s| {
@@ -1078,11 +1178,20 @@ impl SwarmBackend for MemoryBackend {
                         release: release.to_owned(),
                     });
                 }
+                // The engine refuses to remove what a service's spec names.
+                for object in objects {
+                    if let Some(user) = s.named_by_workload(part, object) {
+                        return Err(BackendError::InUse {
+                            object: format!("{part} {:?}", object.name),
+                            message: format!("in use by service {:?}", user.name),
+                        });
+                    }
+                }
                 let Some(stack) = s.stacks.get_mut(release) else {
                     return Ok(());
                 };
                 let held = part != StackPart::Services && !stack.services.is_empty();
-                let objects = match part {
+                let names = match part {
                     StackPart::Services => &mut stack.services,
                     // The model's tasks stop with their services.
                     StackPart::Tasks if held => {
@@ -1096,18 +1205,37 @@ impl SwarmBackend for MemoryBackend {
                     StackPart::Secrets => &mut stack.secrets,
                     StackPart::Configs => &mut stack.configs,
                 };
-                if held && !objects.is_empty() {
+                // Exactly the objects named, by id or name; anything else
+                // of the stack stays.
+                let id = |name: &str| match part {
+                    StackPart::Services => MemoryStack::service_id(name),
+                    _ => MemoryStack::object_id(part, name),
+                };
+                let named: Vec<String> = names
+                    .iter()
+                    .filter(|n| {
+                        objects
+                            .iter()
+                            .any(|o| o.handle() == id(n) || o.handle() == n.as_str())
+                    })
+                    .cloned()
+                    .collect();
+                if held && !named.is_empty() {
                     // The engine's answer while services still use them.
                     return Err(BackendError::InUse {
                         object: format!("{part} of stack {release:?}"),
                         message: "in use by the stack's services".into(),
                     });
                 }
-                objects.clear();
+                for n in &named {
+                    names.remove(n);
+                }
                 if part == StackPart::Services {
                     // The labels and versions were the services'.
-                    stack.keep.clear();
-                    stack.versions.clear();
+                    for n in &named {
+                        stack.keep.remove(n);
+                        stack.versions.remove(n);
+                    }
                 }
                 if stack.is_empty() {
                     s.stacks.remove(release);
@@ -1141,6 +1269,20 @@ impl SwarmBackend for MemoryBackend {
         self.registry
             .call(&self.swarm, None, Call::VolumesByStack, "", |s| {
                 Ok(s.volumes_by_stack(None))
+            })
+    }
+
+    async fn service_uses(&self) -> Result<Option<Vec<ServiceUse>>, BackendError> {
+        self.registry
+            .call(&self.swarm, None, Call::ServiceUses, "", |s| {
+                Ok(s.service_uses())
+            })
+    }
+
+    async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
+        self.registry
+            .call(&self.swarm, None, Call::Containers, "", |s| {
+                Ok(s.containers(None))
             })
     }
 
@@ -1234,6 +1376,14 @@ impl NodeBackend for MemoryNodeBackend {
         self.registry
             .call(&self.swarm, node, Call::VolumesByStack, "", |s| {
                 Ok(s.volumes_by_stack(node))
+            })
+    }
+
+    async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
+        let node = Some(self.node.as_str());
+        self.registry
+            .call(&self.swarm, node, Call::Containers, "", |s| {
+                Ok(s.containers(node))
             })
     }
 
@@ -1442,9 +1592,9 @@ mod tests {
                 "app".to_owned(),
                 StackObjects::new(
                     vec![ServiceEntry::new("svc-app_web", "app_web", 1)],
-                    vec!["app_default".into()],
-                    vec!["app_token".into()],
-                    vec!["app_conf".into()],
+                    vec![ObjectRef::new("networks-app_default", "app_default")],
+                    vec![ObjectRef::new("secrets-app_token", "app_token")],
+                    vec![ObjectRef::new("configs-app_conf", "app_conf")],
                 )
             )])
         );
@@ -1475,7 +1625,7 @@ mod tests {
             )]))
         );
         // Gone with the services: their labels and versions.
-        b.remove_stack_part("app", StackPart::Services)
+        crate::remove_whole_part(&*b, "app", StackPart::Services)
             .await
             .unwrap();
         let objects = b.stack_objects().await.unwrap().unwrap();
@@ -1537,7 +1687,7 @@ mod tests {
     /// Every part of `release`'s stack, services first.
     async fn remove_stack(b: &dyn SwarmBackend, release: &str) -> Result<(), BackendError> {
         for &part in StackPart::ALL {
-            b.remove_stack_part(release, part).await?;
+            crate::remove_whole_part(&*b, release, part).await?;
         }
         Ok(())
     }
@@ -1547,16 +1697,16 @@ mod tests {
         let reg = registry();
         let b = reg.backend(&Target::new("alpha")).await.unwrap();
         assert!(matches!(
-            b.remove_stack_part("app", StackPart::Networks).await,
+            crate::remove_whole_part(&*b, "app", StackPart::Networks).await,
             Err(BackendError::InUse { .. })
         ));
         assert!(reg
             .stack("alpha", "app")
             .is_some_and(|s| !s.networks.is_empty()));
-        b.remove_stack_part("app", StackPart::Services)
+        crate::remove_whole_part(&*b, "app", StackPart::Services)
             .await
             .unwrap();
-        b.remove_stack_part("app", StackPart::Networks)
+        crate::remove_whole_part(&*b, "app", StackPart::Networks)
             .await
             .unwrap();
         assert!(reg
@@ -1867,11 +2017,10 @@ mod tests {
         let calls = reg.events().len();
 
         // Parts held by the services go nowhere, and report nothing.
-        assert!(b
-            .remove_stack_part("app", StackPart::Networks)
+        assert!(crate::remove_whole_part(&*b, "app", StackPart::Networks)
             .await
             .is_err());
-        b.remove_stack_part("app", StackPart::Services)
+        crate::remove_whole_part(&*b, "app", StackPart::Services)
             .await
             .unwrap();
         let gone = Some(Ok(ContainerGone::new("app")));
@@ -1882,7 +2031,7 @@ mod tests {
 
         // No services left: removing them again reports nothing, so the
         // next event is the one sent by hand.
-        b.remove_stack_part("app", StackPart::Services)
+        crate::remove_whole_part(&*b, "app", StackPart::Services)
             .await
             .unwrap();
         reg.emit_container_gone("alpha", Some("a1"), "marker");
@@ -1911,7 +2060,7 @@ mod tests {
         );
         let b = reg.backend(&Target::new("solo")).await.unwrap();
         let mut events = b.container_events().await.unwrap();
-        b.remove_stack_part("db", StackPart::Services)
+        crate::remove_whole_part(&*b, "db", StackPart::Services)
             .await
             .unwrap();
         assert_eq!(events.next().await, Some(Ok(ContainerGone::new("db"))));

@@ -115,6 +115,7 @@ fn succeeding(kind: &ActionKind, controller: &str) -> Outcome {
             Outcome::Volumes(vec![format!("{}_data", target.release.release)])
         }
         ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+        ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
         _ => Outcome::Done,
     }
 }
@@ -271,9 +272,9 @@ fn snapshots_the_reader_refuses_are_refused_by_the_schema() {
 fn full_snapshot() -> Value {
     let objects = StackObjects::new(
         vec![ServiceEntry::new("s1", "shop_web", 7).with_keep("false")],
-        vec!["shop_default".into()],
-        vec!["shop_key".into()],
-        vec!["shop_conf".into()],
+        vec![sweep_core::objects::ObjectRef::new("n1", "shop_default")],
+        vec![sweep_core::objects::ObjectRef::new("s1", "shop_key")],
+        vec![sweep_core::objects::ObjectRef::new("c1", "shop_conf")],
     )
     .with_volumes(vec![NodeVolumes::new("n1", vec!["shop_data".into()])]);
     let mut swarm = SwarmSnapshot::new("alpha");

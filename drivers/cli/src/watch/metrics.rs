@@ -183,7 +183,11 @@ impl Metrics {
                     self.failures += 1
                 }
                 ReleaseOutcome::Failed => {}
-                ReleaseOutcome::LeftOwnStack | ReleaseOutcome::PendingCoverage => {}
+                // Left for the next sweep on purpose; the sweep outcome
+                // (`needs_attention`) says a person has to look.
+                ReleaseOutcome::LeftOwnStack
+                | ReleaseOutcome::PendingCoverage
+                | ReleaseOutcome::InUse => {}
             }
         }
     }
