@@ -351,6 +351,19 @@ impl GraceState {
             .map(|i| self.departed[i].since)
     }
 
+    /// Whether this state holds every entry of `older`, each with the same
+    /// first-seen time. Then `older`, read in this state's place, dates no
+    /// release back further than this one would: it only lacks entries,
+    /// and a missing entry restarts its clock (the safe direction). An
+    /// entry this state dropped (its release declared again since) would
+    /// instead date that release's next departure back to the first.
+    pub fn keeps_every_entry_of(&self, older: &GraceState) -> bool {
+        older
+            .departed
+            .iter()
+            .all(|d| self.since(&d.swarm, &d.release) == Some(d.since))
+    }
+
     /// Sets `departed_since` of every release of `snapshot` from the state
     /// (and clears it where the state has no entry). The state names each
     /// swarm as the plan does, by the smallest name of its cluster, so
@@ -404,6 +417,39 @@ impl GraceState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_state_keeps_an_older_one_only_with_each_entry_and_time() {
+        let t = |secs| UnixTime::from_secs(secs);
+        let old = GraceState::new(
+            vec![
+                Departed::new("a", "web", t(100)),
+                Departed::new("b", "db", t(50)),
+            ],
+            t(200),
+        );
+        let more = GraceState::new(
+            vec![
+                Departed::new("b", "db", t(50)),
+                Departed::new("a", "web", t(100)),
+                Departed::new("a", "new", t(300)),
+            ],
+            t(300),
+        );
+        assert!(more.keeps_every_entry_of(&old));
+        assert!(old.keeps_every_entry_of(&GraceState::empty(t(0))));
+        let dropped = GraceState::new(vec![Departed::new("a", "web", t(100))], t(300));
+        assert!(!dropped.keeps_every_entry_of(&old));
+        let restarted = GraceState::new(
+            vec![
+                Departed::new("a", "web", t(300)),
+                Departed::new("b", "db", t(50)),
+            ],
+            t(300),
+        );
+        assert!(!restarted.keeps_every_entry_of(&old));
+        assert!(!GraceState::empty(t(300)).keeps_every_entry_of(&old));
+    }
 
     #[test]
     fn times_read_and_write_as_rfc3339_utc() {

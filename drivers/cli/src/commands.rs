@@ -16,6 +16,7 @@ use sweep_core::verdict::{
     apply_status, plan_detailed_status, plan_status, snapshot_status, Status, BAD_INPUT,
 };
 use sweep_core::{plan, render, AppSet, Policy, Snapshot, SweepPlan};
+use sweep_docker::files::Accept;
 use sweep_runner::{execute_until_with, gather, ExecuteSettings, GatherSettings};
 
 use crate::cli::{Cli, Command, Format, PlanInput, PolicyArgs, RunArgs, Source};
@@ -150,6 +151,11 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             state_max_age,
         } => {
             let format = Format::resolve(format);
+            // Checked before anything is read: a place the plan could never
+            // be saved to (a device, a directory, a link) is bad input.
+            if let Some(file) = &out {
+                crate::safe_write::check_target(file)?;
+            }
             // Read before any swarm is: a state file that does not read is
             // bad input, and nothing was gathered for it.
             let grace = crate::state::load_given(state_file.as_deref(), state_max_age)?;
@@ -160,7 +166,7 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             // there when a state was read (never with --snapshot).
             let (plan, snapshot, written_at) = match (snapshot, source.into_source()) {
                 (Some(file), _) if out.is_some() => {
-                    let snapshot = review::read_snapshot(&file)?;
+                    let snapshot = review::read_snapshot(&file, Accept::FileOrPipe)?;
                     (
                         planned(&snapshot, &file.display().to_string())?,
                         Some(snapshot),
@@ -419,7 +425,9 @@ fn explain(
 ) -> Result<u8, InputError> {
     let PlanInput { snapshot, source } = input;
     let snapshot = match (snapshot, source.into_source()) {
-        (Some(file), _) => review::read_snapshot(&file)?,
+        // A regular file only: pipes are for `plan --snapshot` and
+        // `--app-set`, where they are documented.
+        (Some(file), _) => review::read_snapshot(&file, Accept::RegularFile)?,
         (None, Some(source)) => {
             let policy = policy(&policy_args)?;
             let rt = runtime()?;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sweep_core::{AppSet, SnapshotError, SweepPlan};
-use sweep_docker::files::{read_limited, ReadError, APP_SET_LIMIT, SNAPSHOT_LIMIT};
+use sweep_docker::files::{read_limited, Accept, ReadError, APP_SET_LIMIT, SNAPSHOT_LIMIT};
 use sweep_docker::{ConfigError, FileRegistry, LocalRegistry};
 use sweep_swarms::Registry;
 
@@ -55,9 +55,17 @@ pub enum InputError {
         file: PathBuf,
         source: SnapshotError,
     },
-    /// A file the command was asked to write (`plan --out`) could not be.
-    #[error("{}: cannot write: {message}", file.display())]
-    Write { file: PathBuf, message: String },
+    /// A file the command was asked to write (`plan --out`, `--state`)
+    /// cannot be, or could not be, written.
+    #[error("{0}")]
+    Write(#[from] crate::safe_write::WriteError),
+    /// The state file could not be written; `old` says what became of
+    /// the one before.
+    #[error("{error}; {old}")]
+    StateNotWritten {
+        error: crate::safe_write::WriteError,
+        old: crate::state::OldState,
+    },
     /// `explain` about a swarm or release the snapshot does not have.
     #[error("{0}")]
     Explain(#[from] sweep_core::explain::ExplainError),
@@ -68,7 +76,8 @@ pub enum InputError {
 /// and the text is freed before the plan is returned, so a large snapshot
 /// is never held twice over, nor beside the output.
 pub fn plan_snapshot(file: &Path) -> Result<SweepPlan, InputError> {
-    let text = read_limited(file, SNAPSHOT_LIMIT)?;
+    // A pipe too: `plan --snapshot <(swarm-sweep snapshot ...)`.
+    let text = read_limited(file, SNAPSHOT_LIMIT, Accept::FileOrPipe)?;
     sweep_core::plan::plan_json(&text).map_err(|source| InputError::Snapshot {
         file: file.to_owned(),
         source,
@@ -77,7 +86,8 @@ pub fn plan_snapshot(file: &Path) -> Result<SweepPlan, InputError> {
 
 /// Reads an app set from YAML or JSON (YAML's flow syntax reads JSON).
 pub fn read_app_set(file: &Path) -> Result<AppSet, InputError> {
-    let text = read_limited(file, APP_SET_LIMIT)?;
+    // A pipe too: `--app-set <(git show main:apps.yaml)`.
+    let text = read_limited(file, APP_SET_LIMIT, Accept::FileOrPipe)?;
     // Parsed under budgets (alias expansion, nesting) and checked like a
     // snapshot's app set: duplicate or empty application names make stamps
     // ambiguous.

@@ -8,6 +8,7 @@ mod healthcheck;
 mod input;
 mod output;
 mod review;
+mod safe_write;
 mod state;
 mod terminal;
 mod watch;

@@ -2,71 +2,33 @@
 //! inputs. Whether a saved plan still holds is the core's decision
 //! (`sweep_core::saved::check`); this module only reads and writes files.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sweep_core::saved::SavedPlan;
 use sweep_core::{Snapshot, SweepPlan};
-use sweep_docker::files::{read_limited, SNAPSHOT_LIMIT};
+use sweep_docker::files::{read_limited, Accept, SNAPSHOT_LIMIT};
 
 use crate::input::InputError;
+use crate::safe_write;
 
 /// The version a saved plan records and `apply --plan` requires: a plan
 /// is applied only by the build that would make it.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Writes the saved form of `plan` to `file`, atomically ([`atomic_write`]):
-/// a crash or a full disk never leaves a half-written plan that a later
-/// `apply --plan` would refuse, or worse, an old plan under a name the
-/// operator just reused.
+/// Writes the saved form of `plan` to `file`, whole or not at all
+/// ([`safe_write::replace`]): a crash or a full disk never leaves a
+/// half-written plan that a later `apply --plan` would refuse, or worse,
+/// an old plan under a name the operator just reused.
 pub fn write_saved(file: &Path, snapshot: &Snapshot, plan: &SweepPlan) -> Result<(), InputError> {
     let saved = SavedPlan::new(snapshot, plan.clone(), TOOL_VERSION);
     let mut text = saved.to_json_pretty();
     text.push('\n');
-    atomic_write(file, text.as_bytes())
-}
-
-/// Writes `bytes` to `file` atomically: written beside it, flushed to
-/// disk, then renamed over it. A reader sees the old file or the new one,
-/// never half of one, whenever the process or the machine stops.
-pub fn atomic_write(file: &Path, bytes: &[u8]) -> Result<(), InputError> {
-    let failed = |e: std::io::Error| InputError::Write {
-        file: file.to_owned(),
-        message: e.to_string(),
-    };
-    let tmp = temp_beside(file);
-    let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, file)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(failed(e));
-    }
-    // The rename is durable once the directory is: best effort, since not
-    // every filesystem lets a directory be opened for it.
-    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-    Ok(())
-}
-
-fn temp_beside(file: &Path) -> PathBuf {
-    let mut name = file
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_else(|| "plan".into());
-    name.push(format!(".tmp-{}", std::process::id()));
-    file.with_file_name(name)
+    Ok(safe_write::replace(file, text.as_bytes())?)
 }
 
 /// Reads a saved plan; an error names the file, and the field inside it.
 pub fn read_saved(file: &Path) -> Result<SavedPlan, InputError> {
-    let text = read_limited(file, SNAPSHOT_LIMIT)?;
+    let text = read_limited(file, SNAPSHOT_LIMIT, Accept::RegularFile)?;
     SavedPlan::from_json(&text).map_err(|source| InputError::SavedPlan {
         file: file.to_owned(),
         source,
@@ -74,9 +36,10 @@ pub fn read_saved(file: &Path) -> Result<SavedPlan, InputError> {
 }
 
 /// Reads a snapshot file whole, for `explain` (which reads the snapshot's
-/// facts, not only its plan).
-pub fn read_snapshot(file: &Path) -> Result<Snapshot, InputError> {
-    let text = read_limited(file, SNAPSHOT_LIMIT)?;
+/// facts, not only its plan) and `plan --out` (which records them);
+/// `accept` says whether it may be a pipe.
+pub fn read_snapshot(file: &Path, accept: Accept) -> Result<Snapshot, InputError> {
+    let text = read_limited(file, SNAPSHOT_LIMIT, accept)?;
     Snapshot::from_json(&text).map_err(|source| InputError::Snapshot {
         file: file.to_owned(),
         source,
@@ -114,7 +77,7 @@ mod tests {
         let s = empty();
         let e = write_saved(file, &s, &plan(&s).unwrap()).unwrap_err();
         assert!(
-            matches!(&e, InputError::Write { file: f, .. } if f == file),
+            matches!(&e, InputError::Write(safe_write::WriteError::Io { file: f, .. }) if f == file),
             "{e:?}"
         );
     }

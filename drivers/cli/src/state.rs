@@ -4,15 +4,16 @@
 //! (`sweep_core::grace`); this module reads and writes the file and reads
 //! the clock.
 
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use sweep_core::{GraceState, NotCurrent, Snapshot, UnixTime};
-use sweep_docker::files::{read_limited, SNAPSHOT_LIMIT};
+use sweep_docker::files::{read_limited, Accept, SNAPSHOT_LIMIT};
 
 use crate::input::InputError;
 use crate::output;
-use crate::review::atomic_write;
+use crate::safe_write;
 
 /// Reads the state file; `None` when there is none. Anything else that
 /// does not read (a file without `written_at` included) is an error naming
@@ -23,7 +24,7 @@ pub fn read(file: &Path) -> Result<Option<GraceState>, InputError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         _ => {}
     }
-    let text = read_limited(file, SNAPSHOT_LIMIT)?;
+    let text = read_limited(file, SNAPSHOT_LIMIT, Accept::RegularFile)?;
     GraceState::from_json(&text)
         .map(Some)
         .map_err(|source| InputError::State {
@@ -63,31 +64,81 @@ fn not_current_named(what: &dyn std::fmt::Display, why: &NotCurrent) -> String {
     )
 }
 
-/// Writes the state file atomically: a crash never leaves it half
-/// written, which the next run would refuse. When it cannot be written,
-/// the old file is removed: an old entry of a release declared again since
-/// would otherwise date that release's next departure back to the first,
-/// cutting its window short, while no state only restarts every clock.
+/// Writes the state file whole or not at all ([`safe_write::replace`]): a
+/// crash never leaves it half written, which the next run would refuse.
+/// When it cannot be written, the old file must not outlive what it
+/// claims ([`settle_old`]).
 pub fn write(file: &Path, state: &GraceState) -> Result<(), InputError> {
     let mut text = state.to_json_pretty();
     text.push('\n');
-    atomic_write(file, text.as_bytes()).map_err(|e| {
-        let e = match e {
-            InputError::Write { message, .. } => message,
-            other => other.to_string(),
-        };
-        let outcome = match std::fs::remove_file(file) {
-            Ok(()) => "the old state was removed, so every clock starts over".to_owned(),
-            Err(r) if r.kind() == std::io::ErrorKind::NotFound => "no old state is left".to_owned(),
-            Err(r) => format!(
-                "the old state cannot be removed either ({r}): remove it by hand, or the next run may count from times that no longer hold"
-            ),
-        };
-        InputError::Write {
-            file: file.to_owned(),
-            message: format!("{e}; {outcome}"),
-        }
+    safe_write::replace(file, text.as_bytes()).map_err(|error| InputError::StateNotWritten {
+        error,
+        old: settle_old(file, state),
     })
+}
+
+/// What became of the old state file when the new state could not be
+/// written; said after the error.
+#[derive(Debug)]
+pub enum OldState {
+    /// There was none.
+    None,
+    /// Kept as it was: the new state holds every entry of it.
+    Kept,
+    /// Moved aside under this name, so that no run reads it.
+    MovedAside(PathBuf),
+    /// Removed, since it could not be moved aside.
+    Removed,
+    /// Still in place: it could be neither moved aside nor removed.
+    Left(std::io::Error),
+}
+
+impl fmt::Display for OldState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OldState::None => write!(f, "no old state is left"),
+            OldState::Kept => write!(
+                f,
+                "the old state is kept: it holds no entry the new one dropped, so the next run only restarts the clocks it lacks"
+            ),
+            OldState::MovedAside(aside) => write!(
+                f,
+                "the old state was moved aside to {}, so it is not used and every clock starts over",
+                aside.display()
+            ),
+            OldState::Removed => write!(
+                f,
+                "the old state was removed, so every clock starts over"
+            ),
+            OldState::Left(e) => write!(
+                f,
+                "the old state can be neither moved aside nor removed ({e}): remove it by hand, or the next run may count from times that no longer hold"
+            ),
+        }
+    }
+}
+
+/// Deals with the old state file after `new` could not be written over
+/// it. An old entry of a release declared again since would date that
+/// release's next departure back to the first, cutting its window short;
+/// so the old file stays only when `new` keeps every entry of it with
+/// the same time (`GraceState::keeps_every_entry_of`). Otherwise (or when
+/// it no longer reads) it is moved aside, or removed when it cannot be:
+/// no state only restarts every clock.
+fn settle_old(file: &Path, new: &GraceState) -> OldState {
+    match read(file) {
+        Ok(None) => return OldState::None,
+        Ok(Some(old)) if new.keeps_every_entry_of(&old) => return OldState::Kept,
+        _ => {}
+    }
+    if let Ok(aside) = safe_write::set_aside(file) {
+        return OldState::MovedAside(aside);
+    }
+    match std::fs::remove_file(file) {
+        Ok(()) => OldState::Removed,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => OldState::None,
+        Err(e) => OldState::Left(e),
+    }
 }
 
 /// [`write()`], for the end of a command: a failure is said on stderr and
@@ -166,7 +217,13 @@ pub fn load_given(
     max_age: Option<Duration>,
 ) -> Result<Option<GraceState>, InputError> {
     match file {
-        Some(file) => Ok(Some(load(file, now()?, max_age)?)),
+        Some(file) => {
+            // Checked before anything is read: a state that could never be
+            // written back (a device, a directory, a link) is bad input
+            // now, not a failed write after the sweep.
+            safe_write::check_target(file)?;
+            Ok(Some(load(file, now()?, max_age)?))
+        }
         None => Ok(None),
     }
 }

@@ -33,7 +33,9 @@ use thiserror::Error;
 
 use crate::backend::DEFAULT_TIMEOUT;
 use crate::endpoint::{Endpoint, TlsFiles};
-use crate::files::{read_limited, read_regular_limited, ReadFailure, CONFIG_LIMIT, TLS_FILE_LIMIT};
+use crate::files::{
+    read_limited, read_regular_limited, Accept, ReadFailure, CONFIG_LIMIT, TLS_FILE_LIMIT,
+};
 use crate::job::JobSettings;
 
 /// The longest per-call timeout the file may ask for; anything longer is
@@ -216,11 +218,13 @@ impl RegistryConfig {
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
         let path = path.as_ref();
         let file = path.display().to_string();
-        // Bounded: `--config /dev/zero` or an endless FIFO is refused at the
-        // limit instead of filling memory.
-        let text = read_limited(path, CONFIG_LIMIT).map_err(|e| ConfigError::Read {
-            file: file.clone(),
-            message: e.failure.to_string(),
+        // A regular file only, read within the limit: `--config /dev/zero`
+        // or a FIFO is refused unread, never waited on or read without end.
+        let text = read_limited(path, CONFIG_LIMIT, Accept::RegularFile).map_err(|e| {
+            ConfigError::Read {
+                file: file.clone(),
+                message: e.failure.to_string(),
+            }
         })?;
         let base = path.parent().unwrap_or_else(|| Path::new("."));
         RegistryConfig::parse(&text, &file, base)
@@ -829,13 +833,14 @@ manager = "tcp://127.0.0.1:2375"
     }
 
     #[test]
-    fn an_endless_registry_file_is_refused_at_the_limit() {
+    fn an_endless_registry_file_is_refused_unread() {
+        // A device is no registry file: refused before a byte is read.
         let e = RegistryConfig::load("/dev/zero").unwrap_err();
         assert_eq!(
             e,
             ConfigError::Read {
                 file: "/dev/zero".into(),
-                message: "larger than the limit of 16777216 bytes (16 MiB)".into()
+                message: "is not a regular file (it is a character device)".into()
             }
         );
     }

@@ -42,7 +42,9 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::endpoint::{Endpoint, EndpointError, TlsFiles};
-use crate::files::{read_limited, read_regular_limited, ReadFailure, CONFIG_LIMIT, TLS_FILE_LIMIT};
+use crate::files::{
+    read_limited, read_regular_limited, Accept, ReadFailure, CONFIG_LIMIT, TLS_FILE_LIMIT,
+};
 
 /// The context name that always means the default endpoint.
 pub const DEFAULT_CONTEXT: &str = "default";
@@ -323,7 +325,8 @@ fn current_context(config_dir: Option<&Path>) -> Result<Option<(String, PathBuf)
         Err(e) => return Err(bad(format!("cannot read: {e}"))),
         Ok(_) => {}
     }
-    let text = read_limited(&file, CONFIG_LIMIT).map_err(|e| bad(e.failure.to_string()))?;
+    let text = read_limited(&file, CONFIG_LIMIT, Accept::RegularFile)
+        .map_err(|e| bad(e.failure.to_string()))?;
     let value: Value =
         serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
     let Value::Object(object) = value else {
@@ -367,7 +370,8 @@ fn from_store(
         Err(e) => return Err(bad(&meta, format!("cannot read: {e}"))),
         Ok(_) => {}
     }
-    let text = read_limited(&meta, CONFIG_LIMIT).map_err(|e| bad(&meta, e.failure.to_string()))?;
+    let text = read_limited(&meta, CONFIG_LIMIT, Accept::RegularFile)
+        .map_err(|e| bad(&meta, e.failure.to_string()))?;
     let value: Value =
         serde_json::from_str(&text).map_err(|e| bad(&meta, format!("not valid JSON: {e}")))?;
     let docker = value

@@ -1,16 +1,27 @@
-//! Reading the operator's files with a bound on their size.
+//! Opening and reading the operator's files: without blocking, by kind,
+//! and with a bound on their size and, for a pipe, on the time it takes.
 //!
 //! `std::fs::read_to_string` reads until the end, and some files have none:
 //! `/dev/zero`, a FIFO fed by an endless writer, a mistyped path into
-//! `/proc`. Every file this tool reads (registry file, snapshot, app set,
-//! docker config and context metadata, TLS material) goes through
-//! [`read_limited`] or [`read_regular_limited`] instead, which stop at the
-//! limit while reading, so memory stays near the limit and an endless
-//! source is refused as soon as the limit is passed.
+//! `/proc`. And opening a FIFO blocks until a writer appears, for ever if
+//! none does. Every file this tool reads (registry file, snapshot, app set,
+//! saved plan, state file, docker config and context metadata, TLS
+//! material) goes through [`read_limited`] or [`read_regular_limited`],
+//! which open without blocking, judge the opened descriptor's kind (not
+//! the path's, so nothing can be swapped in between), accept a pipe only
+//! where the caller says one is expected ([`Accept`]), wait for a pipe's
+//! data within deadlines, and stop at the limit while reading, so memory
+//! stays near the limit and an endless source is refused as soon as the
+//! limit is passed.
 
 use std::fs::File;
 use std::io::Read;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::fs::{Mode, OFlags};
 
 use thiserror::Error;
 
@@ -33,6 +44,30 @@ pub const CONFIG_LIMIT: u64 = 16 * MIB;
 /// The largest TLS file (CA, client certificate or key) read: 1 MiB. A
 /// certificate is a few KiB; a CA bundle of every public root is ~200 KiB.
 pub const TLS_FILE_LIMIT: u64 = MIB;
+
+/// How long a pipe or FIFO may stay silent, before its first byte or
+/// between two reads: 5 s. A writer that is still starting (`ssh` or `git`
+/// behind `<(...)`) has time to speak; a FIFO nobody writes to, or a
+/// writer that holds it open and says nothing, is refused within seconds.
+pub const PIPE_SILENCE_LIMIT: Duration = Duration::from_secs(5);
+
+/// How long reading a pipe or FIFO to its end may take in all: 30 s,
+/// room for a 1 GiB snapshot at 35 MB/s, while a writer that trickles a
+/// byte now and then cannot hold the command for ever.
+pub const PIPE_READ_LIMIT: Duration = Duration::from_secs(30);
+
+/// What an input may be, besides a regular file (symbolic links are
+/// followed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accept {
+    /// A regular file only: anything else (a FIFO, a device, a socket) is
+    /// refused unread.
+    RegularFile,
+    /// A regular file, or a pipe or FIFO (`--app-set <(git show
+    /// main:apps.yaml)`), whose data must come within
+    /// [`PIPE_SILENCE_LIMIT`] and end within [`PIPE_READ_LIMIT`].
+    FileOrPipe,
+}
 
 /// Why a file was not read; `path` names it.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -76,6 +111,19 @@ pub enum ReadFailure {
         /// What it is instead.
         kind: String,
     },
+    /// A pipe or FIFO that gave no data for this long: no writer, or one
+    /// that says nothing. Never taken for an empty file.
+    #[error("a pipe that gave no data for {}s (a FIFO with no writer, or a writer that says nothing)", .after.as_secs())]
+    PipeSilent {
+        /// How long it was waited for.
+        after: Duration,
+    },
+    /// A pipe or FIFO that did not reach its end within this long.
+    #[error("a pipe that did not reach its end within {}s", .within.as_secs())]
+    PipeUnfinished {
+        /// How long the whole read may take.
+        within: Duration,
+    },
 }
 
 /// `limit` in the unit an operator thinks in.
@@ -91,8 +139,8 @@ fn human(limit: u64) -> String {
     }
 }
 
-fn kind_of(file_type: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
+/// What a file is, in a word for an error message ("FIFO", "directory").
+pub fn kind_of(file_type: &std::fs::FileType) -> &'static str {
     if file_type.is_dir() {
         "directory"
     } else if file_type.is_fifo() {
@@ -111,11 +159,11 @@ fn kind_of(file_type: &std::fs::FileType) -> &'static str {
 }
 
 /// Reads the text file at `path`, refusing it as soon as more than `limit`
-/// bytes have been read and refusing text that is not UTF-8. Pipes, FIFOs
-/// and devices are read (so `--app-set <(...)` works), but never past the
-/// limit; a directory is refused before reading.
-pub fn read_limited(path: &Path, limit: u64) -> Result<String, ReadError> {
-    let bytes = read_bytes(path, limit, false)?;
+/// bytes have been read and refusing text that is not UTF-8. Whether it
+/// may be a pipe is `accept`'s; a directory, device or socket is always
+/// refused unread.
+pub fn read_limited(path: &Path, limit: u64, accept: Accept) -> Result<String, ReadError> {
+    let bytes = read_bytes(path, limit, accept, PIPE_DEADLINES)?;
     String::from_utf8(bytes).map_err(|e| ReadError {
         path: path.to_owned(),
         failure: ReadFailure::NotUtf8 {
@@ -125,103 +173,242 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<String, ReadError> {
 }
 
 /// Like [`read_limited`] for bytes, and only for a regular file (after
-/// following symbolic links): a FIFO would block the reader until some
-/// writer appears, a device may never end, and neither is where key
-/// material is kept.
+/// following symbolic links): key material is never kept in a pipe or a
+/// device.
 pub fn read_regular_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    read_bytes(path, limit, true)
+    read_bytes(path, limit, Accept::RegularFile, PIPE_DEADLINES)
 }
 
-fn read_bytes(path: &Path, limit: u64, regular_only: bool) -> Result<Vec<u8>, ReadError> {
-    let fail = |failure: ReadFailure| ReadError {
+/// The deadlines of a pipe's read; tests shorten them.
+#[derive(Clone, Copy, Debug)]
+struct PipeDeadlines {
+    silence: Duration,
+    whole: Duration,
+}
+
+const PIPE_DEADLINES: PipeDeadlines = PipeDeadlines {
+    silence: PIPE_SILENCE_LIMIT,
+    whole: PIPE_READ_LIMIT,
+};
+
+/// An input opened and judged by its descriptor.
+enum Opened {
+    /// A regular file of `len` bytes.
+    Regular { file: File, len: u64 },
+    /// A pipe or FIFO, where [`Accept::FileOrPipe`] allowed one.
+    Pipe(File),
+}
+
+fn read_bytes(
+    path: &Path,
+    limit: u64,
+    accept: Accept,
+    deadlines: PipeDeadlines,
+) -> Result<Vec<u8>, ReadError> {
+    let read = match open_input(path, accept) {
+        Ok(Opened::Regular { len, .. }) if len > limit => Err(ReadFailure::TooLarge { limit }),
+        Ok(Opened::Regular { file, len }) => read_to_end(&file, limit, len, None),
+        Ok(Opened::Pipe(file)) => read_to_end(&file, limit, 0, Some(deadlines)),
+        Err(failure) => Err(failure),
+    };
+    read.map_err(|failure| ReadError {
         path: path.to_owned(),
         failure,
-    };
-    let io = |e: std::io::Error| {
-        fail(ReadFailure::Io {
-            message: e.to_string(),
-        })
-    };
-    // stat before open: opening a FIFO blocks until a writer appears, so
-    // the type has to be known without opening it.
-    let meta = std::fs::metadata(path).map_err(io)?;
+    })
+}
+
+fn io_failure(e: std::io::Error) -> ReadFailure {
+    ReadFailure::Io {
+        message: e.to_string(),
+    }
+}
+
+/// Opens `path` for reading without blocking and judges what it is by the
+/// opened descriptor. Without `O_NONBLOCK` opening a FIFO waits for a
+/// writer, for ever if none comes; with it the open returns at once, and
+/// judging the descriptor (not the path) leaves no gap to swap the file in.
+fn open_input(path: &Path, accept: Accept) -> Result<Opened, ReadFailure> {
+    // NOCTTY: a terminal named as an input must not become the process's
+    // controlling terminal before it is refused.
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(|e| open_failed(path, e))?;
+    let file = File::from(fd);
+    let meta = file.metadata().map_err(io_failure)?;
     let file_type = meta.file_type();
+    if file_type.is_file() {
+        return Ok(Opened::Regular {
+            file,
+            len: meta.len(),
+        });
+    }
     if file_type.is_dir() {
-        return Err(fail(ReadFailure::Directory));
+        return Err(ReadFailure::Directory);
     }
-    if regular_only && !file_type.is_file() {
-        return Err(fail(ReadFailure::NotRegular {
-            kind: kind_of(&file_type).to_owned(),
-        }));
+    if file_type.is_fifo() && accept == Accept::FileOrPipe {
+        return Ok(Opened::Pipe(file));
     }
-    if file_type.is_file() && meta.len() > limit {
-        return Err(fail(ReadFailure::TooLarge { limit }));
-    }
-    let mut file = File::open(path).map_err(io)?;
-    if regular_only {
-        // The path may have been swapped between stat and open.
-        let opened = file.metadata().map_err(io)?;
-        if !opened.file_type().is_file() {
-            return Err(fail(ReadFailure::NotRegular {
-                kind: kind_of(&opened.file_type()).to_owned(),
-            }));
+    Err(ReadFailure::NotRegular {
+        kind: kind_of(&file_type).to_owned(),
+    })
+}
+
+/// Why an open failed. A socket cannot be opened at all (`ENXIO`): it is
+/// named as what it is rather than by the system's message.
+fn open_failed(path: &Path, e: rustix::io::Errno) -> ReadFailure {
+    if e == rustix::io::Errno::NXIO {
+        if let Ok(meta) = std::fs::metadata(path) {
+            if meta.file_type().is_socket() {
+                return ReadFailure::NotRegular {
+                    kind: kind_of(&meta.file_type()).to_owned(),
+                };
+            }
         }
     }
-    let cap = usize::try_from(limit).unwrap_or(usize::MAX);
-    // A regular file says its size; anything else grows as it is read, but
-    // never beyond the limit (a doubling Vec could reach twice of it).
-    let initial = if file_type.is_file() {
-        usize::try_from(meta.len()).unwrap_or(cap).min(cap)
-    } else {
-        0
-    };
-    let mut buf: Vec<u8> = Vec::new();
-    buf.try_reserve_exact(initial.saturating_add(1).min(cap.saturating_add(1)))
-        .map_err(|e| {
-            fail(ReadFailure::Io {
-                message: e.to_string(),
-            })
-        })?;
+    io_failure(e.into())
+}
+
+/// Reads `file` to its end, never holding more than `limit` bytes;
+/// `expected` sizes the buffer (a regular file's length). A pipe
+/// (`deadlines` given) is read only once [`wait_for_data`] says there is
+/// something to read.
+fn read_to_end(
+    mut file: &File,
+    limit: u64,
+    expected: u64,
+    deadlines: Option<PipeDeadlines>,
+) -> Result<Vec<u8>, ReadFailure> {
+    let started = Instant::now();
+    let mut buf = Bounded::new(limit, expected)?;
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
-        let n = match file.read(&mut chunk) {
-            Ok(0) => return Ok(buf),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io(e)),
-        };
-        if (buf.len() as u64).saturating_add(n as u64) > limit {
-            return Err(fail(ReadFailure::TooLarge { limit }));
+        if let Some(deadlines) = deadlines {
+            wait_for_data(file, started, deadlines)?;
         }
-        if buf.len() + n > buf.capacity() {
-            let want = buf
+        match file.read(&mut chunk) {
+            Ok(0) => return Ok(buf.bytes),
+            Ok(n) => buf.push(&chunk[..n])?,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+                ) => {}
+            Err(e) => return Err(io_failure(e)),
+        }
+    }
+}
+
+/// Waits until the pipe has data or has reached its end, within the
+/// silence limit and what is left of the whole read's. A FIFO without a
+/// writer never becomes readable here (a non-blocking read of it would
+/// say "end of file" at once), so it is refused at the deadline instead of
+/// being read as an empty file.
+fn wait_for_data(
+    file: &File,
+    started: Instant,
+    deadlines: PipeDeadlines,
+) -> Result<(), ReadFailure> {
+    let left = deadlines.whole.saturating_sub(started.elapsed());
+    if left.is_zero() {
+        // Checked before polling: a writer that keeps the pipe full would
+        // otherwise be read past the deadline.
+        return Err(ReadFailure::PipeUnfinished {
+            within: deadlines.whole,
+        });
+    }
+    let (wait, timed_out) = if left < deadlines.silence {
+        let within = deadlines.whole;
+        (left, ReadFailure::PipeUnfinished { within })
+    } else {
+        let after = deadlines.silence;
+        (after, ReadFailure::PipeSilent { after })
+    };
+    let timeout = Timespec::try_from(wait).map_err(|e| io_failure(std::io::Error::other(e)))?;
+    let mut fds = [PollFd::new(file, PollFlags::IN)];
+    match rustix::event::poll(&mut fds, Some(&timeout)) {
+        Ok(0) => Err(timed_out),
+        // Readable, at its end (HUP) or in error: the read says which.
+        Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
+        Err(e) => Err(io_failure(e.into())),
+    }
+}
+
+/// A buffer that refuses to grow past a limit. A regular file says its
+/// size; anything else grows as it is read, but never beyond the limit (a
+/// doubling Vec could reach twice of it).
+struct Bounded {
+    bytes: Vec<u8>,
+    limit: u64,
+    cap: usize,
+}
+
+impl Bounded {
+    fn new(limit: u64, expected: u64) -> Result<Self, ReadFailure> {
+        let cap = usize::try_from(limit).unwrap_or(usize::MAX);
+        let initial = usize::try_from(expected).unwrap_or(cap).min(cap);
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(initial.saturating_add(1).min(cap.saturating_add(1)))
+            .map_err(|e| io_failure(std::io::Error::other(e)))?;
+        Ok(Bounded { bytes, limit, cap })
+    }
+
+    fn push(&mut self, chunk: &[u8]) -> Result<(), ReadFailure> {
+        let len = self.bytes.len();
+        if (len as u64).saturating_add(chunk.len() as u64) > self.limit {
+            return Err(ReadFailure::TooLarge { limit: self.limit });
+        }
+        if len + chunk.len() > self.bytes.capacity() {
+            let want = self
+                .bytes
                 .capacity()
                 .saturating_mul(2)
-                .max(buf.len() + n)
+                .max(len + chunk.len())
                 .max(64 * 1024)
-                .min(cap);
-            buf.try_reserve_exact(want - buf.len()).map_err(|e| {
-                fail(ReadFailure::Io {
-                    message: e.to_string(),
-                })
-            })?;
+                .min(self.cap);
+            self.bytes
+                .try_reserve_exact(want - len)
+                .map_err(|e| io_failure(std::io::Error::other(e)))?;
         }
-        buf.extend_from_slice(&chunk[..n]);
+        self.bytes.extend_from_slice(chunk);
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{Duration, Instant};
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+
+    /// Deadlines short enough for a test.
+    const SHORT: PipeDeadlines = PipeDeadlines {
+        silence: Duration::from_millis(300),
+        whole: Duration::from_secs(2),
+    };
+
+    fn fifo_in(dir: &Path) -> PathBuf {
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        fifo
+    }
+
+    /// The path by which a process reaches its own descriptor, as bash's
+    /// `<(...)` hands one over.
+    fn fd_path(fd: &impl AsRawFd) -> PathBuf {
+        PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+    }
 
     #[test]
     fn reads_text_within_the_limit() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("a.txt");
         std::fs::write(&f, "héllo").unwrap();
-        assert_eq!(read_limited(&f, 6).unwrap(), "héllo");
-        let e = read_limited(&f, 5).unwrap_err();
+        assert_eq!(read_limited(&f, 6, Accept::RegularFile).unwrap(), "héllo");
+        let e = read_limited(&f, 5, Accept::FileOrPipe).unwrap_err();
         assert_eq!(e.failure, ReadFailure::TooLarge { limit: 5 });
         assert_eq!(
             e.to_string(),
@@ -230,48 +417,137 @@ mod tests {
     }
 
     #[test]
-    fn dev_zero_is_refused_at_the_limit() {
-        let started = Instant::now();
-        let e = read_limited(Path::new("/dev/zero"), 4 * MIB).unwrap_err();
-        assert_eq!(e.failure, ReadFailure::TooLarge { limit: 4 * MIB });
+    fn devices_are_refused_unread() {
+        for accept in [Accept::RegularFile, Accept::FileOrPipe] {
+            for device in ["/dev/zero", "/dev/null"] {
+                let e = read_limited(Path::new(device), 4 * MIB, accept).unwrap_err();
+                assert_eq!(
+                    e.failure,
+                    ReadFailure::NotRegular {
+                        kind: "character device".into()
+                    },
+                    "{device}"
+                );
+            }
+        }
+        let e = read_limited(Path::new("/dev/zero"), MIB, Accept::FileOrPipe).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "/dev/zero: larger than the limit of 4194304 bytes (4 MiB)"
+            "/dev/zero: is not a regular file (it is a character device)"
         );
-        assert!(started.elapsed() < Duration::from_secs(10));
     }
 
     #[test]
-    fn an_endless_fifo_is_refused_at_the_limit() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("endless");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .expect("mkfifo");
-        assert!(made.success());
-        let writer_path = fifo.clone();
+    fn an_endless_pipe_is_refused_at_the_limit() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
         // The writer ends when the reader goes away (EPIPE).
-        let writer = std::thread::spawn(move || {
-            use std::io::Write;
-            let mut w = std::fs::OpenOptions::new()
-                .write(true)
-                .open(&writer_path)
-                .unwrap();
+        let feeding = std::thread::spawn(move || {
             let block = vec![b'x'; 64 * 1024];
-            while w.write_all(&block).is_ok() {}
+            while writer.write_all(&block).is_ok() {}
         });
-        let e = read_limited(&fifo, MIB).unwrap_err();
+        let path = fd_path(&reader);
+        let e = read_bytes(&path, MIB, Accept::FileOrPipe, SHORT).unwrap_err();
         assert_eq!(e.failure, ReadFailure::TooLarge { limit: MIB });
-        writer.join().unwrap();
-        // Only regular files where key material is expected.
-        let e = read_regular_limited(&fifo, MIB).unwrap_err();
+        drop(reader);
+        feeding.join().unwrap();
+    }
+
+    #[test]
+    fn a_pipe_with_a_writer_is_read_to_its_end() {
+        // What `--app-set <(printf ...)` hands over: a pipe whose writer
+        // is there, and may still be starting.
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let feeding = std::thread::spawn(move || {
+            writer.write_all(b"loaded: ").unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            writer.write_all(b"true\n").unwrap();
+        });
+        let text = read_limited(&fd_path(&reader), MIB, Accept::FileOrPipe).unwrap();
+        assert_eq!(text, "loaded: true\n");
+        feeding.join().unwrap();
+        // A writer that ends without a word gives a genuinely empty input.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(writer);
+        assert_eq!(
+            read_limited(&fd_path(&reader), MIB, Accept::FileOrPipe).unwrap(),
+            ""
+        );
+    }
+
+    #[test]
+    fn a_fifo_without_a_writer_is_refused_at_the_deadline_not_read_as_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = fifo_in(dir.path());
+        let started = Instant::now();
+        let e = read_bytes(&fifo, MIB, Accept::FileOrPipe, SHORT).unwrap_err();
         assert_eq!(
             e.failure,
-            ReadFailure::NotRegular {
-                kind: "FIFO".into()
+            ReadFailure::PipeSilent {
+                after: SHORT.silence
             }
         );
+        assert!(started.elapsed() < Duration::from_secs(2));
+        // Where only a regular file will do, it is refused at once.
+        for e in [
+            read_limited(&fifo, MIB, Accept::RegularFile).unwrap_err(),
+            read_regular_limited(&fifo, MIB).unwrap_err(),
+        ] {
+            assert_eq!(
+                e.failure,
+                ReadFailure::NotRegular {
+                    kind: "FIFO".into()
+                }
+            );
+        }
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_silent_or_trickling_writer_is_refused_at_the_deadline() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let e = read_bytes(&fd_path(&reader), MIB, Accept::FileOrPipe, SHORT).unwrap_err();
+        assert_eq!(
+            e.failure,
+            ReadFailure::PipeSilent {
+                after: SHORT.silence
+            }
+        );
+        // A byte now and then, never the end: the whole read is bounded.
+        let (reader2, mut writer2) = std::io::pipe().unwrap();
+        let trickling = std::thread::spawn(move || {
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(4) && writer2.write_all(b"x").is_ok() {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let e = read_bytes(&fd_path(&reader2), MIB, Accept::FileOrPipe, SHORT).unwrap_err();
+        assert_eq!(
+            e.failure,
+            ReadFailure::PipeUnfinished {
+                within: SHORT.whole
+            }
+        );
+        drop(reader2);
+        trickling.join().unwrap();
+        writer.write_all(b"late").unwrap();
+    }
+
+    #[test]
+    fn sockets_and_directories_are_refused_naming_what_they_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        for accept in [Accept::RegularFile, Accept::FileOrPipe] {
+            let e = read_limited(&socket, 100, accept).unwrap_err();
+            assert_eq!(
+                e.failure,
+                ReadFailure::NotRegular {
+                    kind: "socket".into()
+                }
+            );
+            let e = read_limited(dir.path(), 100, accept).unwrap_err();
+            assert_eq!(e.failure, ReadFailure::Directory);
+        }
     }
 
     #[test]
@@ -279,14 +555,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("bin");
         std::fs::write(&f, b"ok\xff\xfe").unwrap();
-        let e = read_limited(&f, 100).unwrap_err();
+        let e = read_limited(&f, 100, Accept::RegularFile).unwrap_err();
         assert_eq!(e.failure, ReadFailure::NotUtf8 { offset: 2 });
         assert!(e.to_string().ends_with("not valid UTF-8 text (at byte 2)"));
-        let e = read_limited(dir.path(), 100).unwrap_err();
-        assert_eq!(e.failure, ReadFailure::Directory);
         let e = read_regular_limited(dir.path(), 100).unwrap_err();
         assert_eq!(e.failure, ReadFailure::Directory);
-        let e = read_limited(&dir.path().join("missing"), 100).unwrap_err();
+        let e = read_limited(&dir.path().join("missing"), 100, Accept::FileOrPipe).unwrap_err();
         assert!(matches!(e.failure, ReadFailure::Io { .. }), "{e}");
         assert!(read_regular_limited(Path::new("/dev/null"), 10).is_err());
     }
@@ -297,5 +571,7 @@ mod tests {
         assert_eq!(human(APP_SET_LIMIT), "64 MiB");
         assert_eq!(human(CONFIG_LIMIT), "16 MiB");
         assert_eq!(human(TLS_FILE_LIMIT), "1 MiB");
+        assert_eq!(PIPE_SILENCE_LIMIT, Duration::from_secs(5));
+        assert_eq!(PIPE_READ_LIMIT, Duration::from_secs(30));
     }
 }

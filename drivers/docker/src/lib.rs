@@ -35,7 +35,7 @@ pub use backend::{DockerNode, DockerSwarm, DEFAULT_TIMEOUT};
 pub use config::{ConfigError, RegistryConfig, SwarmConfig};
 pub use context::{ContextError, Resolved};
 pub use endpoint::{Endpoint, EndpointError, TlsFiles, DEFAULT_DOCKER_HOST};
-pub use files::{read_limited, ReadError};
+pub use files::{read_limited, Accept, ReadError};
 pub use job::{JobSettings, DEFAULT_AGENT_SOCKET, JOB_LABEL, JOB_STARTED_LABEL};
 pub use registry::{FileRegistry, LocalRegistry};
 /// The one duration parser, shared with the core's policy.

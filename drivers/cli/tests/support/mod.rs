@@ -13,7 +13,25 @@ pub const NO_DAEMON: &str = "unix:///nonexistent/swarm-sweep-test.sock";
 /// The binary with none of the caller's variables that steer it (inputs,
 /// log filter, docker endpoint and context, colour), and stdin closed.
 pub fn sweep() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_swarm-sweep"));
+    clean(Command::new(env!("CARGO_BIN_EXE_swarm-sweep")))
+}
+
+/// `bash -c script`, with the binary's path in `$SWEEP` and the same
+/// environment as [`sweep_without_daemon`]: for what only a shell does
+/// (`<(...)`, `ulimit`, the pid a process will have).
+pub fn bash(script: &str) -> Command {
+    let mut cmd = clean(Command::new("bash"));
+    cmd.arg("-c")
+        .arg(script)
+        .env("SWEEP", env!("CARGO_BIN_EXE_swarm-sweep"))
+        .env("DOCKER_HOST", NO_DAEMON)
+        .env("DOCKER_CONFIG", "/nonexistent/docker-config");
+    cmd
+}
+
+/// `cmd` with none of the caller's variables that steer the binary, and
+/// stdin closed.
+fn clean(mut cmd: Command) -> Command {
     for var in [
         "SWARM_SWEEP_CONFIG",
         "SWARM_SWEEP_APP_SET",

@@ -1,0 +1,279 @@
+//! Writing the files swarm-sweep leaves behind (`plan --out`, the
+//! grace-period state of `--state`): whole or not at all, and only ever as
+//! a regular file of its own.
+//!
+//! The command often runs as root, writing into directories others can
+//! write to as well. A temporary file under a name anyone can guess
+//! (`<name>.tmp-<pid>`) can be planted beforehand as a symbolic link, and
+//! the root process then writes into the link's target; a target that is a
+//! device (`plan --out /dev/null`) is replaced by a regular file. So the
+//! temporary file is created exclusively under an unpredictable name
+//! (`O_CREAT|O_EXCL` refuses anything planted), and the target must be a
+//! regular file or nothing: checked before anything is read from a swarm
+//! ([`check_target`]) and again right before the rename, since `rename(2)`
+//! itself checks nothing.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sweep_docker::files::kind_of;
+
+/// Why a file was not written; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The target exists and is not a regular file (a device, a
+    /// directory, a FIFO, a socket): writing "to" it would replace it.
+    #[error("{}: refused as a file to write: it is a {kind}, not a regular file", file.display())]
+    NotRegular { file: PathBuf, kind: &'static str },
+    /// The target is a symbolic link, refused even when it leads to a
+    /// regular file (see [`check_target`]).
+    #[error("{}: refused as a file to write: it is a symbolic link; give the path of the file itself", file.display())]
+    Symlink { file: PathBuf },
+    /// Creating, writing, syncing or renaming failed.
+    #[error("{}: cannot write: {source}", file.display())]
+    Io {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Whether `file` may be written: it does not exist yet, or it is a
+/// regular file. Whatever else is there is refused and left untouched.
+///
+/// A symbolic link is refused, not followed: whoever can write to the
+/// directory can plant one, and following it (even resolved once and
+/// checked) writes wherever they point, `/etc/shadow` being a regular
+/// file too. An operator who keeps the file elsewhere names that path.
+pub fn check_target(file: &Path) -> Result<(), WriteError> {
+    match std::fs::symlink_metadata(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(WriteError::Io {
+            file: file.to_owned(),
+            source,
+        }),
+        Ok(meta) if meta.file_type().is_file() => Ok(()),
+        Ok(meta) if meta.file_type().is_symlink() => Err(WriteError::Symlink {
+            file: file.to_owned(),
+        }),
+        Ok(meta) => Err(WriteError::NotRegular {
+            file: file.to_owned(),
+            kind: kind_of(&meta.file_type()),
+        }),
+    }
+}
+
+/// Writes `bytes` to `file` whole: into a new temporary file beside it
+/// (created exclusively, under an unpredictable name), synced to disk,
+/// then renamed over it, and the directory synced. A reader sees the old
+/// file or the new one, never half of one, whenever the process or the
+/// machine stops; on any failure the temporary file is removed.
+pub fn replace(file: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let failed = |source: std::io::Error| WriteError::Io {
+        file: file.to_owned(),
+        source,
+    };
+    check_target(file)?;
+    let dir = directory_of(file);
+    let mut tmp = temporary_beside(file, dir).map_err(failed)?;
+    tmp.write_all(bytes).map_err(failed)?;
+    tmp.as_file().sync_all().map_err(failed)?;
+    // Checked again right before the rename: something else may have been
+    // put in the target's place since (dropping `tmp` removes it).
+    check_target(file)?;
+    tmp.persist(file).map_err(|e| failed(e.error))?;
+    sync_directory(dir);
+    Ok(())
+}
+
+/// Moves `file` aside to `<name>.stale-<unix seconds>` beside it, without
+/// replacing anything already there under that name (a link planted
+/// there stays as it is, and nothing is written through it). Returns the
+/// new name.
+pub fn set_aside(file: &Path) -> std::io::Result<PathBuf> {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    set_aside_at(file, secs)
+}
+
+fn set_aside_at(file: &Path, secs: u64) -> std::io::Result<PathBuf> {
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".stale-{secs}"));
+    let aside = file.with_file_name(name);
+    rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        file,
+        rustix::fs::CWD,
+        &aside,
+        rustix::fs::RenameFlags::NOREPLACE,
+    )?;
+    sync_directory(directory_of(file));
+    Ok(aside)
+}
+
+/// The directory `file` is in (`.` for a bare name).
+fn directory_of(file: &Path) -> &Path {
+    match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// A new, empty temporary file in `dir`, named `.<name>.<random>.tmp`.
+/// The mode is what `File::create` gives (0666 less the umask): the
+/// written file reads as it did before this module wrote it.
+fn temporary_beside(file: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(file.file_name().unwrap_or_default());
+    prefix.push(".");
+    tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+}
+
+/// A rename is durable once its directory is synced: best effort, since
+/// not every filesystem lets a directory be opened for it.
+fn sync_directory(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_file_is_written_whole_and_replaced_leaving_nothing_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plan.json");
+        replace(&file, b"one\n").unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"one\n");
+        replace(&file, b"two\n").unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"two\n");
+        assert_eq!(names(dir.path()), ["plan.json"]);
+    }
+
+    #[test]
+    fn a_link_planted_at_the_old_temporary_name_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let file = dir.path().join("state.json");
+        // The name the old code used, for this very process.
+        let planted = dir
+            .path()
+            .join(format!("state.json.tmp-{}", std::process::id()));
+        symlink(&victim, &planted).unwrap();
+        replace(&file, b"{}\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
+        assert_eq!(std::fs::read(&file).unwrap(), b"{}\n");
+        assert_eq!(std::fs::read_link(&planted).unwrap(), victim);
+    }
+
+    #[test]
+    fn a_target_that_is_a_link_device_directory_or_fifo_is_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let link = dir.path().join("link");
+        symlink(&victim, &link).unwrap();
+        let e = replace(&link, b"x").unwrap_err();
+        assert!(
+            matches!(&e, WriteError::Symlink { file } if file == &link),
+            "{e:?}"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_link(&link).unwrap(), victim);
+
+        let e = check_target(Path::new("/dev/null")).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                WriteError::NotRegular {
+                    kind: "character device",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let e = replace(&sub, b"x").unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                WriteError::NotRegular {
+                    kind: "directory",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(sub.is_dir());
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let e = replace(&fifo, b"x").unwrap_err();
+        assert!(
+            matches!(&e, WriteError::NotRegular { kind: "FIFO", .. }),
+            "{e:?}"
+        );
+        assert_eq!(names(dir.path()), ["fifo", "link", "sub", "victim"]);
+        // A name with nothing there yet is fine.
+        check_target(&dir.path().join("new.json")).unwrap();
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_naming_the_file() {
+        let file = Path::new("/nonexistent-dir/plan.json");
+        let e = replace(file, b"x").unwrap_err();
+        assert!(
+            matches!(&e, WriteError::Io { file: f, .. } if f == file),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn a_file_set_aside_keeps_its_bytes_and_replaces_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("state.json");
+        std::fs::write(&file, "old").unwrap();
+        let aside = set_aside(&file).unwrap();
+        assert!(!file.exists());
+        let name = aside.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("state.json.stale-"), "{name}");
+        assert_eq!(aside.parent(), Some(dir.path()));
+        assert_eq!(std::fs::read_to_string(&aside).unwrap(), "old");
+        // A link planted under the name it would take: neither replaced
+        // nor followed, and the file stays where it was.
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        std::fs::write(&file, "again").unwrap();
+        let planted = dir.path().join("state.json.stale-42");
+        symlink(&victim, &planted).unwrap();
+        let e = set_aside_at(&file, 42).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists, "{e}");
+        assert_eq!(std::fs::read_link(&planted).unwrap(), victim);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "again");
+    }
+}
