@@ -8,6 +8,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod support;
@@ -387,20 +389,21 @@ fn a_read_stuck_on_a_silent_fifo_is_abandoned_and_sweeps_resume_once_the_app_set
     drop(writer);
 }
 
-/// One slow client from 127.0.0.2 until `stop`: a byte of a request head
-/// a second, and when the server closes, a new connection a moment later.
-/// Every wait is bounded, and it ends by itself at `until`.
-async fn slow_client(addr: SocketAddr, until: Instant) {
+/// One slow client from 127.0.0.2 until `stop` is set: a byte of a request
+/// head a second, and when the server closes, a new connection a moment
+/// later. Every wait is bounded, and it ends by itself at `until`.
+async fn slow_client(addr: SocketAddr, until: Instant, stop: Arc<AtomicBool>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const HEAD: &[u8] =
         b"GET /healthz HTTP/1.1\r\nHost: flood\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
     let step = Duration::from_secs(1);
-    while Instant::now() < until {
+    let go_on = || Instant::now() < until && !stop.load(Ordering::SeqCst);
+    while go_on() {
         let socket = tokio::net::TcpSocket::new_v4().unwrap();
         socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
         if let Ok(Ok(mut stream)) = tokio::time::timeout(step, socket.connect(addr)).await {
             for byte in HEAD {
-                if Instant::now() >= until || stream.write_all(&[*byte]).await.is_err() {
+                if !go_on() || stream.write_all(&[*byte]).await.is_err() {
                     break;
                 }
                 let mut reply = [0u8; 256];
@@ -455,8 +458,9 @@ async fn healthz_answers_every_probe_through_a_flood_of_slow_clients_from_anothe
     // More slow clients than there are slots, from 127.0.0.2; they stop
     // by themselves, after the probes at the latest.
     let until = Instant::now() + Duration::from_secs(20);
+    let stop = Arc::new(AtomicBool::new(false));
     let flood: Vec<_> = (0..CLIENTS)
-        .map(|_| tokio::spawn(slow_client(addr, until)))
+        .map(|_| tokio::spawn(slow_client(addr, until, stop.clone())))
         .collect();
     tokio::time::sleep(Duration::from_millis(1500)).await;
 
@@ -482,6 +486,7 @@ async fn healthz_answers_every_probe_through_a_flood_of_slow_clients_from_anothe
         Instant::now() < until,
         "the flood ended before the probes did"
     );
+    stop.store(true, Ordering::SeqCst);
     let failed: Vec<_> = probes
         .iter()
         .filter(|(code, ..)| *code != Some(0))

@@ -45,12 +45,18 @@ pub const MAX_CONNECTIONS: usize = 64;
 /// at most this many slots, and the health probe (from 127.0.0.1 in the
 /// container) and the scraper find theirs free.
 pub const MAX_CONNECTIONS_PER_ADDRESS: usize = 8;
+/// Slots only loopback clients may take: the image's healthcheck runs in
+/// the container and comes from 127.0.0.1, so clients from elsewhere, from
+/// however many addresses, never hold every slot it could use.
+pub const KEPT_FOR_LOOPBACK: usize = 8;
 
 /// Why a connection was closed unanswered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Refused {
     #[error("{MAX_CONNECTIONS} connections are served already")]
     Full,
+    #[error("all the slots but those kept for loopback clients are taken")]
+    KeptForLoopback,
     #[error("{MAX_CONNECTIONS_PER_ADDRESS} connections from {0} are served already")]
     AddressFull(IpAddr),
 }
@@ -89,6 +95,9 @@ impl Admission {
         let mut counts = self.lock();
         if counts.total >= MAX_CONNECTIONS {
             return Err(Refused::Full);
+        }
+        if counts.total >= MAX_CONNECTIONS - KEPT_FOR_LOOPBACK && !address.is_loopback() {
+            return Err(Refused::KeptForLoopback);
         }
         let from_address = counts.by_address.entry(address).or_insert(0);
         if *from_address >= MAX_CONNECTIONS_PER_ADDRESS {
@@ -556,13 +565,26 @@ mod tests {
         );
         slots.pop();
         slots.push(admission.admit(a).unwrap());
-        // Other addresses fill the rest, and then no one gets in.
-        for i in 0..MAX_CONNECTIONS - MAX_CONNECTIONS_PER_ADDRESS {
+        // Clients from many other addresses fill all but the slots kept
+        // for loopback...
+        let remote = MAX_CONNECTIONS - KEPT_FOR_LOOPBACK;
+        for i in MAX_CONNECTIONS_PER_ADDRESS..remote {
             let other = IpAddr::from([10, 0, (i / 250) as u8, (i % 250) as u8]);
             slots.push(admission.admit(other).unwrap());
         }
         let late: IpAddr = "198.51.100.7".parse().unwrap();
-        assert_eq!(admission.admit(late).unwrap_err(), Refused::Full);
+        assert_eq!(admission.admit(late).unwrap_err(), Refused::KeptForLoopback);
+        // ...which the probe from 127.0.0.1 (or ::1) still finds.
+        for i in 0..KEPT_FOR_LOOPBACK {
+            let local: IpAddr = if i % 2 == 0 {
+                "127.0.0.1".parse().unwrap()
+            } else {
+                "::1".parse().unwrap()
+            };
+            slots.push(admission.admit(local).unwrap());
+        }
+        let local: IpAddr = "127.0.0.3".parse().unwrap();
+        assert_eq!(admission.admit(local).unwrap_err(), Refused::Full);
         slots.clear();
         assert_eq!(admission.lock().total, 0);
         assert!(admission.lock().by_address.is_empty());
