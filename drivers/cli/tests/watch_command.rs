@@ -1,12 +1,15 @@
 //! `swarm-sweep watch` as a process, without a Docker engine: its flags,
-//! `--once` ending as `apply` would, an unreadable app set held, the HTTP
-//! endpoints, and SIGTERM. The socket it is pointed at does not exist, so
-//! every swarm is unreadable and nothing can be deleted.
+//! `--once` ending as `apply` would, an unreadable app set held (a read
+//! stuck for good included), the HTTP endpoints (under a flood too), and
+//! SIGTERM. The socket it is pointed at does not exist, so every swarm is
+//! unreadable and nothing can be deleted.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod support;
@@ -276,6 +279,230 @@ fn an_app_set_that_never_opens_does_not_keep_sigterm_waiting() {
         .unwrap();
     assert_eq!(status.code(), Some(0), "{err}");
     assert!(err.contains(" sweep interrupted: "), "{err}");
+}
+
+/// The stderr of a child that has ended.
+fn stderr_of(child: &mut Child) -> String {
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    err
+}
+
+/// The value of the metric line `series`, if served.
+fn metric(addr: SocketAddr, series: &str) -> Option<u64> {
+    let (_, body) = get(addr, "/metrics")?;
+    body.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[test]
+fn a_read_stuck_on_a_silent_fifo_is_abandoned_and_sweeps_resume_once_the_app_set_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    // A name no terminal or reply may show raw.
+    let fifo = dir.path().join("apps\u{1b}[2J.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    // Opened for reading and writing, which never waits for the other
+    // end: the FIFO has a writer that never writes and never closes, so
+    // every read of it waits for good.
+    let writer = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let addr = free_port();
+    let began = Instant::now();
+    let mut child = Killed(
+        sweep()
+            .args(["watch", "--interval", "1s", "--listen", &addr.to_string()])
+            .arg("--app-set")
+            .arg(&fifo)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let held = "swarm_sweep_sweeps_total{outcome=\"app_set_unreadable\"}";
+    // Not ready while unread for more than 3 intervals, naming the file.
+    let mut not_ready = String::new();
+    wait_for("/readyz to name the app set", || {
+        get(addr, "/readyz").is_some_and(|(status, body)| {
+            not_ready = body;
+            status == 503 && not_ready.contains("the app set has not been read for")
+        })
+    });
+    assert!(began.elapsed() > Duration::from_secs(3), "{not_ready}");
+    let shown = fifo.display().to_string().replace('\u{1b}', "\\u{1b}");
+    assert!(not_ready.lines().any(|l| l == shown), "{not_ready}");
+    assert!(!not_ready.contains('\u{1b}'), "{not_ready}");
+    let held_before = metric(addr, held).unwrap();
+    assert!(held_before >= 3, "{held_before}");
+    let gathered = "swarm_sweep_gather_duration_seconds_count";
+    assert_eq!(metric(addr, gathered), Some(0));
+
+    // A regular file renamed over the FIFO, whose writer stays silent: the
+    // next sweep reads it and gathers.
+    let next = dir.path().join("apps.yaml.new");
+    std::fs::write(
+        &next,
+        "loaded: true\napplications:\n  - name: shop\n    swarm: \"\"\n    releases: [web]\n",
+    )
+    .unwrap();
+    std::fs::rename(&next, &fifo).unwrap();
+    let restored = Instant::now();
+    wait_for("a sweep that gathers", || {
+        metric(addr, gathered).is_some_and(|n| n >= 1)
+    });
+    let resumed = restored.elapsed();
+    assert!(
+        resumed < Duration::from_secs(4),
+        "resumed after {resumed:?}"
+    );
+    // Ready again as far as the app set goes: now only the swarm, which
+    // has no daemon here, is named.
+    let (status, body) = get(addr, "/readyz").unwrap();
+    assert_eq!(status, 503, "{body}");
+    assert!(!body.contains("the app set"), "{body}");
+    assert!(body.lines().any(|l| l == "(local)"), "{body}");
+
+    terminate(&child.0);
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            restored.elapsed() < Duration::from_secs(30),
+            "still running after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let err = stderr_of(&mut child.0);
+    assert_eq!(status.code(), Some(0), "{err}");
+    // Abandoned, or refused by the reader itself: either way held.
+    assert!(err.contains("the app set cannot be read"), "{err}");
+    assert!(err.contains(" sweep needs_attention: "), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
+    drop(writer);
+}
+
+/// One slow client from 127.0.0.2 until `stop` is set: a byte of a request
+/// head a second, and when the server closes, a new connection a moment
+/// later. Every wait is bounded, and it ends by itself at `until`.
+async fn slow_client(addr: SocketAddr, until: Instant, stop: Arc<AtomicBool>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const HEAD: &[u8] =
+        b"GET /healthz HTTP/1.1\r\nHost: flood\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+    let step = Duration::from_secs(1);
+    let go_on = || Instant::now() < until && !stop.load(Ordering::SeqCst);
+    while go_on() {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+        if let Ok(Ok(mut stream)) = tokio::time::timeout(step, socket.connect(addr)).await {
+            for byte in HEAD {
+                if !go_on() || stream.write_all(&[*byte]).await.is_err() {
+                    break;
+                }
+                let mut reply = [0u8; 256];
+                // A second passes, or the server closes or answers.
+                if tokio::time::timeout(step, stream.read(&mut reply))
+                    .await
+                    .is_ok()
+                {
+                    break;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_answers_every_probe_through_a_flood_of_slow_clients_from_another_address() {
+    const CLIENTS: usize = 100;
+    const PROBES: usize = 20;
+    let dir = tempfile::tempdir().unwrap();
+    let apps = apps(dir.path());
+    let addr = free_port();
+    let _child = Killed(
+        sweep()
+            .args([
+                "watch",
+                "--app-set",
+                &apps,
+                "--interval",
+                "1m",
+                "--listen",
+                &addr.to_string(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let probe = move || {
+        sweep()
+            .args(["healthcheck", "--timeout", "3s", "--url"])
+            .arg(format!("http://{addr}/healthz"))
+            .output()
+            .unwrap()
+    };
+    let first = tokio::task::spawn_blocking(move || {
+        wait_for("/healthz", || probe().status.success());
+    });
+    first.await.unwrap();
+
+    // More slow clients than there are slots, from 127.0.0.2; they stop
+    // by themselves, after the probes at the latest.
+    let until = Instant::now() + Duration::from_secs(20);
+    let stop = Arc::new(AtomicBool::new(false));
+    let flood: Vec<_> = (0..CLIENTS)
+        .map(|_| tokio::spawn(slow_client(addr, until, stop.clone())))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    // The image's probe, from 127.0.0.1, every 250 ms: each must pass. A
+    // flood from one address holds at most its share of the slots, so no
+    // probe is refused for want of one, and the 3 s limit covers a loaded
+    // machine's scheduling; a single failure would restart the controller
+    // under Swarm, so none is allowed.
+    let probes = tokio::task::spawn_blocking(move || {
+        (0..PROBES)
+            .map(|_| {
+                let began = Instant::now();
+                let out = probe();
+                let took = began.elapsed();
+                std::thread::sleep(Duration::from_millis(250));
+                (out.status.code(), took, stderr(&out))
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    assert!(
+        Instant::now() < until,
+        "the flood ended before the probes did"
+    );
+    stop.store(true, Ordering::SeqCst);
+    let failed: Vec<_> = probes
+        .iter()
+        .filter(|(code, ..)| *code != Some(0))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {PROBES} probes failed: {failed:?}",
+        failed.len()
+    );
+    for client in flood {
+        tokio::time::timeout(Duration::from_secs(25), client)
+            .await
+            .expect("a flood client ends by itself")
+            .unwrap();
+    }
 }
 
 #[test]

@@ -3,13 +3,16 @@
 //!
 //! The port faces whatever can reach it, so every connection is bounded:
 //! its request head in size, header count and time, the whole connection
-//! in time, and the connections served at once in number. Each runs in a
-//! task of its own on the runtime, apart from the sweep, so a slow or
-//! hostile client costs only its own connection.
+//! in time, and the connections served at once in number, in all and from
+//! any one client address. Each runs in a task of its own on the runtime,
+//! apart from the sweep, so a slow or hostile client costs only its own
+//! connection, and a flood from one address never takes the slots the
+//! health probe needs.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use http_body_util::Full;
@@ -19,28 +22,118 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use sweep_core::escape::escape;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
 use super::metrics::{self, SweepOutcome};
-use super::shared::{Readiness, Shared};
+use super::shared::{Readiness, Shared, APP_SET_PATIENCE_INTERVALS};
 
 /// The largest request head read: the routes take no headers worth
 /// more, and a larger head is answered 431 and the connection closed.
 pub const MAX_HEAD: usize = 8 * 1024;
 /// The most header fields in one request.
 const MAX_HEADERS: usize = 32;
-/// How long a client may take to send its request head.
+/// How long a client may take to send its whole request head, counted
+/// from the connection's start (never restarted by a byte that arrives),
+/// so a client trickling a byte at a time holds its slot no longer.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one connection may last in all, reading the reply included.
 pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(30);
 /// Connections served at once; one past it is closed unanswered.
 pub const MAX_CONNECTIONS: usize = 64;
+/// Connections served at once from one client address; one past it is
+/// closed unanswered. A flood of slow clients from one address then holds
+/// at most this many slots, and the health probe (from 127.0.0.1 in the
+/// container) and the scraper find theirs free.
+pub const MAX_CONNECTIONS_PER_ADDRESS: usize = 8;
+/// Slots only loopback clients may take: the image's healthcheck runs in
+/// the container and comes from 127.0.0.1, so clients from elsewhere, from
+/// however many addresses, never hold every slot it could use.
+pub const KEPT_FOR_LOOPBACK: usize = 8;
+
+/// Why a connection was closed unanswered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    #[error("{MAX_CONNECTIONS} connections are served already")]
+    Full,
+    #[error("all the slots but those kept for loopback clients are taken")]
+    KeptForLoopback,
+    #[error("{MAX_CONNECTIONS_PER_ADDRESS} connections from {0} are served already")]
+    AddressFull(IpAddr),
+}
+
+/// The connections served at once, in all and by client address.
+#[derive(Debug, Default)]
+struct Counts {
+    total: usize,
+    /// Only addresses with a connection served: at most
+    /// [`MAX_CONNECTIONS`] entries.
+    by_address: HashMap<IpAddr, usize>,
+}
+
+/// Admits a connection when both its address and the server have a slot
+/// left.
+#[derive(Debug, Clone, Default)]
+pub struct Admission(Arc<Mutex<Counts>>);
+
+/// One admitted connection's slot, given back when it is dropped.
+#[derive(Debug)]
+pub struct Slot {
+    counts: Arc<Mutex<Counts>>,
+    address: IpAddr,
+}
+
+impl Admission {
+    fn lock(&self) -> MutexGuard<'_, Counts> {
+        lock(&self.0)
+    }
+
+    /// A slot for a connection from `peer`, or why there is none.
+    pub fn admit(&self, peer: IpAddr) -> Result<Slot, Refused> {
+        // An IPv4 client of a dual-stack listener shows as ::ffff:a.b.c.d:
+        // counted as a.b.c.d, so it has one count whichever way it came.
+        let address = peer.to_canonical();
+        let mut counts = self.lock();
+        if counts.total >= MAX_CONNECTIONS {
+            return Err(Refused::Full);
+        }
+        if counts.total >= MAX_CONNECTIONS - KEPT_FOR_LOOPBACK && !address.is_loopback() {
+            return Err(Refused::KeptForLoopback);
+        }
+        let from_address = counts.by_address.entry(address).or_insert(0);
+        if *from_address >= MAX_CONNECTIONS_PER_ADDRESS {
+            return Err(Refused::AddressFull(address));
+        }
+        *from_address += 1;
+        counts.total += 1;
+        Ok(Slot {
+            counts: self.0.clone(),
+            address,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut counts = lock(&self.counts);
+        counts.total -= 1;
+        if let Some(n) = counts.by_address.get_mut(&self.address) {
+            *n -= 1;
+            if *n == 0 {
+                counts.by_address.remove(&self.address);
+            }
+        }
+    }
+}
+
+fn lock(counts: &Mutex<Counts>) -> MutexGuard<'_, Counts> {
+    // Every change is one step under the lock: the counts stay right.
+    counts.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Serves the endpoints from `listener` until the runtime shuts down.
 pub fn serve(listener: TcpListener, shared: Arc<Shared>) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        let admission = Admission::default();
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
             .timer(TokioTimer::new())
@@ -64,10 +157,13 @@ pub fn serve(listener: TcpListener, shared: Arc<Shared>) -> JoinHandle<()> {
                     continue;
                 }
             };
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
-                tracing::debug!(%peer, "too many HTTP connections; closing this one");
-                drop(stream);
-                continue;
+            let slot = match admission.admit(peer.ip()) {
+                Ok(slot) => slot,
+                Err(refused) => {
+                    tracing::debug!(%peer, %refused, "closing this HTTP connection unanswered");
+                    drop(stream);
+                    continue;
+                }
             };
             let shared = shared.clone();
             let builder = builder.clone();
@@ -137,6 +233,17 @@ pub fn respond(shared: &Shared, method: &Method, path: &str) -> Response<Full<By
                 }
                 text(StatusCode::SERVICE_UNAVAILABLE, body)
             }
+            Readiness::AppSetUnreadable { file, for_, why } => {
+                // The path and the error (which may quote the file) are
+                // the operator's: escaped, each on a line of its own.
+                let body = format!(
+                    "not ready: the app set has not been read for {}s, more than {APP_SET_PATIENCE_INTERVALS} intervals; every sweep since is held:\n{}\n{}\n",
+                    for_.as_secs(),
+                    escape(&file),
+                    escape(&why),
+                );
+                text(StatusCode::SERVICE_UNAVAILABLE, body)
+            }
         },
         "/metrics" => with_type(
             StatusCode::OK,
@@ -182,7 +289,7 @@ mod tests {
     use tokio::net::TcpStream;
 
     async fn started() -> (SocketAddr, Arc<Shared>) {
-        let shared = Arc::new(Shared::new());
+        let shared = Arc::new(Shared::new("apps.yaml", Duration::from_secs(900)));
         let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
         let addr = listener.local_addr().unwrap();
         serve(listener, shared.clone());
@@ -335,13 +442,32 @@ mod tests {
         assert_eq!(get(addr, "/healthz").await.0, 200);
     }
 
+    /// A connection to `addr` from the loopback address `from`.
+    async fn connect_from(from: &str, addr: SocketAddr) -> TcpStream {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket
+            .bind(SocketAddr::new(from.parse().unwrap(), 0))
+            .unwrap();
+        socket.connect(addr).await.unwrap()
+    }
+
+    /// Reads until the server closes, within `limit`: how long it took.
+    async fn closed_within(stream: &mut TcpStream, limit: Duration) -> Option<Duration> {
+        let began = Instant::now();
+        let mut rest = Vec::new();
+        tokio::time::timeout(limit, stream.read_to_end(&mut rest))
+            .await
+            .ok()
+            .map(|_| began.elapsed())
+    }
+
     #[tokio::test]
     async fn slow_clients_do_not_block_others() {
         let (addr, _) = started().await;
         // Clients that connect and send half a head, then nothing.
         let mut idle = Vec::new();
-        for _ in 0..8 {
-            let mut s = TcpStream::connect(addr).await.unwrap();
+        for _ in 0..MAX_CONNECTIONS_PER_ADDRESS {
+            let mut s = connect_from("127.0.0.2", addr).await;
             s.write_all(b"GET /metr").await.unwrap();
             idle.push(s);
         }
@@ -350,12 +476,118 @@ mod tests {
         assert!(began.elapsed() < Duration::from_secs(2));
         // A slow client is cut off by the head timeout.
         let mut slow = idle.pop().unwrap();
-        let mut rest = Vec::new();
-        let waited = tokio::time::timeout(
-            HEAD_TIMEOUT + Duration::from_secs(5),
-            slow.read_to_end(&mut rest),
-        )
-        .await;
-        assert!(waited.is_ok(), "a silent client is disconnected");
+        let waited = closed_within(&mut slow, HEAD_TIMEOUT + Duration::from_secs(5)).await;
+        assert!(waited.is_some(), "a silent client is disconnected");
+    }
+
+    #[tokio::test]
+    async fn one_address_holds_at_most_its_share_of_the_slots() {
+        let (addr, _) = started().await;
+        let mut held = Vec::new();
+        for _ in 0..MAX_CONNECTIONS_PER_ADDRESS {
+            let mut s = connect_from("127.0.0.2", addr).await;
+            s.write_all(b"G").await.unwrap();
+            held.push(s);
+        }
+        // One more from that address is closed unanswered at once, not
+        // left to wait for its head...
+        let mut extra = connect_from("127.0.0.2", addr).await;
+        let closed = closed_within(&mut extra, Duration::from_secs(2)).await;
+        assert!(closed.is_some(), "the extra connection is left open");
+        // ...while another address is served, and the address gets its
+        // slots back as its connections end.
+        assert_eq!(get(addr, "/healthz").await.0, 200);
+        held.clear();
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            let mut s = connect_from("127.0.0.2", addr).await;
+            s.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+                .await
+                .unwrap();
+            let mut reply = Vec::new();
+            let _ = s.read_to_end(&mut reply).await;
+            if reply.starts_with(b"HTTP/1.1 200") {
+                break;
+            }
+            assert!(
+                Instant::now() < until,
+                "the address's slots never came back"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_head_trickled_a_byte_at_a_time_is_cut_off_at_the_head_timeout() {
+        let (addr, _) = started().await;
+        let began = Instant::now();
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        let head =
+            b"GET /healthz HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        // A byte every 200 ms never lets a per-byte timer run out; the
+        // deadline of the whole head does.
+        for byte in head.iter() {
+            if stream.write_all(&[*byte]).await.is_err() {
+                break;
+            }
+            let mut one = [0u8; 1];
+            match tokio::time::timeout(Duration::from_millis(200), stream.read(&mut one)).await {
+                Err(_) => {}
+                Ok(_) => break,
+            }
+            assert!(
+                began.elapsed() < HEAD_TIMEOUT + Duration::from_secs(3),
+                "still open"
+            );
+        }
+        let took = began.elapsed();
+        assert!(
+            took >= HEAD_TIMEOUT - Duration::from_millis(500),
+            "{took:?}"
+        );
+        assert!(took < HEAD_TIMEOUT + Duration::from_secs(3), "{took:?}");
+    }
+
+    #[test]
+    fn admission_caps_each_address_and_the_whole() {
+        let admission = Admission::default();
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let mapped: IpAddr = "::ffff:192.0.2.1".parse().unwrap();
+        let mut slots: Vec<Slot> = (0..MAX_CONNECTIONS_PER_ADDRESS - 1)
+            .map(|_| admission.admit(a).unwrap())
+            .collect();
+        // The same client over IPv6-mapped IPv4 is the same address.
+        slots.push(admission.admit(mapped).unwrap());
+        assert_eq!(admission.admit(a).unwrap_err(), Refused::AddressFull(a));
+        assert_eq!(
+            admission.admit(mapped).unwrap_err(),
+            Refused::AddressFull(a)
+        );
+        slots.pop();
+        slots.push(admission.admit(a).unwrap());
+        // Clients from many other addresses fill all but the slots kept
+        // for loopback...
+        let remote = MAX_CONNECTIONS - KEPT_FOR_LOOPBACK;
+        for i in MAX_CONNECTIONS_PER_ADDRESS..remote {
+            let other = IpAddr::from([10, 0, (i / 250) as u8, (i % 250) as u8]);
+            slots.push(admission.admit(other).unwrap());
+        }
+        let late: IpAddr = "198.51.100.7".parse().unwrap();
+        assert_eq!(admission.admit(late).unwrap_err(), Refused::KeptForLoopback);
+        // ...which the probe from 127.0.0.1 (or ::1) still finds.
+        for i in 0..KEPT_FOR_LOOPBACK {
+            let local: IpAddr = if i % 2 == 0 {
+                "127.0.0.1".parse().unwrap()
+            } else {
+                "::1".parse().unwrap()
+            };
+            slots.push(admission.admit(local).unwrap());
+        }
+        let local: IpAddr = "127.0.0.3".parse().unwrap();
+        assert_eq!(admission.admit(local).unwrap_err(), Refused::Full);
+        slots.clear();
+        assert_eq!(admission.lock().total, 0);
+        assert!(admission.lock().by_address.is_empty());
+        assert!(admission.admit(late).is_ok());
     }
 }

@@ -4,7 +4,8 @@
 //! One sweep is what `apply --yes` does: read the app set, gather, plan,
 //! carry the plan out. The app set is read afresh every time, and one
 //! that cannot be read or parsed holds that sweep before any swarm is
-//! read: it never stands in as an empty set. `--once` runs the very same
+//! read: it never stands in as an empty set, and a read that never ends
+//! holds only its own sweep (`app_set.rs`). `--once` runs the very same
 //! sweep once and ends with `apply`'s exit status, for cron.
 //!
 //! The first SIGTERM or SIGINT lets the steps in flight finish, starts
@@ -12,6 +13,7 @@
 //! once (130). Either is safe: a release's records go last, so the next
 //! sweep finds whatever an interrupted one left.
 
+mod app_set;
 mod http;
 mod metrics;
 mod shared;
@@ -20,13 +22,12 @@ use std::cell::Cell;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use sweep_core::sweep::SweepReport;
 use sweep_core::verdict::{apply_status, Status, BAD_INPUT};
-use sweep_core::{plan, AppSet, GraceState, Policy, SweepPlan};
+use sweep_core::{plan, GraceState, Policy, SweepPlan};
 use sweep_runner::{execute_until_with, gather, ExecuteSettings, GatherSettings};
 use sweep_swarms::Registry;
 use tokio::sync::watch;
@@ -35,6 +36,7 @@ use crate::cli::Source;
 use crate::input::{self, InputError};
 use crate::output;
 
+use app_set::{read_limit, AppSetReader, FileAppSet, Read};
 pub use metrics::SweepOutcome;
 pub use shared::Shared;
 
@@ -91,10 +93,16 @@ pub fn run(options: Options) -> Result<u8, InputError> {
     let limit = source.timeout_or_default();
     let registry = input::registry(&source, limit)?;
     let app_set_file = source.app_set.clone();
-    let shared = Arc::new(Shared::new());
+    let shared = Arc::new(Shared::new(
+        app_set_file.display().to_string(),
+        shared::app_set_patience(interval),
+    ));
     let sweeper = Sweeper {
         registry: registry.as_ref(),
-        app_set: AppSetReader::new(Arc::new(FileAppSet(app_set_file))),
+        app_set: AppSetReader::new(
+            Arc::new(FileAppSet(app_set_file)),
+            read_limit(interval, once),
+        ),
         policy,
         gather: GatherSettings::new(limit),
         execute: settings,
@@ -128,8 +136,8 @@ pub fn run(options: Options) -> Result<u8, InputError> {
         output::warn_line("stopped");
         Ok(Status::Success.code())
     });
-    // A read of the app set stuck for good (a FIFO nobody writes) must not
-    // keep the process from ending: the runtime would wait for it.
+    // Reads of the app set stuck for good (a FIFO nobody writes) must not
+    // keep the process from ending: the runtime would wait for them.
     runtime.shutdown_background();
     status
 }
@@ -155,86 +163,6 @@ async fn watch_loop(sweeper: &Sweeper<'_>, interval: Duration, stop: &Stop) {
         tokio::select! {
             () = tokio::time::sleep_until(started + interval) => {}
             () = stop.wait() => return,
-        }
-    }
-}
-
-/// Where the app set comes from, read afresh for every sweep.
-pub trait AppSetSource: Send + Sync {
-    /// The app set, or why it cannot be read, for the log.
-    fn read(&self) -> Result<AppSet, String>;
-}
-
-/// The `--app-set` file.
-pub struct FileAppSet(pub PathBuf);
-
-impl AppSetSource for FileAppSet {
-    fn read(&self) -> Result<AppSet, String> {
-        input::read_app_set(&self.0).map_err(|e| e.to_string())
-    }
-}
-
-/// How long one read of the app set may take before its sweep is held.
-pub const APP_SET_READ_LIMIT: Duration = Duration::from_secs(30);
-
-/// Reads the app set on a blocking thread, within [`APP_SET_READ_LIMIT`]:
-/// a file that never opens (a FIFO nobody writes, a hung network file
-/// system) then holds its sweep instead of the whole loop, and a stop is
-/// still heard. At most one read is outstanding, so a source stuck for
-/// good costs one thread, not one per interval.
-pub struct AppSetReader {
-    source: Arc<dyn AppSetSource>,
-    busy: Arc<AtomicBool>,
-}
-
-/// What one read of the app set gave.
-enum Read {
-    AppSet(AppSet),
-    Unreadable(String),
-    Stopped,
-}
-
-/// Marks the read finished however it ends, a panic included.
-struct Finished(Arc<AtomicBool>);
-
-impl Drop for Finished {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
-
-impl AppSetReader {
-    pub fn new(source: Arc<dyn AppSetSource>) -> Self {
-        AppSetReader {
-            source,
-            busy: Arc::new(AtomicBool::new(false)),
-        }
-    }
-
-    async fn read(&self, stop: &Stop) -> Read {
-        if self.busy.swap(true, Ordering::AcqRel) {
-            return Read::Unreadable(
-                "the previous read of it has not finished (a FIFO nobody writes, or a hung file system?)"
-                    .into(),
-            );
-        }
-        let source = self.source.clone();
-        let finished = Finished(self.busy.clone());
-        let reading = tokio::task::spawn_blocking(move || {
-            let _finished = finished;
-            source.read()
-        });
-        tokio::select! {
-            read = tokio::time::timeout(APP_SET_READ_LIMIT, reading) => match read {
-                Ok(Ok(Ok(app_set))) => Read::AppSet(app_set),
-                Ok(Ok(Err(e))) => Read::Unreadable(e),
-                Ok(Err(e)) => Read::Unreadable(format!("reading it failed: {e}")),
-                Err(_) => Read::Unreadable(format!(
-                    "reading it took longer than {}s",
-                    APP_SET_READ_LIMIT.as_secs()
-                )),
-            },
-            () = stop.wait() => Read::Stopped,
         }
     }
 }
@@ -274,9 +202,13 @@ impl Sweeper<'_> {
     pub async fn sweep(&self, stop: &Stop) -> Swept {
         let started = Instant::now();
         let app_set = match self.app_set.read(stop).await {
-            Read::AppSet(app_set) => app_set,
+            Read::AppSet(app_set) => {
+                self.shared.app_set_read();
+                app_set
+            }
             Read::Stopped => return self.interrupted_before_deleting(started),
             Read::Unreadable(e) => {
+                self.shared.app_set_unreadable(started, e.to_string());
                 // Planning with no app set would read as "every
                 // application left": hold, and say why.
                 output::warn_line(&format!(

@@ -1,11 +1,12 @@
 //! What the sweeps leave for the HTTP endpoints: the metrics, the last
-//! plan and report, and whether the last gather read every swarm.
+//! plan and report, whether the last gather read every swarm, and since
+//! when the app set has not read.
 //!
 //! The lock is held only to copy a value in or out, never across an
 //! await, so a slow HTTP client cannot hold up a sweep.
 
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use hyper::body::Bytes;
 use sweep_core::sweep::SweepReport;
@@ -13,7 +14,17 @@ use sweep_core::{Snapshot, SweepPlan};
 
 use super::metrics::{Metrics, SweepOutcome};
 
-/// What the last gather could read.
+/// How many intervals the app set may go unread before `/readyz` fails:
+/// a sweep or two held by a file being rewritten is normal, a controller
+/// that has swept nothing for longer needs a person or a restart.
+pub const APP_SET_PATIENCE_INTERVALS: u32 = 3;
+
+/// How long the app set may go unread before `/readyz` fails.
+pub fn app_set_patience(interval: Duration) -> Duration {
+    interval.saturating_mul(APP_SET_PATIENCE_INTERVALS)
+}
+
+/// Whether the controller is doing its job, as `/readyz` says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Readiness {
     /// No gather has finished yet.
@@ -22,6 +33,24 @@ pub enum Readiness {
     Ready,
     /// These swarms (as plans name them) could not be read.
     Unreadable(Vec<String>),
+    /// The app set has not read for longer than its patience: every sweep
+    /// since has been held, whatever the last gather read.
+    AppSetUnreadable {
+        /// The app set, as given.
+        file: String,
+        /// Since the first sweep that could not read it.
+        for_: Duration,
+        /// Why the last read failed.
+        why: String,
+    },
+}
+
+/// Since when the app set has not read, and why.
+#[derive(Debug)]
+struct AppSetHealth {
+    file: String,
+    patience: Duration,
+    unreadable: Option<(Instant, String)>,
 }
 
 #[derive(Debug)]
@@ -29,7 +58,8 @@ struct Inner {
     metrics: Metrics,
     plan: Option<Bytes>,
     report: Option<Bytes>,
-    readiness: Readiness,
+    gathered: Readiness,
+    app_set: AppSetHealth,
     last_outcome: Option<SweepOutcome>,
 }
 
@@ -39,20 +69,21 @@ pub struct Shared {
     inner: Mutex<Inner>,
 }
 
-impl Default for Shared {
-    fn default() -> Self {
-        Shared::new()
-    }
-}
-
 impl Shared {
-    pub fn new() -> Self {
+    /// The state of a controller reading the app set `file`, which may go
+    /// unread for `patience` before `/readyz` fails.
+    pub fn new(file: impl Into<String>, patience: Duration) -> Self {
         Shared {
             inner: Mutex::new(Inner {
                 metrics: Metrics::new(),
                 plan: None,
                 report: None,
-                readiness: Readiness::NotYet,
+                gathered: Readiness::NotYet,
+                app_set: AppSetHealth {
+                    file: file.into(),
+                    patience,
+                    unreadable: None,
+                },
                 last_outcome: None,
             }),
         }
@@ -73,7 +104,7 @@ impl Shared {
             .collect();
         let mut inner = self.lock();
         inner.metrics.gathered(took);
-        inner.readiness = if unreadable.is_empty() {
+        inner.gathered = if unreadable.is_empty() {
             Readiness::Ready
         } else {
             Readiness::Unreadable(unreadable)
@@ -103,6 +134,23 @@ impl Shared {
         inner.last_outcome = Some(outcome);
     }
 
+    /// The app set read.
+    pub fn app_set_read(&self) {
+        self.lock().app_set.unreadable = None;
+    }
+
+    /// A read of the app set that started `at` failed with `why`; the
+    /// first of a run of them says since when.
+    pub fn app_set_unreadable(&self, at: Instant, why: String) {
+        let mut inner = self.lock();
+        let since = inner
+            .app_set
+            .unreadable
+            .take()
+            .map_or(at, |(since, _)| since);
+        inner.app_set.unreadable = Some((since, why));
+    }
+
     pub fn metrics_text(&self) -> String {
         self.lock().metrics.render()
     }
@@ -116,7 +164,26 @@ impl Shared {
     }
 
     pub fn readiness(&self) -> Readiness {
-        self.lock().readiness.clone()
+        self.readiness_at(Instant::now())
+    }
+
+    /// The readiness at `now`: an app set unread for longer than its
+    /// patience first, since then no gather is current; else what the
+    /// last gather read.
+    pub fn readiness_at(&self, now: Instant) -> Readiness {
+        let inner = self.lock();
+        let health = &inner.app_set;
+        if let Some((since, why)) = &health.unreadable {
+            let for_ = now.saturating_duration_since(*since);
+            if for_ > health.patience {
+                return Readiness::AppSetUnreadable {
+                    file: health.file.clone(),
+                    for_,
+                    why: why.clone(),
+                };
+            }
+        }
+        inner.gathered.clone()
     }
 
     pub fn last_outcome(&self) -> Option<SweepOutcome> {

@@ -9,6 +9,10 @@ use sweep_testkit::{
     Call, Effect, Fault, Faulty, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm,
 };
 
+use super::app_set::{
+    read_limit, AppSetSource, Read, Unreadable, APP_SET_READ_LIMIT, MAX_STUCK_READS,
+};
+use super::shared::{app_set_patience, Readiness};
 use super::*;
 
 fn departed(swarm: MemorySwarm, name: &str) -> MemorySwarm {
@@ -57,11 +61,14 @@ impl AppSetSource for Scripted {
 fn sweeper<'a>(registry: &'a dyn Registry, app_set: &Scripted) -> Sweeper<'a> {
     Sweeper {
         registry,
-        app_set: AppSetReader::new(Arc::new(app_set.clone())),
+        app_set: AppSetReader::new(Arc::new(app_set.clone()), APP_SET_READ_LIMIT),
         policy: Policy::new("default", false, None),
         gather: GatherSettings::default(),
         execute: ExecuteSettings::new(Settings::default(), 1, Duration::from_secs(120)),
-        shared: Arc::new(Shared::new()),
+        shared: Arc::new(Shared::new(
+            "apps.yaml",
+            shared::app_set_patience(Duration::from_secs(300)),
+        )),
         grace: Mutex::new(GraceState::empty(sweep_core::UnixTime::from_secs(0))),
         state_file: None,
         state_max_age: None,
@@ -523,12 +530,29 @@ fn the_default_state_max_age_is_three_intervals_and_at_least_five_minutes() {
     assert_eq!(default_state_max_age(Duration::from_secs(3600), true), None);
 }
 
-/// Never answers until told to: a FIFO nobody writes.
-struct Stuck(Arc<(Mutex<bool>, std::sync::Condvar)>);
+/// Never answers until told to, like a FIFO whose writer never writes;
+/// counts the reads that reached it.
+#[derive(Clone, Default)]
+struct Stuck {
+    gate: Arc<(Mutex<bool>, std::sync::Condvar)>,
+    reads: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Stuck {
+    fn release(&self) {
+        *self.gate.0.lock().unwrap() = true;
+        self.gate.1.notify_all();
+    }
+
+    fn reads(&self) -> usize {
+        self.reads.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
 
 impl AppSetSource for Stuck {
     fn read(&self) -> Result<AppSet, String> {
-        let (released, wake) = &*self.0;
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let (released, wake) = &*self.gate;
         let mut released = released.lock().unwrap();
         while !*released {
             released = wake.wait(released).unwrap();
@@ -537,13 +561,22 @@ impl AppSetSource for Stuck {
     }
 }
 
+/// Waits, in real time and at most `limit`, until `done`.
+async fn until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 #[tokio::test]
 async fn an_app_set_that_never_reads_holds_its_sweep_and_not_the_stop() {
     let registry =
         MemoryRegistry::new().with_swarm(departed(MemorySwarm::new("alpha", "A"), "old"));
-    let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    let stuck = Stuck::default();
     let mut s = sweeper(&registry, &Scripted::new(vec![Ok(apps())]));
-    s.app_set = AppSetReader::new(Arc::new(Stuck(gate.clone())));
+    s.app_set = AppSetReader::new(Arc::new(stuck.clone()), Duration::from_millis(200));
     // A stop is heard while the read hangs.
     let (trigger, stop) = Stop::new();
     let (swept, ()) = tokio::join!(s.sweep(&stop), async {
@@ -551,19 +584,191 @@ async fn an_app_set_that_never_reads_holds_its_sweep_and_not_the_stop() {
         trigger.stop();
     });
     assert_eq!(swept.outcome, SweepOutcome::Interrupted);
-    // The read still hangs: the next sweep is held at once, not stuck.
+    // The read still hangs: the next sweep is held within the bound, not
+    // stuck behind it.
     let swept = tokio::time::timeout(Duration::from_secs(5), s.sweep(&never()))
         .await
         .expect("held, not stuck");
     assert_eq!(swept.outcome, SweepOutcome::AppSetUnreadable);
     assert_eq!(release_names(&registry, "alpha"), ["old"]);
-    // Once it answers, sweeps go on.
-    *gate.0.lock().unwrap() = true;
-    gate.1.notify_all();
-    let until = std::time::Instant::now() + Duration::from_secs(5);
-    while s.app_set.busy.load(Ordering::Acquire) {
-        assert!(std::time::Instant::now() < until);
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    // Once it answers, sweeps go on; what the abandoned reads return is
+    // dropped.
+    stuck.release();
+    until("the stuck reads to end", Duration::from_secs(5), || {
+        s.app_set.alive() == 0
+    })
+    .await;
     assert_eq!(s.sweep(&never()).await.outcome, SweepOutcome::Success);
+}
+
+#[tokio::test]
+async fn stuck_reads_alive_at_once_are_bounded_and_later_reads_start_afresh() {
+    let stuck = Stuck::default();
+    let reader = AppSetReader::new(Arc::new(stuck.clone()), Duration::from_millis(20));
+    // Every read hangs and is abandoned: a fresh one each time, until
+    // MAX_STUCK_READS are alive; then none is started.
+    for i in 0..MAX_STUCK_READS + 3 {
+        let expected = if i < MAX_STUCK_READS {
+            Unreadable::TooSlow(Duration::from_millis(20))
+        } else {
+            Unreadable::TooManyStuck(MAX_STUCK_READS)
+        };
+        match reader.read(&never()).await {
+            Read::Unreadable(e) => assert_eq!(e, expected, "read {i}"),
+            _ => panic!("read {i}: not held"),
+        }
+    }
+    assert_eq!(reader.alive(), MAX_STUCK_READS);
+    until(
+        "the reads to reach the source",
+        Duration::from_secs(5),
+        || stuck.reads() == MAX_STUCK_READS,
+    )
+    .await;
+    // They all return at last, their results dropped; the next read is a
+    // fresh one, and it reads.
+    stuck.release();
+    until("the stuck reads to end", Duration::from_secs(5), || {
+        reader.alive() == 0
+    })
+    .await;
+    assert!(matches!(reader.read(&never()).await, Read::AppSet(_)));
+    assert_eq!(stuck.reads(), MAX_STUCK_READS + 1);
+}
+
+#[test]
+fn the_read_limit_is_the_interval_when_shorter() {
+    let secs = Duration::from_secs;
+    assert_eq!(read_limit(secs(1), false), secs(1));
+    assert_eq!(read_limit(secs(300), false), APP_SET_READ_LIMIT);
+    assert_eq!(read_limit(secs(1), true), APP_SET_READ_LIMIT);
+}
+
+#[test]
+fn readyz_fails_once_the_app_set_is_unread_for_more_than_three_intervals() {
+    let interval = Duration::from_secs(60);
+    let shared = Shared::new("/run/apps.yaml", app_set_patience(interval));
+    let t0 = Instant::now();
+    shared.gathered(
+        &sweep_core::Snapshot::new(
+            Policy::default(),
+            apps(),
+            vec![sweep_core::SwarmSnapshot::new("alpha")],
+        ),
+        Duration::ZERO,
+    );
+    // Unreadable since t0; the last gather's readiness stands for three
+    // intervals, and the later failures do not move the start.
+    shared.app_set_unreadable(t0, "first".into());
+    shared.app_set_unreadable(t0 + interval, "still stuck".into());
+    assert_eq!(shared.readiness_at(t0 + 3 * interval), Readiness::Ready);
+    assert_eq!(
+        shared.readiness_at(t0 + 3 * interval + Duration::from_secs(1)),
+        Readiness::AppSetUnreadable {
+            file: "/run/apps.yaml".into(),
+            for_: 3 * interval + Duration::from_secs(1),
+            why: "still stuck".into(),
+        }
+    );
+    // One read and it is forgotten; a new run of failures starts afresh.
+    shared.app_set_read();
+    assert_eq!(shared.readiness_at(t0 + 10 * interval), Readiness::Ready);
+    shared.app_set_unreadable(t0 + 10 * interval, "again".into());
+    assert_eq!(shared.readiness_at(t0 + 13 * interval), Readiness::Ready);
+}
+
+/// A FIFO at `path` whose writer is connected and never writes: opening
+/// it for reading returns, reading it waits for good.
+fn silent_fifo(path: &std::path::Path) -> std::fs::File {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Opened for reading and writing, which never waits for the other
+    // end, the FIFO has a writer for as long as the file is kept.
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_read_stuck_on_a_silent_fifo_is_abandoned_and_sweeps_resume_once_the_app_set_reads() {
+    let interval = Duration::from_millis(500);
+    let registry = MemoryRegistry::new().with_swarm(kept(MemorySwarm::new("alpha", "A"), "web"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("apps.yaml");
+    let writer = silent_fifo(&path);
+    let mut s = sweeper(&registry, &Scripted::new(vec![Ok(apps())]));
+    s.app_set = AppSetReader::new(
+        Arc::new(FileAppSet(path.clone())),
+        read_limit(interval, false),
+    );
+    s.shared = Arc::new(Shared::new(
+        path.display().to_string(),
+        app_set_patience(interval),
+    ));
+    let unreadable = |s: &Sweeper<'_>| {
+        metric(
+            &s.shared,
+            "swarm_sweep_sweeps_total{outcome=\"app_set_unreadable\"}",
+        )
+        .parse::<u32>()
+        .unwrap()
+    };
+    let (trigger, stop) = Stop::new();
+    let began = Instant::now();
+    let watched = async {
+        // Held from the first sweep, ready or not as before for three
+        // intervals, then not ready, naming the file.
+        until("a held sweep", Duration::from_secs(10), || {
+            unreadable(&s) >= 1
+        })
+        .await;
+        assert_eq!(s.shared.readiness(), Readiness::NotYet);
+        until("/readyz to fail", Duration::from_secs(20), || {
+            matches!(s.shared.readiness(), Readiness::AppSetUnreadable { .. })
+        })
+        .await;
+        assert!(began.elapsed() > app_set_patience(interval));
+        let Readiness::AppSetUnreadable { file, for_, .. } = s.shared.readiness() else {
+            unreachable!()
+        };
+        assert_eq!(file, path.display().to_string());
+        assert!(for_ > app_set_patience(interval), "{for_:?}");
+        // Sweeps went on meanwhile, each held (one at 0, 1, 2 and perhaps
+        // 3 intervals).
+        assert!(unreadable(&s) >= 3, "{}", unreadable(&s));
+        // The stuck read is abandoned, and the later ones do not open the
+        // same FIFO to get stuck beside it: one alive, and perhaps the
+        // current sweep's, about to find that out.
+        assert!(s.app_set.alive() <= 2, "{}", s.app_set.alive());
+
+        // A regular file renamed over the FIFO, whose silent writer stays:
+        // the next sweep reads it and goes on.
+        let next = dir.path().join("apps.yaml.new");
+        std::fs::write(
+            &next,
+            "loaded: true\napplications:\n  - name: shop\n    swarm: alpha\n    releases: [web]\n",
+        )
+        .unwrap();
+        std::fs::rename(&next, &path).unwrap();
+        let restored = Instant::now();
+        until("a sweep after the restore", Duration::from_secs(10), || {
+            metric(&s.shared, "swarm_sweep_sweeps_total{outcome=\"success\"}") == "1"
+        })
+        .await;
+        let resumed = restored.elapsed();
+        // At the next interval, with room for a loaded machine.
+        assert!(
+            resumed < interval * 2 + Duration::from_secs(1),
+            "{resumed:?}"
+        );
+        assert_eq!(s.shared.readiness(), Readiness::Ready);
+        trigger.stop();
+    };
+    tokio::join!(watch_loop(&s, interval, &stop), watched);
+    drop(writer);
 }
