@@ -147,9 +147,9 @@ mod tests {
 
     #[test]
     fn a_document_past_the_limit_is_refused_and_one_at_it_is_not() {
-        let at = format!("[{}]", vec!["0"; 9].join(","));
+        let at = format!("[{}]", ["0"; 9].join(","));
         assert_eq!(within(&at, 10), Ok(()));
-        let past = format!("[{}]", vec!["0"; 10].join(","));
+        let past = format!("[{}]", ["0"; 10].join(","));
         assert_eq!(
             within(&past, 10),
             Err(SnapshotError::TooManyValues { limit: 10 })
