@@ -19,7 +19,7 @@
 //! name = "beta"
 //! manager = "tcp://10.0.0.21:2376"
 //! node_reach = "job"                 # "endpoints" (the [[swarm.node]] list), "job" or "none"
-//! agent_image = "registry.example.com/swarm-sweep:0.1.0"
+//! agent_image = "registry.example.com/swarm-sweep:0.1.0"  # an image reference (crate::image_ref)
 //! agent_socket = "/var/run/docker.sock"  # optional; a path or a template
 //! job_timeout = "2m"                 # optional
 //! ```
