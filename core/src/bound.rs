@@ -15,12 +15,13 @@ use crate::snapshot::SnapshotError;
 /// string, number, boolean and null counting one (an object's keys do not
 /// count).
 ///
-/// The documents this tool writes take 20 to 36 bytes of text per value, so
-/// any of them under the byte limit fits (a snapshot of 1M releases over 100
-/// swarms holds about 4M values, its plan 6M); parsed, the costliest shape
-/// takes about 120 bytes per value, which keeps the largest document this
-/// lets through near 8 GB.
-pub const MAX_JSON_VALUES: u64 = 1 << 26;
+/// Documents as this tool writes them take 20 to 36 bytes of text per
+/// value, so any of up to about 700 MB fits, and a snapshot of 1M releases
+/// over 100 swarms (about 4M values, its plan 6M) fits eight times over.
+/// Parsed and planned, the costliest shape (releases of a name alone) takes
+/// about 260 bytes per value, which keeps the largest document this lets
+/// through under 9 GB.
+pub const MAX_JSON_VALUES: u64 = 1 << 25;
 
 /// Refuses `text` when it holds more than [`MAX_JSON_VALUES`] values.
 pub(crate) fn check_values(text: &str) -> Result<(), SnapshotError> {

@@ -78,7 +78,7 @@ fn a_plan_of_more_values_than_the_bound_is_exit_2_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let plan = saved_plan(dir.path());
     // A valid saved plan whose first swarm has one name more than the
-    // bound allows values: three bytes each, so about 200 MB on disk,
+    // bound allows values: three bytes each, so about 100 MB on disk,
     // where the old reader spent gigabytes parsing it.
     let mut value = read(&plan);
     value["plan"]["swarms"][0]["names"] = Value::Array(vec![Value::String("MARK".into())]);
