@@ -89,6 +89,7 @@
 
 pub mod agent;
 pub mod app_set_doc;
+pub mod bound;
 pub mod duration;
 pub mod escape;
 pub mod explain;

@@ -396,6 +396,9 @@ pub fn check(
 
 /// Every swarm name a saved deletion is on must reach the cluster it was
 /// planned against, under every name of the snapshot that cluster had.
+/// The deletion's own swarm is checked whatever `plan.swarms` says: the
+/// file can be edited, and a deletion whose swarm it leaves out would
+/// otherwise be carried out on whatever cluster that name reaches now.
 fn clusters(saved: &SavedPlan, fresh: &Snapshot, changes: &mut BTreeSet<Change>) {
     let now: BTreeMap<&SwarmName, Option<&String>> = fresh
         .swarms
@@ -410,20 +413,21 @@ fn clusters(saved: &SavedPlan, fresh: &Snapshot, changes: &mut BTreeSet<Change>)
         })
         .collect();
     let deleting: BTreeSet<&SwarmName> = saved.plan.deletions.iter().map(|d| &d.swarm).collect();
+    let mut names = deleting.clone();
     for swarm in &saved.plan.swarms {
-        if !deleting.contains(&swarm.swarm) {
-            continue;
+        if deleting.contains(&swarm.swarm) {
+            names.extend(&swarm.names);
         }
-        for name in &swarm.names {
-            let planned = saved.clusters.get(name).cloned().flatten();
-            let current = now.get(name).copied().flatten().cloned();
-            if planned.is_none() || planned != current {
-                changes.insert(Change::Cluster {
-                    swarm: name.clone(),
-                    planned,
-                    now: current,
-                });
-            }
+    }
+    for name in names {
+        let planned = saved.clusters.get(name).cloned().flatten();
+        let current = now.get(name).copied().flatten().cloned();
+        if planned.is_none() || planned != current {
+            changes.insert(Change::Cluster {
+                swarm: name.clone(),
+                planned,
+                now: current,
+            });
         }
     }
 }

@@ -23,6 +23,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::bound::check_values;
 use crate::format::FormatVersion;
 use crate::grace::UnixTime;
 use crate::objects::{NodeVolumes, ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
@@ -100,6 +101,15 @@ pub enum SnapshotError {
     /// [`ControllerId::new`]).
     #[error("policy.controller: {0}")]
     Controller(#[from] OwnerError),
+    /// The document holds more JSON values than
+    /// [`MAX_JSON_VALUES`](crate::bound::MAX_JSON_VALUES): parsed, it would
+    /// take more memory than any document this tool reads may. Refused
+    /// before any of it is parsed.
+    #[error("(root): the document holds more than {limit} JSON values, more than any document this tool reads")]
+    TooManyValues {
+        /// The most values a document may hold.
+        limit: u64,
+    },
 }
 
 /// A whole snapshot: the policy, the app set and what each swarm holds.
@@ -662,7 +672,8 @@ impl NodeEntry {
     }
 }
 
-/// Reads exactly one JSON value of type `T` from `text`.
+/// Reads exactly one JSON value of type `T` from `text`, once its values
+/// are counted within the bound ([`crate::bound`]).
 ///
 /// A `serde_json::Deserializer` stops after the first value, and only
 /// `end()` refuses what follows: without it `{..} {..}` or `{..} garbage`
@@ -674,6 +685,7 @@ impl NodeEntry {
 /// returned. Both reads are of the same type through the same
 /// deserializer, so they accept exactly the same texts.
 pub(crate) fn one_json_document<T: de::DeserializeOwned>(text: &str) -> Result<T, SnapshotError> {
+    check_values(text)?;
     let mut de = serde_json::Deserializer::from_str(text);
     if let Ok(value) = T::deserialize(&mut de) {
         if de.end().is_ok() {
@@ -1336,6 +1348,7 @@ impl<'a> SnapshotDoc<'a> {
     /// [`Snapshot::from_json`] reads, so a text it refuses is refused here
     /// too and is never planned.
     pub(crate) fn parse(text: &'a str) -> Option<Self> {
+        check_values(text).ok()?;
         let mut de = serde_json::Deserializer::from_str(text);
         let doc = SnapshotDoc::deserialize(&mut de).ok()?;
         de.end().ok()?;

@@ -4,7 +4,9 @@
 //! names, a timeout the file may ask for, and only endpoints that parse
 //! again as themselves, with no control characters, credentials, query or
 //! fragment in a `tcp://` one, and no password, path or option-like part in
-//! an `ssh://` one; a refusal names the file.
+//! an `ssh://` one; an `agent_image` of the image reference grammar, with
+//! no component that climbs or character that ends a path; a refusal names
+//! the file.
 //! TLS paths resolve against a directory that does not exist, so the
 //! fuzzer cannot make it read the machine's files by relative path.
 
@@ -14,6 +16,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
+use sweep_docker::image_ref::check_image_reference;
 use sweep_docker::{Endpoint, RegistryConfig};
 
 fuzz_target!(|data: &[u8]| {
@@ -28,6 +31,9 @@ fuzz_target!(|data: &[u8]| {
             assert!((1..=sweep_docker::config::MAX_TIMEOUT_SECS).contains(&secs));
             let _ = format!("{config:?}");
             for swarm in &config.swarms {
+                if let Some(job) = &swarm.job {
+                    check_image(&job.image);
+                }
                 for endpoint in std::iter::once(&swarm.manager).chain(&swarm.nodes) {
                     check(endpoint);
                 }
@@ -39,6 +45,18 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+fn check_image(image: &str) {
+    assert_eq!(check_image_reference(image), Ok(()), "{image:?}");
+    assert!(!image.contains(['?', '#', '%', ' ', '\\']), "{image:?}");
+    assert!(!image.chars().any(char::is_control), "{image:?}");
+    assert!(
+        image
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != ".."),
+        "{image:?}"
+    );
+}
 
 fn check(endpoint: &Endpoint) {
     let url = endpoint.url();

@@ -84,6 +84,10 @@ pub use coverage::Coverage;
     feature = "schema",
     schemars(description = "The plan for one sweep. Every list is sorted.")
 )]
+// Here and in every struct below: a saved plan is a file an operator may
+// edit, and a misspelt or invented field silently dropped would apply
+// something other than what the file says.
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SweepPlan {
     /// The format version of the document; only this one is read.
@@ -183,6 +187,7 @@ impl SweepPlan {
 /// hold keeps is listed as spared, with the reason `held`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Hold {
     /// `"sweep"` for the whole sweep, else the swarm's name.
@@ -275,6 +280,7 @@ impl HoldReason {
 /// (or moved), and held by nothing.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Deletion {
     /// The swarm it is on, by its cluster's name (the smallest one).
@@ -314,6 +320,7 @@ pub struct Deletion {
 /// stale for that release.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Observed {
     /// Sorted.
@@ -365,6 +372,7 @@ named_enum! {
 /// then whether it is still wanted, then holds and the grace period.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Spared {
     /// The swarm it is on, by its cluster's name (the smallest one).
@@ -424,6 +432,7 @@ named_enum! {
 /// A swarm whose volume purge cannot reach every node it counts.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Uncovered {
     /// The swarm, by its cluster's name.
@@ -459,6 +468,7 @@ impl Uncovered {
 /// One swarm (cluster) as the plan sees it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SwarmPlan {
     /// The name deletions use: the smallest of the cluster's names.

@@ -421,7 +421,7 @@ impl DockerSwarm {
     async fn remove(&self, kind: Kind, object: &Listed) -> Result<(), BackendError> {
         let what = format!("{} {:?}", kind.noun(), object.name);
         let docker = self.client.docker();
-        let id = object.id.as_str();
+        let id = &*crate::url_path::segment(&object.id);
         let result = match kind {
             Kind::Service => self.client.call(&what, docker.delete_service(id)).await,
             Kind::Network => self.client.call(&what, docker.remove_network(id)).await,

@@ -377,7 +377,11 @@ impl Client {
         let what = format!("volume {name:?}");
         let options = RemoveVolumeOptionsBuilder::default().force(false).build();
         match self
-            .call(&what, self.docker.remove_volume(name, Some(options)))
+            .call(
+                &what,
+                self.docker
+                    .remove_volume(&crate::url_path::segment(name), Some(options)),
+            )
             .await
         {
             Ok(()) | Err(Failure::Status { code: 404, .. }) => Ok(()),

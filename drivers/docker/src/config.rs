@@ -19,7 +19,7 @@
 //! name = "beta"
 //! manager = "tcp://10.0.0.21:2376"
 //! node_reach = "job"                 # "endpoints" (the [[swarm.node]] list), "job" or "none"
-//! agent_image = "registry.example.com/swarm-sweep:0.1.0"
+//! agent_image = "registry.example.com/swarm-sweep:0.1.0"  # an image reference (crate::image_ref)
 //! agent_socket = "/var/run/docker.sock"  # optional; a path or a template
 //! job_timeout = "2m"                 # optional
 //! ```
@@ -386,8 +386,10 @@ fn node_reach(
         )),
         Some(RawNodeReach::Job) => {
             let image = match image {
-                Some(image) if !image.trim().is_empty() && !image.chars().any(|c| c.is_whitespace() || c.is_control()) => image,
-                Some(_) => return Err(("agent_image", "must be an image name, e.g. \"swarm-sweep:0.1.0\"".into())),
+                Some(image) => match crate::image_ref::check_image_reference(&image) {
+                    Ok(()) => image,
+                    Err(e) => return Err(("agent_image", format!("not an image reference ([registry[:port]/]path[:tag][@digest]): {e}"))),
+                },
                 None => return Err(("agent_image", "node_reach = \"job\" needs the agent's image (this project's), e.g. agent_image = \"swarm-sweep:0.1.0\"".into())),
             };
             let socket = match socket {
@@ -648,6 +650,37 @@ manager = "tcp://127.0.0.1:2375"
                 Err(ConfigError::Invalid { place: p, .. }) => assert_eq!(p, place, "{text}"),
                 other => panic!("{text}: {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn an_agent_image_outside_the_reference_grammar_is_refused_at_load() {
+        let base = "[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\nnode_reach = \"job\"\n";
+        for image in [
+            "../../containers/x",
+            "x/../../containers/y",
+            "x?force=1",
+            "x#y",
+            "x%2F..",
+            "UPPER",
+            "x:-tag",
+            "x@sha256:short",
+        ] {
+            let text = format!("{base}agent_image = {image:?}\n");
+            match parse(&text) {
+                Err(ConfigError::Invalid { place, .. }) => {
+                    assert_eq!(place, "swarm \"a\": agent_image", "{image}")
+                }
+                other => panic!("{image}: {other:?}"),
+            }
+        }
+        for image in [
+            "swarm-sweep:0.1.0",
+            "registry.example.com:5000/ops/swarm-sweep:1",
+        ] {
+            let text = format!("{base}agent_image = {image:?}\n");
+            let config = parse(&text).unwrap_or_else(|e| panic!("{image}: {e}"));
+            assert_eq!(config.swarms[0].job.as_ref().unwrap().image, image);
         }
     }
 

@@ -72,7 +72,12 @@ pub(crate) async fn pinned_image(client: &Client, swarm: &str, image: &str) -> S
     let repo = repository(image);
     let what = format!("image {image:?}");
     match client
-        .call_plain(&what, client.docker().inspect_image(image))
+        .call_plain(
+            &what,
+            client
+                .docker()
+                .inspect_image(&crate::url_path::image(image)),
+        )
         .await
     {
         Ok(inspect) => {
@@ -228,7 +233,9 @@ async fn output_of(
     let read = async {
         let mut entries: Vec<String> = Vec::new();
         let mut total = 0usize;
-        let mut stream = client.docker().task_logs(&task.id, Some(options));
+        let mut stream = client
+            .docker()
+            .task_logs(&crate::url_path::segment(&task.id), Some(options));
         while let Some(entry) = stream.next().await {
             let text = String::from_utf8_lossy(&entry?.into_bytes()).into_owned();
             total = total.saturating_add(text.len());
@@ -343,7 +350,11 @@ impl Drop for Job {
 /// logged: the next run's [`remove_leftovers`] finds the job by its label.
 async fn remove_job(client: &Client, id: &str) {
     let what = format!("volume job {id}");
-    match client.call(&what, client.docker().delete_service(id)).await {
+    let docker = client.docker();
+    match client
+        .call(&what, docker.delete_service(&crate::url_path::segment(id)))
+        .await
+    {
         Ok(()) | Err(Failure::Status { code: 404, .. }) => {}
         Err(f) => {
             let error = f.into_backend(&what);

@@ -24,12 +24,14 @@ pub mod context;
 mod endpoint;
 mod events;
 pub mod files;
+pub mod image_ref;
 mod job;
 mod job_reach;
 pub mod labels;
 mod registry;
 mod ssh;
 mod transport;
+mod url_path;
 
 pub use backend::{DockerNode, DockerSwarm, DEFAULT_TIMEOUT};
 pub use config::{ConfigError, RegistryConfig, SwarmConfig};

@@ -326,6 +326,58 @@ fn a_swarm_name_that_reaches_another_cluster_makes_the_saved_plan_stale() {
 }
 
 #[test]
+fn an_edited_plan_cannot_take_a_deletion_out_of_the_cluster_check() {
+    let d = departed();
+    // The same release, departed too, on beta: what the file will aim at.
+    let mut cleanup = Cleanup::new(&BETA);
+    cleanup.add(&d.web);
+    let stack = Stack::new(&d.web).on("beta-2");
+    create_record(&BETA, &d.web, 1, Some(&d.s.stamp("shop", &d.web)));
+    d.s.deploy(&BETA, &stack);
+    wait_deployed(&BETA, &stack, &["beta-2"]);
+    let prod = |manager: &str, file: &str| {
+        d.s.registry(file, &[SwarmEntry::named("prod", &endpoint(manager))])
+    };
+    let apps =
+        d.s.app_set("prod-apps.json", json!([app("edge", "prod", &[])]));
+    // Reviewed against alpha, under the name "prod".
+    let on_alpha = prod(ALPHA.manager, "prod-alpha.toml");
+    let (run, reviewed) = plan_out_with(&d.s, &on_alpha, &apps, "alpha-plan.json", &[]);
+    run.expect_code(0);
+    let alpha_cluster = read_json(&reviewed)["clusters"]["prod"].clone();
+    assert!(alpha_cluster.is_string(), "{alpha_cluster}");
+
+    // "prod" now names beta. The file is edited: beta's deletions (with
+    // their fingerprints), the cluster it claims still alpha's, and "prod"
+    // left out of its list of swarms, which once kept it from being checked.
+    let on_beta = prod(BETA.manager, "prod-beta.toml");
+    let (run, beta_plan) = plan_out_with(&d.s, &on_beta, &apps, "beta-plan.json", &[]);
+    run.expect_code(0);
+    let mut edited = read_json(&beta_plan);
+    assert!(release_names(&edited["plan"], "deletions").contains(&d.web));
+    edited["clusters"]["prod"] = alpha_cluster;
+    edited["plan"]["swarms"] = json!([]);
+    std::fs::write(&beta_plan, edited.to_string()).unwrap();
+
+    let run = apply_plan(&on_beta, &apps, &beta_plan);
+    run.expect_code(3);
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.contains("swarm prod") && l.contains("planned against cluster")),
+        "the cluster change is not named:\n{}",
+        run.stderr
+    );
+    let r = sweep_e2e::Remains::read(&BETA, &d.web);
+    assert!(
+        !r.records.is_empty(),
+        "beta/{} lost its records: {r:#?}",
+        d.web
+    );
+    d.assert_both_intact();
+}
+
+#[test]
 fn a_keep_label_spares_a_departed_release_until_it_is_removed() {
     let d = departed();
     let service = format!("{}_app", d.web);
