@@ -107,9 +107,7 @@ async fn every_service_names_what_it_uses_whatever_its_stack_mode_or_replicas() 
     let g = unique("use");
     let data = format!("{g}_data");
     let template = format!("{g}_t-{{{{.Node.Hostname}}}}");
-    let templated: Vec<String> = NODES.iter().map(|n| format!("{g}_t-{n}")).collect();
     volumes_everywhere(&mut cleanup, std::slice::from_ref(&data));
-    volumes_everywhere(&mut cleanup, &templated);
 
     // Made by hand, scaled to 0: nothing on any node uses the volume.
     let byhand = format!("{g}_byhand");
@@ -122,22 +120,42 @@ async fn every_service_names_what_it_uses_whatever_its_stack_mode_or_replicas() 
     // Another stack's, scaled to 0, mounting it as an external volume.
     let other = unique("other");
     deploy_external_user(&mut cleanup, dir.path(), &other, &data);
-    // Global, with a templated source.
+    // Global, with a templated source, placed on no node: a task started
+    // after the test would make a volume its cleanup has already passed.
     let global = format!("{g}_global");
     let tmount = format!("type=volume,source={template},target=/t");
+    let nowhere = format!("node.labels.{g}==none");
     service(
         &mut cleanup,
         &global,
         &[
-            "--mode", "global", "--mount", &tmount, IMAGE, "sleep", "3600",
+            "--mode",
+            "global",
+            "--constraint",
+            &nowhere,
+            "--mount",
+            &tmount,
+            IMAGE,
+            "sleep",
+            "3600",
         ],
     );
-    // A job, run once on one node.
+    // A job with no completion asked for: no task ever runs it (a job's
+    // finished task containers would outlive the service on 20.10).
     let job = format!("{g}_job");
     service(
         &mut cleanup,
         &job,
-        &["--mode", "replicated-job", "--mount", &mount, IMAGE, "true"],
+        &[
+            "--mode",
+            "replicated-job",
+            "--replicas",
+            "0",
+            "--mount",
+            &mount,
+            IMAGE,
+            "true",
+        ],
     );
     // On a network, with a secret and a config.
     let net = format!("{g}_net");
