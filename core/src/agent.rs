@@ -9,7 +9,10 @@
 //!   the volumes of the stacks it was given, remove only volumes that carry
 //!   the stack label it was given for them, and count one already gone as
 //!   removed;
-//! - what its result line says ([`AgentResult`], [`parse_result_line`]);
+//! - what its result line says ([`AgentResult`], [`parse_result_line`]),
+//!   the node's containers that use named volumes among it
+//!   ([`AgentContainer`]): another workload's container, stopped or on a
+//!   node the manager does not see, is what spares a shared volume;
 //! - which nodes the job reached ([`reach`]). Coverage is proven, never
 //!   assumed: a node counts only if its task completed and its one result
 //!   line names that node. A node that ran no task (down, drained, paused)
@@ -31,10 +34,14 @@ use thiserror::Error;
 
 use crate::escape::escape;
 use crate::grace::UnixTime;
+use crate::usage::ContainerUse;
 
 /// The version of the request and of the result line. A result line says
-/// it with its marker field, [`RESULT_MARKER`].
-pub const AGENT_FORMAT: u32 = 1;
+/// it with its marker field, [`RESULT_MARKER`]. Version 2 added the node's
+/// containers ([`AgentResult::containers`]): an agent of version 1 would
+/// report none, and its node's volumes would look unused, so its result
+/// is refused and the node is not reached.
+pub const AGENT_FORMAT: u32 = 2;
 
 /// The field that marks a log line as the agent's result, holding
 /// [`AGENT_FORMAT`]: any other output of the task is not a result.
@@ -83,13 +90,13 @@ pub enum AgentError {
         /// The version it says it is.
         found: u64,
     },
-    /// Names an empty node, stack or volume, which would match nothing or,
-    /// worse, anything.
+    /// Names an empty node, stack, volume or container, which would match
+    /// nothing or, worse, anything.
     #[error("{what} names an empty {field}")]
     Empty {
         /// The document.
         what: &'static str,
-        /// What is empty: `node`, `stack` or `volume`.
+        /// What is empty: `node`, `stack`, `volume` or `container`.
         field: &'static str,
     },
 }
@@ -284,6 +291,46 @@ impl Failed {
     }
 }
 
+/// A container on the agent's node, running or stopped, that mounts a
+/// named volume: [`ContainerUse`] as the result line carries it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct AgentContainer {
+    /// The container's id.
+    pub id: String,
+    /// The container's name. Raw: escape it before printing.
+    pub name: String,
+    /// Its service id label, when it is a task of a service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    /// The names of the volumes it mounts.
+    #[serde(default)]
+    pub volumes: BTreeSet<String>,
+}
+
+impl From<&ContainerUse> for AgentContainer {
+    fn from(used: &ContainerUse) -> Self {
+        AgentContainer {
+            id: used.id.clone(),
+            name: used.name.clone(),
+            service: used.service.clone(),
+            volumes: used.volumes.iter().cloned().collect(),
+        }
+    }
+}
+
+impl AgentContainer {
+    /// The container as the core's usage facts hold it.
+    pub fn to_use(&self) -> ContainerUse {
+        let used = ContainerUse::new(&self.id, &self.name, &self.volumes);
+        match &self.service {
+            Some(service) => used.of_service(service),
+            None => used,
+        }
+    }
+}
+
 /// The agent's one result line.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -310,6 +357,10 @@ pub struct AgentResult {
     /// Asked for, and the daemon refused to remove them.
     #[serde(default)]
     pub failed: Vec<Failed>,
+    /// The node's containers, running or stopped, that mount a named
+    /// volume, as its daemon listed them when the agent ran.
+    #[serde(default)]
+    pub containers: Vec<AgentContainer>,
     /// Set when the agent could do nothing (its daemon did not answer, or
     /// is not the node it was placed on): the node is not reached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -340,6 +391,14 @@ impl AgentResult {
             error: Some(error.into()),
             ..AgentResult::default()
         }
+    }
+}
+
+impl AgentResult {
+    /// The node's containers that use named volumes, as the core's usage
+    /// facts hold them.
+    pub fn container_uses(&self) -> Vec<ContainerUse> {
+        self.containers.iter().map(AgentContainer::to_use).collect()
     }
 }
 
@@ -427,6 +486,12 @@ pub fn parse_result_line(line: &str) -> Option<Result<AgentResult, AgentError>> 
                     Err(AgentError::Empty {
                         what: WHAT,
                         field: "node",
+                    })
+                } else if r.containers.iter().any(|c| c.id.is_empty()) {
+                    // A user that cannot be told apart from another.
+                    Err(AgentError::Empty {
+                        what: WHAT,
+                        field: "container",
                     })
                 } else {
                     Ok(r)
@@ -915,15 +980,16 @@ mod tests {
         for bad in [
             "",
             "{}",
-            r#"{"format":2}"#,
-            r#"{"format":1,"extra":1}"#,
-            r#"{"format":1,"list":[""]}"#,
-            r#"{"format":1,"remove":{"N1":{"web":[""]}}}"#,
-            r#"{"format":1,"remove":{"":{}}}"#,
+            r#"{"format":1}"#,
+            r#"{"format":3}"#,
+            r#"{"format":2,"extra":1}"#,
+            r#"{"format":2,"list":[""]}"#,
+            r#"{"format":2,"remove":{"N1":{"web":[""]}}}"#,
+            r#"{"format":2,"remove":{"":{}}}"#,
         ] {
             assert!(AgentRequest::from_json(bad).is_err(), "{bad}");
         }
-        let long = format!(r#"{{"format":1,"list":["{}"]}}"#, "x".repeat(MAX_REQUEST));
+        let long = format!(r#"{{"format":2,"list":["{}"]}}"#, "x".repeat(MAX_REQUEST));
         assert!(matches!(
             AgentRequest::from_json(&long),
             Err(AgentError::TooLong { .. })
@@ -964,26 +1030,75 @@ mod tests {
         assert_eq!(parse_result_line(r#"{"level":"info"}"#), None);
         assert_eq!(parse_result_line(r#"{"swarm_sweep_agent": 1"#), None);
         assert!(matches!(
-            parse_result_line(r#"{"swarm_sweep_agent":2,"node":"N1"}"#),
-            Some(Err(AgentError::Format { found: 2, .. }))
+            parse_result_line(r#"{"swarm_sweep_agent":3,"node":"N1"}"#),
+            Some(Err(AgentError::Format { found: 3, .. }))
         ));
         assert!(matches!(
-            parse_result_line(r#"{"swarm_sweep_agent":1,"node":""}"#),
+            parse_result_line(r#"{"swarm_sweep_agent":2,"node":""}"#),
             Some(Err(AgentError::Empty { .. }))
         ));
         let failed = AgentResult::error("", "cannot reach the node's daemon");
         assert_eq!(parse_result_line(&failed.to_line()), Some(Ok(failed)));
         assert!(matches!(
-            parse_result_line(r#"{"swarm_sweep_agent":1,"node":"N1","more":1}"#),
+            parse_result_line(r#"{"swarm_sweep_agent":2,"node":"N1","more":1}"#),
             Some(Err(AgentError::Invalid { .. }))
         ));
+    }
+
+    #[test]
+    fn a_result_carries_the_node_s_containers_and_refuses_one_without_an_id() {
+        let stopped = ContainerUse::new("c1", "manual", ["gone_data"]);
+        let task = ContainerUse::new("c2", "web.1.x", ["web_data", "gone_data"]).of_service("s9");
+        let mut result = AgentResult::new("N1");
+        result.containers = vec![AgentContainer::from(&stopped), AgentContainer::from(&task)];
+        let read = parse_result_line(&result.to_line()).unwrap().unwrap();
+        assert_eq!(read, result);
+        let mut sorted_task = task.clone();
+        sorted_task.volumes.sort();
+        assert_eq!(read.container_uses(), vec![stopped, sorted_task]);
+        for bad in [
+            r#"{"swarm_sweep_agent":2,"node":"N1","containers":[{"id":"","name":"x"}]}"#,
+            r#"{"swarm_sweep_agent":2,"node":"N1","containers":[{"name":"x"}]}"#,
+            r#"{"swarm_sweep_agent":2,"node":"N1","containers":[{"id":"c","name":"x","ports":1}]}"#,
+        ] {
+            assert!(matches!(parse_result_line(bad), Some(Err(_))), "{bad}");
+        }
+        assert!(matches!(
+            parse_result_line(bad_container_line()),
+            Some(Err(AgentError::Empty {
+                field: "container",
+                ..
+            }))
+        ));
+    }
+
+    fn bad_container_line() -> &'static str {
+        r#"{"swarm_sweep_agent":2,"node":"N1","containers":[{"id":"","name":"x"}]}"#
+    }
+
+    #[test]
+    fn a_node_whose_agent_is_of_the_version_before_containers_is_not_reached() {
+        // What an agent of format 1 printed: no containers, which would
+        // read as "no container uses a volume here".
+        let old = r#"{"swarm_sweep_agent":1,"node":"N1","volumes":{"web":["web_data"]},"removed":[],"in_use":[],"refused":[],"failed":[]}"#;
+        let nodes = ["N1".to_owned()];
+        let lines = [LogLine::new("T1", "N1", old)];
+        let reached = reach(&nodes, &[task("T1", "N1", "complete")], &lines);
+        assert_eq!(
+            reached["N1"],
+            NodeReached::BadResult(AgentError::Format {
+                what: "the result line",
+                found: 1
+            })
+        );
+        assert!(reached["N1"].result().is_none());
     }
 
     #[test]
     fn a_line_split_over_entries_is_joined_and_the_output_bounded() {
         let entries = [
             "{\"swarm_sweep_",
-            "agent\":1,\"node\":\"N1\"}\n",
+            "agent\":2,\"node\":\"N1\"}\n",
             "done\r\n",
             "last",
         ];
@@ -991,7 +1106,7 @@ mod tests {
         let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(
             texts,
-            ["{\"swarm_sweep_agent\":1,\"node\":\"N1\"}", "done", "last"]
+            ["{\"swarm_sweep_agent\":2,\"node\":\"N1\"}", "done", "last"]
         );
         assert!(lines.iter().all(|l| l.task == "T1" && l.node == "N1"));
         assert!(matches!(parse_result_line(&lines[0].text), Some(Ok(_))));

@@ -15,7 +15,8 @@
 //! a request that reads writes back as itself, and the work it gives a
 //! node removes only volumes that carry the stack label it asked them
 //! under; a node counts as reached only with a completed task there whose
-//! one result line names it and reports no error; only a state Docker
+//! one result line, of this format, names it and reports no error, and
+//! every container that line reports has an id; only a state Docker
 //! documents as an end is terminal; a job is ended only when every task is
 //! terminal, none fewer than desired, and (none desired) the placement has
 //! settled, and times out only when the next look would pass its limit; a
@@ -219,6 +220,15 @@ fuzz_target!(|data: &[u8]| {
             );
             assert_eq!(&result.node, node);
             assert!(result.error.is_none());
+            // Every container it reports can be told apart, and reaches
+            // the core's usage facts whole.
+            assert!(result.containers.iter().all(|c| !c.id.is_empty()));
+            let uses = result.container_uses();
+            assert_eq!(uses.len(), result.containers.len());
+            for (used, listed) in uses.iter().zip(&result.containers) {
+                assert_eq!(used.id, listed.id);
+                assert_eq!(used.volumes.len(), listed.volumes.len());
+            }
             let own = lines
                 .iter()
                 .filter(|l| &l.node == node && parse_result_line(&l.text).is_some())

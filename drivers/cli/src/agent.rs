@@ -51,6 +51,13 @@ pub fn run(request: &str, socket: &str, timeout: Duration) -> Result<u8, InputEr
 mod tests {
     use std::time::Duration;
 
+    use sweep_core::agent::AgentRequest;
+
+    /// A request of this version that lists and removes nothing.
+    fn request() -> String {
+        AgentRequest::list_all().to_json()
+    }
+
     #[test]
     fn a_request_or_socket_it_cannot_use_is_bad_input() {
         let limit = Duration::from_secs(1);
@@ -58,17 +65,14 @@ mod tests {
             super::run("{}", "unix:///nonexistent.sock", limit).ok(),
             Some(2)
         );
-        assert_eq!(
-            super::run(r#"{"format":1}"#, "ftp://x", limit).ok(),
-            Some(2)
-        );
+        assert_eq!(super::run(&request(), "ftp://x", limit).ok(), Some(2));
     }
 
     #[test]
     fn a_daemon_that_cannot_be_reached_is_said_in_the_line_not_the_status() {
         let limit = Duration::from_secs(1);
         assert_eq!(
-            super::run(r#"{"format":1}"#, "unix:///nonexistent.sock", limit).ok(),
+            super::run(&request(), "unix:///nonexistent.sock", limit).ok(),
             Some(0)
         );
     }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use sweep_core::agent::{AgentRequest, AgentResult, Failed};
+use sweep_core::agent::{AgentContainer, AgentRequest, AgentResult, Failed};
 use sweep_core::escape::escape;
 use sweep_swarms::BackendError;
 
@@ -33,8 +33,16 @@ pub async fn run_agent(
         Ok(volumes) => volumes,
         Err(e) => return AgentResult::error(node, failed_to("list the volumes", &e)),
     };
+    // Read before any removal, so that a listing that fails leaves the
+    // node's volumes as they were: the containers are what tells the
+    // sweep that another workload uses a volume here.
+    let containers = match client.containers().await {
+        Ok(containers) => containers,
+        Err(e) => return AgentResult::error(node, failed_to("list the containers", &e)),
+    };
     let work = request.work_on(&node, &volumes);
     let mut result = AgentResult::new(node);
+    result.containers = containers.iter().map(AgentContainer::from).collect();
     result.refused = work.refused;
     result.removed = work.gone;
     for volume in work.remove {

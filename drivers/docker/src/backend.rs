@@ -10,9 +10,11 @@ use bollard::errors::Error as DockerError;
 use bollard::models::{Config, Network, NodeState, Secret, Service, TaskState};
 use bollard::query_parameters::{
     ListConfigsOptionsBuilder, ListNetworksOptionsBuilder, ListNodesOptions,
-    ListSecretsOptionsBuilder, ListServicesOptionsBuilder, ListTasksOptionsBuilder,
+    ListSecretsOptionsBuilder, ListServicesOptions, ListServicesOptionsBuilder,
+    ListTasksOptionsBuilder,
 };
-use sweep_swarms::ObjectRef;
+use sweep_core::objects::ObjectRef;
+use sweep_core::usage::{ContainerUse, ServiceUse};
 use sweep_swarms::{
     BackendError, ContainerEvents, Node, NodeBackend, ObjectVersion, ReleaseRecord, ServiceEntry,
     StackObjects, StackPart, SwarmBackend, VolumesByStack, KEEP_LABEL,
@@ -108,6 +110,13 @@ struct Listed {
 }
 
 impl Listed {
+    /// Whether it is one of `objects`: by id where an object's id is
+    /// known, else by name ([`ObjectRef::is_same`]).
+    fn is_among(&self, objects: &[ObjectRef]) -> bool {
+        let this = ObjectRef::new(&self.id, &self.name);
+        objects.iter().any(|o| o.is_same(&this))
+    }
+
     /// Checks what the daemon listed: an object without an id cannot be
     /// removed, and one whose labels do not match was not asked for.
     fn checked(
@@ -213,22 +222,16 @@ fn group_stack_objects(
     for network in networks {
         let (id, name) = named(Kind::Network, network.id, network.name)?;
         if let Some(namespace) = namespace_of(network.labels.as_ref()) {
-            stacks
-                .entry(namespace)
-                .or_default()
-                .networks
-                .push(ObjectRef::new(id, name));
+            let network = ObjectRef::new(id, name);
+            stacks.entry(namespace).or_default().networks.push(network);
         }
     }
     for secret in secrets {
         let (name, labels) = secret.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
         let (id, name) = named(Kind::Secret, secret.id, name)?;
         if let Some(namespace) = namespace_of(labels.as_ref()) {
-            stacks
-                .entry(namespace)
-                .or_default()
-                .secrets
-                .push(ObjectRef::new(id, name));
+            let secret = ObjectRef::new(id, name);
+            stacks.entry(namespace).or_default().secrets.push(secret);
         }
     }
     for config in configs {
@@ -241,19 +244,16 @@ fn group_stack_objects(
             continue;
         }
         if let Some(namespace) = namespace_of(labels.as_ref()) {
-            stacks
-                .entry(namespace)
-                .or_default()
-                .configs
-                .push(ObjectRef::new(id, name));
+            let config = ObjectRef::new(id, name);
+            stacks.entry(namespace).or_default().configs.push(config);
         }
     }
     Ok(stacks
         .into_iter()
         .map(|(namespace, objects)| {
             let mut objects = objects.sorted();
-            // A manager may list its own copy of a swarm network beside the
-            // swarm's: one network, listed once.
+            // A manager may list its own copy of a swarm network (same id)
+            // beside the swarm's: one network, listed once.
             objects.services.dedup();
             objects.networks.dedup();
             objects.secrets.dedup();
@@ -486,12 +486,25 @@ impl DockerSwarm {
         }
     }
 
-    /// Removes every listed object of `kind`, carrying on past failures so
-    /// that one stuck object does not keep the others; reports the first.
-    async fn remove_all(&self, kind: Kind, release: &str) -> Result<(), BackendError> {
+    /// Removes those of `objects` that are still listed as `release`'s
+    /// stack's objects of `kind`, carrying on past failures so that one
+    /// stuck object does not keep the others; reports the first. One not
+    /// listed is gone. Removing only what is both handed over and still
+    /// labelled keeps a shared object the caller left out, and an object
+    /// re-created since under the same name by another stack, in place.
+    async fn remove_objects(
+        &self,
+        kind: Kind,
+        release: &str,
+        objects: &[ObjectRef],
+    ) -> Result<(), BackendError> {
+        if objects.is_empty() {
+            return Ok(());
+        }
         let mut first = None;
         let mut refused_networks = Vec::new();
-        for object in self.list(kind, release).await? {
+        let listed = self.list(kind, release).await?;
+        for object in listed.into_iter().filter(|l| l.is_among(objects)) {
             match self.remove(kind, &object).await {
                 Ok(()) => {}
                 Err(BackendError::Refused { .. }) if matches!(kind, Kind::Network) => {
@@ -616,6 +629,20 @@ impl SwarmBackend for DockerSwarm {
         group_stack_objects(services, networks, secrets, configs).map(Some)
     }
 
+    async fn service_uses(&self) -> Result<Option<Vec<ServiceUse>>, BackendError> {
+        let services = self.client.call_plain(
+            "the services",
+            self.client
+                .docker()
+                .list_services(None::<ListServicesOptions>),
+        );
+        crate::usage::service_uses(services.await?).map(Some)
+    }
+
+    async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
+        self.client.containers().await.map(Some)
+    }
+
     async fn volumes_by_stack(&self) -> Result<Option<VolumesByStack>, BackendError> {
         self.client.volumes_by_stack().await.map(Some)
     }
@@ -628,7 +655,7 @@ impl SwarmBackend for DockerSwarm {
         &self,
         release: &str,
         part: StackPart,
-        _objects: &[sweep_swarms::ObjectRef],
+        objects: &[ObjectRef],
     ) -> Result<(), BackendError> {
         check_release(release)?;
         if self.self_stack.as_deref() == Some(release) {
@@ -637,7 +664,7 @@ impl SwarmBackend for DockerSwarm {
             });
         }
         match Kind::of(part) {
-            Some(kind) => self.remove_all(kind, release).await,
+            Some(kind) => self.remove_objects(kind, release, objects).await,
             None => self.tasks_stopped(release).await,
         }
     }
@@ -806,6 +833,10 @@ impl NodeBackend for DockerNode {
         self.client.volumes_by_stack().await.map(Some)
     }
 
+    async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
+        self.client.containers().await.map(Some)
+    }
+
     async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
         self.client.remove_volume(name).await
     }
@@ -880,7 +911,7 @@ mod tests {
         ]));
         let networks: Vec<Network> = from_json(serde_json::json!([
             {"Id": "n1", "Name": "app_front", "Labels": {STACK_NAMESPACE: "app"}},
-            {"Id": "n2", "Name": "app_front", "Labels": {STACK_NAMESPACE: "app"}},
+            {"Id": "n1", "Name": "app_front", "Labels": {STACK_NAMESPACE: "app"}},
         ]));
         let secrets: Vec<Secret> = from_json(serde_json::json!([
             {"ID": "x1", "Spec": {"Name": "other_tok", "Labels": {STACK_NAMESPACE: "other"}}},
@@ -900,16 +931,16 @@ mod tests {
                 ServiceEntry::new("s2", "app_db", 9),
             ]
         );
-        assert_eq!(app.networks, ["app_front"]);
+        assert_eq!(app.networks, [ObjectRef::new("n1", "app_front")]);
         assert!(app.secrets.is_empty());
-        assert_eq!(app.configs, ["app_conf"]);
+        assert_eq!(app.configs, [ObjectRef::new("c1", "app_conf")]);
         assert_eq!(app.volumes, None);
         let other = &stacks["other"];
         assert_eq!(
             other.services,
             vec![ServiceEntry::new("s3", "other_web", 3).with_keep("")]
         );
-        assert_eq!(other.secrets, ["other_tok"]);
+        assert_eq!(other.secrets, [ObjectRef::new("x1", "other_tok")]);
     }
 
     #[test]
@@ -967,6 +998,22 @@ mod tests {
             record_versions(&unversioned),
             Err(BackendError::Invalid { .. })
         ));
+    }
+
+    #[test]
+    fn only_the_objects_handed_over_are_removed_by_id_where_known() {
+        let listed = Listed {
+            id: "n1".into(),
+            name: "app_front".into(),
+        };
+        assert!(listed.is_among(&[ObjectRef::new("n1", "app_front")]));
+        // Known by its name alone (an older snapshot): the name decides.
+        assert!(listed.is_among(&[ObjectRef::named("app_front")]));
+        // The same name re-created since is another object.
+        assert!(!listed.is_among(&[ObjectRef::new("n0", "app_front")]));
+        // The other network of the stack, left out as shared.
+        assert!(!listed.is_among(&[ObjectRef::new("n2", "app_back")]));
+        assert!(!listed.is_among(&[]));
     }
 
     #[test]

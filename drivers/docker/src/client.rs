@@ -11,10 +11,12 @@ use std::time::Duration;
 
 use bollard::errors::Error as DockerError;
 use bollard::query_parameters::{
-    ListNodesOptions, ListVolumesOptions, ListVolumesOptionsBuilder, RemoveVolumeOptionsBuilder,
+    ListContainersOptionsBuilder, ListNodesOptions, ListVolumesOptions, ListVolumesOptionsBuilder,
+    RemoveVolumeOptionsBuilder,
 };
 use bollard::{BollardRequest, Docker, API_DEFAULT_VERSION};
 use futures::future::{BoxFuture, FutureExt, WeakShared};
+use sweep_core::usage::ContainerUse;
 use sweep_swarms::{BackendError, Node, VolumesByStack};
 
 use crate::endpoint::{Endpoint, Transport};
@@ -356,6 +358,19 @@ impl Client {
         volumes.sort();
         volumes.dedup();
         Ok(volumes)
+    }
+
+    /// The containers of this daemon, running or stopped, that mount a
+    /// named volume ([`crate::usage::container_uses`]): the engine lets a
+    /// volume go once no container of its own node uses it, so a stopped
+    /// one of another workload is seen only here.
+    pub(crate) async fn containers(&self) -> Result<Vec<ContainerUse>, BackendError> {
+        let what = "the containers";
+        let options = ListContainersOptionsBuilder::default().all(true).build();
+        let listed = self
+            .call_plain(what, self.docker.list_containers(Some(options)))
+            .await?;
+        crate::usage::container_uses(listed)
     }
 
     /// This daemon's swarm node id, from its own `info`.

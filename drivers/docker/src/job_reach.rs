@@ -14,6 +14,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use sweep_core::agent::{AgentRequest, AgentResult, NodeReached, Removal};
 use sweep_core::escape::escape;
+use sweep_core::usage::ContainerUse;
 use sweep_swarms::{BackendError, Node, NodeBackend, VolumesByStack};
 use tokio::sync::{watch, OnceCell};
 
@@ -36,10 +37,8 @@ pub(crate) struct SwarmJobs {
     image: OnceCell<String>,
     /// The swarm's node ids, from the last listing.
     nodes: Mutex<Vec<String>>,
-    /// By node: by volume, its stack, as the last job that reached the
-    /// node listed them. A volume is removed only as the stack it was
-    /// listed under, and the agent checks the label again.
-    listed: Mutex<HashMap<String, BTreeMap<String, String>>>,
+    /// What the jobs' agents found on each node they reached.
+    found: Mutex<Found>,
     /// The job being gathered, if any.
     pending: Mutex<Option<Pending>>,
     /// The nodes the last listing reached, with what it found there.
@@ -60,7 +59,7 @@ impl SwarmJobs {
             settings,
             image: OnceCell::new(),
             nodes: Mutex::new(Vec::new()),
-            listed: Mutex::new(HashMap::new()),
+            found: Mutex::new(Found::default()),
             pending: Mutex::new(None),
             reached: Mutex::new(HashMap::new()),
         }
@@ -140,13 +139,11 @@ impl SwarmJobs {
 
     /// Records what a job's agent listed on `node`.
     fn remember(&self, node: &str, result: &AgentResult) {
-        let mut listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
-        let entry = listed.entry(node.to_owned()).or_default();
-        for (stack, names) in &result.volumes {
-            for name in names {
-                entry.insert(name.clone(), stack.clone());
-            }
-        }
+        self.found().remember(node, result);
+    }
+
+    fn found(&self) -> std::sync::MutexGuard<'_, Found> {
+        self.found.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Joins (or starts) the job being gathered with `ask`'s part, and
@@ -224,15 +221,41 @@ impl SwarmJobs {
         }
         Ok(outcome)
     }
+}
+
+/// What the jobs' agents found on each node they reached.
+#[derive(Default)]
+struct Found {
+    /// By node: by volume, its stack, as a job that reached the node
+    /// listed them. A volume is removed only as the stack it was listed
+    /// under, and the agent checks the label again.
+    stacks: HashMap<String, BTreeMap<String, String>>,
+    /// By node: its containers that use named volumes, as the newest job
+    /// that reached the node listed them (every agent lists them).
+    containers: HashMap<String, Vec<ContainerUse>>,
+}
+
+impl Found {
+    /// Records what a job's agent listed on `node`.
+    fn remember(&mut self, node: &str, result: &AgentResult) {
+        self.containers
+            .insert(node.to_owned(), result.container_uses());
+        let entry = self.stacks.entry(node.to_owned()).or_default();
+        for (stack, names) in &result.volumes {
+            for name in names {
+                entry.insert(name.clone(), stack.clone());
+            }
+        }
+    }
 
     /// The stack `volume` was listed under on `node`.
     fn stack_of(&self, node: &str, volume: &str) -> Option<String> {
-        self.listed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(node)
-            .and_then(|v| v.get(volume))
-            .cloned()
+        self.stacks.get(node).and_then(|v| v.get(volume)).cloned()
+    }
+
+    /// The containers the newest job that reached `node` listed there.
+    fn containers_of(&self, node: &str) -> Option<Vec<ContainerUse>> {
+        self.containers.get(node).cloned()
     }
 }
 
@@ -309,11 +332,26 @@ impl NodeBackend for JobNode {
         Ok(Some(self.listed.clone()))
     }
 
+    /// From the newest job that reached the node: the listing job, or a
+    /// removal job since (every agent lists its node's containers). No job
+    /// runs for it.
+    async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
+        let containers = self.jobs.found().containers_of(&self.node);
+        match containers {
+            Some(containers) => Ok(Some(containers)),
+            None => Err(BackendError::Unreachable {
+                endpoint: format!("node {} through a volume job", self.node),
+                message: "no volume job listed its containers".into(),
+            }),
+        }
+    }
+
     async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
         let object = format!("volume {name:?} on node {}", self.node);
         // A volume is removed as the stack it was listed under; one never
         // listed on this node is not this sweep's to remove.
-        let Some(stack) = self.jobs.stack_of(&self.node, name) else {
+        let stack = self.jobs.found().stack_of(&self.node, name);
+        let Some(stack) = stack else {
             return Err(BackendError::Invalid {
                 what: object,
                 message: "no volume job listed it on this node".into(),
@@ -349,5 +387,39 @@ impl NodeBackend for JobNode {
                 message: "the agent's result does not mention it".into(),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sweep_core::agent::AgentContainer;
+
+    use super::*;
+
+    fn result(node: &str, containers: &[ContainerUse]) -> AgentResult {
+        let mut result = AgentResult::new(node);
+        result.containers = containers.iter().map(AgentContainer::from).collect();
+        result
+    }
+
+    #[test]
+    fn a_node_s_containers_are_those_of_the_newest_job_that_reached_it() {
+        let mut found = Found::default();
+        assert_eq!(found.containers_of("N1"), None);
+        let stopped = ContainerUse::new("c1", "manual", ["gone_data"]);
+        let mut listing = result("N1", std::slice::from_ref(&stopped));
+        listing.volumes =
+            BTreeMap::from([("gone".to_owned(), BTreeSet::from(["gone_data".to_owned()]))]);
+        found.remember("N1", &listing);
+        found.remember("N2", &result("N2", &[]));
+        assert_eq!(found.containers_of("N1"), Some(vec![stopped]));
+        assert_eq!(found.containers_of("N2"), Some(vec![]));
+        // A removal job since: its listing replaces the containers, and
+        // the stacks the volumes were listed under are kept.
+        let task = ContainerUse::new("c2", "web.1.x", ["web_data"]).of_service("s9");
+        found.remember("N1", &result("N1", std::slice::from_ref(&task)));
+        assert_eq!(found.containers_of("N1"), Some(vec![task]));
+        assert_eq!(found.stack_of("N1", "gone_data").as_deref(), Some("gone"));
+        assert_eq!(found.containers_of("N3"), None);
     }
 }

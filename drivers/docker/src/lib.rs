@@ -1,7 +1,8 @@
 //! Docker backends for the swarms seam ([`sweep_swarms`]), through bollard.
 //!
 //! - [`DockerSwarm`]: a swarm through one of its managers.
-//! - [`DockerNode`]: one node's own daemon, for its volumes.
+//! - [`DockerNode`]: one node's own daemon, for its volumes and the
+//!   containers that use them.
 //! - [`LocalRegistry`]: the one swarm the docker context (or `DOCKER_HOST`)
 //!   points at ([`context`]).
 //! - [`FileRegistry`]: the swarms of a registry file ([`config`]), with
@@ -32,6 +33,7 @@ mod registry;
 mod ssh;
 mod transport;
 mod url_path;
+mod usage;
 
 pub use backend::{DockerNode, DockerSwarm, DEFAULT_TIMEOUT};
 pub use config::{ConfigError, RegistryConfig, SwarmConfig};

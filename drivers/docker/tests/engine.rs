@@ -511,8 +511,9 @@ async fn own_stack_is_refused_before_anything_is_touched() {
     let gamma = reg.backend(&Target::new("gamma")).await.unwrap();
     assert_eq!(gamma.self_stack(), Some(me.as_str()));
     for &part in StackPart::ALL {
+        let objects = bed::part_objects(&*gamma, &me, part).await.unwrap();
         assert_eq!(
-            gamma.remove_stack_part(&me, part).await,
+            gamma.remove_stack_part(&me, part, &objects).await,
             Err(BackendError::OwnStack {
                 release: me.clone()
             })
@@ -991,7 +992,7 @@ async fn parts_a_service_still_uses_are_in_use_or_refused_and_go_once_it_is_gone
     let reg = registry();
     let alpha = reg.backend(&Target::new("alpha")).await.unwrap();
 
-    match alpha.remove_stack_part(&app, StackPart::Networks).await {
+    match bed::remove_part(&*alpha, &app, StackPart::Networks).await {
         Err(BackendError::InUse { .. }) => {}
         other => panic!("network while the service stands: {other:?}"),
     }
@@ -999,7 +1000,7 @@ async fn parts_a_service_still_uses_are_in_use_or_refused_and_go_once_it_is_gone
         (StackPart::Secrets, "secret"),
         (StackPart::Configs, "config"),
     ] {
-        match alpha.remove_stack_part(&app, part).await {
+        match bed::remove_part(&*alpha, &app, part).await {
             Err(BackendError::Refused { status, .. }) => {
                 assert_eq!(status, 400, "{part}");
             }
@@ -1013,8 +1014,7 @@ async fn parts_a_service_still_uses_are_in_use_or_refused_and_go_once_it_is_gone
         "network went"
     );
 
-    alpha
-        .remove_stack_part(&app, StackPart::Services)
+    bed::remove_part(&*alpha, &app, StackPart::Services)
         .await
         .unwrap();
     // The network stays in use until the service's task has stopped.
@@ -1031,6 +1031,6 @@ async fn parts_a_service_still_uses_are_in_use_or_refused_and_go_once_it_is_gone
         std::thread::sleep(Duration::from_millis(200));
     }
     for part in [StackPart::Networks, StackPart::Secrets, StackPart::Configs] {
-        alpha.remove_stack_part(&app, part).await.unwrap();
+        bed::remove_part(&*alpha, &app, part).await.unwrap();
     }
 }

@@ -138,8 +138,7 @@ async fn a_removed_service_is_reported_by_the_node_that_ran_its_task() {
 
     let registry = FileRegistry::load(bed()).unwrap();
     let alpha = registry.backend(&Target::new("alpha")).await.unwrap();
-    alpha
-        .remove_stack_part(&release, StackPart::Services)
+    bed::remove_part(&*alpha, &release, StackPart::Services)
         .await
         .unwrap();
 

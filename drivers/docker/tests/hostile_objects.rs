@@ -1,4 +1,5 @@
-//! Stack objects and volume listings of somebody else's swarm are hostile
+//! Stack objects, volume listings, and the service and container listings
+//! that say what uses what, of somebody else's swarm are hostile
 //! input: against fake daemons on unix sockets (no Docker engine needed),
 //! every malformed, partial or oversized answer is an error naming what
 //! was read, never a panic and never a shorter list.
@@ -11,6 +12,7 @@ use std::time::Duration;
 mod fake;
 
 use fake::VERSION_REPLY;
+use sweep_core::usage::{ContainerUse, ServiceUse};
 use sweep_docker::{DockerNode, DockerSwarm, Endpoint};
 use sweep_swarms::{BackendError, NodeBackend, ServiceEntry, SwarmBackend};
 use tokio::io::AsyncWriteExt;
@@ -126,7 +128,10 @@ async fn well_formed_listings_are_read() {
         stacks["app"].services,
         vec![ServiceEntry::new("s1", "app_web", 5).with_keep("true")]
     );
-    assert_eq!(stacks["app"].networks, ["app_default"]);
+    assert_eq!(
+        stacks["app"].networks,
+        [sweep_core::objects::ObjectRef::new("n1", "app_default")]
+    );
     assert_eq!(s.own_node_id().await.unwrap().as_deref(), Some("node-1"));
     let volumes = s.volumes_by_stack().await.unwrap().unwrap();
     assert_eq!(volumes["app"], ["app_data"]);
@@ -263,4 +268,91 @@ async fn endless_listings_are_refused_at_the_byte_limit() {
     )
     .await;
     assert_invalid("endless volumes", s.volumes_by_stack().await);
+}
+
+#[tokio::test]
+async fn what_uses_what_is_read_and_a_user_that_cannot_be_told_is_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = swarm(
+        dir.path(),
+        "uses",
+        &[
+            (
+                "/services",
+                json(serde_json::json!([{"ID": "s1", "Version": {"Index": 5},
+                    "Spec": {"Name": "byhand", "Mode": {"Replicated": {"Replicas": 0}},
+                        "TaskTemplate": {"ContainerSpec": {"Image": "x",
+                            "Mounts": [{"Type": "volume", "Source": "gone_data", "Target": "/d"}]}}}}])),
+            ),
+            (
+                "/containers/json",
+                json(serde_json::json!([{"Id": "c1", "Names": ["/manual"], "State": "exited",
+                    "Mounts": [{"Type": "volume", "Name": "gone_data", "Destination": "/d"}]}])),
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(
+        s.service_uses().await.unwrap(),
+        Some(vec![
+            ServiceUse::new("s1", "byhand").with_volumes(["gone_data"])
+        ])
+    );
+    let manual = ContainerUse::new("c1", "manual", ["gone_data"]);
+    assert_eq!(s.containers().await.unwrap(), Some(vec![manual]));
+
+    let cases: Vec<(&str, &'static str, serde_json::Value)> = vec![
+        (
+            "a service without an id",
+            "/services",
+            serde_json::json!([{"Spec": {"Name": "a"}}]),
+        ),
+        (
+            "a service without a name",
+            "/services",
+            serde_json::json!([{"ID": "s1", "Spec": {}}]),
+        ),
+        ("services not a list", "/services", serde_json::json!({})),
+        (
+            "a container with a volume and no id",
+            "/containers/json",
+            serde_json::json!([{"Names": ["/x"], "Mounts": [{"Type": "volume", "Name": "v"}]}]),
+        ),
+        (
+            "containers not a list",
+            "/containers/json",
+            serde_json::json!({"Id": "c1"}),
+        ),
+    ];
+    for (i, (case, path, body)) in cases.into_iter().enumerate() {
+        let endpoint = spawn_daemon(dir.path(), &format!("use{i}"), &[(path, json(body))]);
+        let s = DockerSwarm::connect(&endpoint, Duration::from_secs(30))
+            .await
+            .unwrap();
+        let node = DockerNode::connect(&endpoint, Duration::from_secs(30))
+            .await
+            .unwrap();
+        if path == "/services" {
+            assert_invalid(case, s.service_uses().await);
+        } else {
+            assert_invalid(case, s.containers().await);
+            assert_invalid(case, node.containers().await);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_service_and_container_listings_are_refused_at_the_byte_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = swarm(
+        dir.path(),
+        "endless-uses",
+        &[
+            ("/services", Reply::Endless),
+            ("/containers/json", Reply::Endless),
+        ],
+    )
+    .await;
+    assert_invalid("endless services", s.service_uses().await);
+    assert_invalid("endless containers", s.containers().await);
 }

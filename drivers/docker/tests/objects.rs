@@ -14,6 +14,7 @@ use std::process::Command;
 mod bed;
 
 use bed::{create_config, deploy_stack, docker, registry, sock, unique, Cleanup};
+use sweep_core::objects::ObjectRef;
 use sweep_docker::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STACK_NAMESPACE, TYPE};
 use sweep_swarms::{ObjectVersion, Registry, ServiceEntry, Target, KEEP_LABEL};
 
@@ -149,9 +150,22 @@ async fn a_deployed_stack_is_listed_under_its_namespace_without_its_records() {
             version_of(manager, "service", &web),
         )]
     );
-    assert_eq!(objects.networks, names(&[&format!("{app}_front")]));
-    assert_eq!(objects.secrets, names(&[&format!("{app}_tok")]));
-    let configs: BTreeSet<&str> = objects.configs.iter().map(String::as_str).collect();
+    let [front, tok] = [format!("{app}_front"), format!("{app}_tok")];
+    assert_eq!(
+        objects.networks,
+        [ObjectRef::new(
+            inspect(manager, "network", &front, "{{.Id}}"),
+            &front
+        )]
+    );
+    assert_eq!(
+        objects.secrets,
+        [ObjectRef::new(
+            inspect(manager, "secret", &tok, "{{.ID}}"),
+            &tok
+        )]
+    );
+    let configs: BTreeSet<&str> = objects.configs.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(
         configs,
         BTreeSet::from([format!("{app}_conf").as_str(), in_stack.as_str()])
@@ -160,7 +174,7 @@ async fn a_deployed_stack_is_listed_under_its_namespace_without_its_records() {
         !objects
             .configs
             .iter()
-            .any(|c| c.starts_with(&format!("{app}.v"))),
+            .any(|c| c.name.starts_with(&format!("{app}.v"))),
         "records are not the stack's: {:?}",
         objects.configs
     );
@@ -361,7 +375,14 @@ async fn gathering_files_a_release_s_objects_and_volumes_per_node() {
     let objects = release.objects.as_ref().expect("stack objects are read");
     assert_eq!(objects.services.len(), 1);
     assert_eq!(objects.services[0].name, format!("{app}_web"));
-    assert_eq!(objects.configs, names(&[&format!("{app}_conf")]));
+    let conf = format!("{app}_conf");
+    assert_eq!(
+        objects.configs,
+        [ObjectRef::new(
+            inspect(manager, "config", &conf, "{{.ID}}"),
+            &conf
+        )]
+    );
     let mut expected = vec![
         NodeVolumes::new(node_id(manager), Vec::new()),
         NodeVolumes::new(node_id(worker), names(&[&format!("{app}_wrk")])),

@@ -44,19 +44,59 @@ pub fn bed() -> &'static Path {
     })
 }
 
+/// The objects of `part` of `release`'s stack as `backend` lists them now
+/// (none for [`sweep_swarms::StackPart::Tasks`]): what the sweep hands to
+/// `remove_stack_part` when none of them is shared.
+#[allow(dead_code)]
+pub async fn part_objects(
+    backend: &dyn sweep_swarms::SwarmBackend,
+    release: &str,
+    part: sweep_swarms::StackPart,
+) -> Result<Vec<sweep_core::objects::ObjectRef>, sweep_swarms::BackendError> {
+    use sweep_core::objects::ObjectRef;
+    use sweep_swarms::StackPart;
+    let stacks = backend.stack_objects().await?.unwrap_or_default();
+    let Some(objects) = stacks.get(release) else {
+        return Ok(Vec::new());
+    };
+    Ok(match part {
+        StackPart::Services => objects
+            .services
+            .iter()
+            .map(|s| ObjectRef::new(&s.id, &s.name))
+            .collect(),
+        StackPart::Tasks => Vec::new(),
+        StackPart::Networks => objects.networks.clone(),
+        StackPart::Secrets => objects.secrets.clone(),
+        StackPart::Configs => objects.configs.clone(),
+    })
+}
+
+/// Removes `part` of `release`'s stack through `backend`: every object of
+/// it the stack holds now ([`part_objects`]).
+#[allow(dead_code)]
+pub async fn remove_part(
+    backend: &dyn sweep_swarms::SwarmBackend,
+    release: &str,
+    part: sweep_swarms::StackPart,
+) -> Result<(), sweep_swarms::BackendError> {
+    let objects = part_objects(backend, release, part).await?;
+    backend.remove_stack_part(release, part, &objects).await
+}
+
 /// Removes `release`'s stack through `backend` in the sweep's order: its
-/// services, then (once their tasks have stopped) its other parts, each tried again every 200 ms for up to
-/// 60 s while the engine answers "in use". The sweep owns this policy in
-/// the core; a backend test that is not about it just needs the stack gone.
+/// services, then (once their tasks have stopped) its other parts, each
+/// tried again every 200 ms for up to 60 s while the engine answers "in
+/// use", each with the objects the stack holds when it is tried. The sweep
+/// owns this policy in the core; a backend test that is not about it just
+/// needs the stack gone.
 #[allow(dead_code)]
 pub async fn remove_stack(
     backend: &dyn sweep_swarms::SwarmBackend,
     release: &str,
 ) -> Result<(), sweep_swarms::BackendError> {
     use sweep_swarms::{BackendError, StackPart};
-    backend
-        .remove_stack_part(release, StackPart::Services)
-        .await?;
+    remove_part(backend, release, StackPart::Services).await?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     for part in [
         StackPart::Tasks,
@@ -65,7 +105,7 @@ pub async fn remove_stack(
         StackPart::Configs,
     ] {
         loop {
-            match backend.remove_stack_part(release, part).await {
+            match remove_part(backend, release, part).await {
                 Err(BackendError::InUse { .. }) if std::time::Instant::now() < deadline => {
                     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
                 }
