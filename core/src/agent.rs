@@ -304,6 +304,9 @@ pub struct AgentContainer {
     /// Its service id label, when it is a task of a service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
+    /// Its stack namespace label, when it is a task of a stack.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<String>,
     /// The names of the volumes it mounts.
     #[serde(default)]
     pub volumes: BTreeSet<String>,
@@ -315,6 +318,7 @@ impl From<&ContainerUse> for AgentContainer {
             id: used.id.clone(),
             name: used.name.clone(),
             service: used.service.clone(),
+            stack: used.stack.clone(),
             volumes: used.volumes.iter().cloned().collect(),
         }
     }
@@ -323,11 +327,14 @@ impl From<&ContainerUse> for AgentContainer {
 impl AgentContainer {
     /// The container as the core's usage facts hold it.
     pub fn to_use(&self) -> ContainerUse {
-        let used = ContainerUse::new(&self.id, &self.name, &self.volumes);
-        match &self.service {
-            Some(service) => used.of_service(service),
-            None => used,
+        let mut used = ContainerUse::new(&self.id, &self.name, &self.volumes);
+        if let Some(service) = &self.service {
+            used = used.of_service(service);
         }
+        if let Some(stack) = &self.stack {
+            used = used.in_stack(stack);
+        }
+        used
     }
 }
 

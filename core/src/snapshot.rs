@@ -825,6 +825,8 @@ mod wire {
         #[serde(default)]
         service: Option<String>,
         #[serde(default)]
+        stack: Option<String>,
+        #[serde(default)]
         volumes: Vec<String>,
     }
 

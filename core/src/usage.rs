@@ -144,6 +144,12 @@ pub struct ContainerUse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(default))]
     pub service: Option<String>,
+    /// Its stack namespace label, when it is a task of a stack's service:
+    /// a task container outlives its service for a while, and its stack
+    /// label still says whose it is once the service is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub stack: Option<String>,
     /// The names of the volumes it mounts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "schema", schemars(default))]
@@ -161,6 +167,7 @@ impl ContainerUse {
             id: id.into(),
             name: name.into(),
             service: None,
+            stack: None,
             volumes: volumes.into_iter().map(Into::into).collect(),
         }
     }
@@ -169,6 +176,20 @@ impl ContainerUse {
     pub fn of_service(mut self, service: impl Into<String>) -> Self {
         self.service = Some(service.into());
         self
+    }
+
+    /// Carrying the stack namespace label `stack`.
+    pub fn in_stack(mut self, stack: impl Into<String>) -> Self {
+        self.stack = Some(stack.into());
+        self
+    }
+
+    /// Whether it is a task of `release`'s own: of a service in `own`, or
+    /// labelled with the release's stack namespace (its service may be
+    /// gone already, and its id with it).
+    fn is_of(&self, release: &str, own: &BTreeSet<&str>) -> bool {
+        self.service.as_deref().is_some_and(|id| own.contains(id))
+            || self.stack.as_deref() == Some(release)
     }
 }
 
@@ -405,7 +426,7 @@ pub fn users_of(
             .flat_map(|n| n.volumes.iter().map(String::as_str))
             .collect();
         for name in names {
-            found.extend(volume_users(name, &own, usage));
+            found.extend(volume_users(release, name, &own, usage));
         }
     }
     found.into_iter().collect()
@@ -413,7 +434,7 @@ pub fn users_of(
 
 /// Every use of the volume `name` by a service not in `own`, or by a
 /// container on any node that is not a task of one in `own`.
-fn volume_users(name: &str, own: &BTreeSet<&str>, usage: &Usage) -> Vec<InUse> {
+fn volume_users(release: &str, name: &str, own: &BTreeSet<&str>, usage: &Usage) -> Vec<InUse> {
     let mut found = Vec::new();
     for s in &usage.services {
         if !own.contains(s.id.as_str()) && s.names_volume(name) {
@@ -426,8 +447,7 @@ fn volume_users(name: &str, own: &BTreeSet<&str>, usage: &Usage) -> Vec<InUse> {
     }
     for node in &usage.containers {
         for c in &node.containers {
-            let ours = c.service.as_deref().is_some_and(|id| own.contains(id));
-            if !ours && c.volumes.iter().any(|v| v == name) {
+            if !c.is_of(release, own) && c.volumes.iter().any(|v| v == name) {
                 found.push(InUse::new(
                     ObjectKind::Volume,
                     name,
@@ -448,7 +468,7 @@ pub fn volume_users_of(
     usage: &Usage,
 ) -> Vec<InUse> {
     let own = own_services(release, own, usage);
-    let mut found = volume_users(name, &own, usage);
+    let mut found = volume_users(release, name, &own, usage);
     found.sort();
     found.dedup();
     found
@@ -541,6 +561,35 @@ mod tests {
         // Without a purge, volumes are not judged: none is removed.
         let found = users_of("gone", &objects(), false, &own(), &usage);
         assert!(found.iter().all(|u| u.kind != ObjectKind::Volume));
+    }
+
+    #[test]
+    fn a_task_container_of_the_release_outlives_its_service_and_is_still_its_own() {
+        // The service is gone (not in `own`), its stopped task is not.
+        let usage = Usage::new(
+            vec![],
+            vec![NodeContainers::new(
+                "node-a",
+                vec![ContainerUse::new("c1", "gone_app.1.x", ["gone_data"])
+                    .of_service("s-removed")
+                    .in_stack("gone")],
+            )],
+        );
+        assert_eq!(volume_users_of("gone", "gone_data", &own(), &usage), vec![]);
+        // Another stack's task is another workload's.
+        let usage = Usage::new(
+            vec![],
+            vec![NodeContainers::new(
+                "node-a",
+                vec![ContainerUse::new("c2", "user_app.1.y", ["gone_data"])
+                    .of_service("s-user")
+                    .in_stack("user")],
+            )],
+        );
+        assert_eq!(
+            volume_users_of("gone", "gone_data", &own(), &usage).len(),
+            1
+        );
     }
 
     #[test]

@@ -208,8 +208,10 @@ struct ReleaseSeen {
     /// names and ids), and whether it named every volume (a template).
     shared: BTreeSet<String>,
     every_volume_shared: bool,
-    /// A usage read ever showed another workload using something of it.
-    ever_shared: bool,
+    /// Something of it stays for another workload: a usage read right
+    /// before the networks, secrets and configs showed one of them used,
+    /// or a listing after the read before the purge showed a used volume.
+    kept: bool,
     /// The stack parts handed out for removal since the last re-read
     /// before the stack.
     parts_handed: BTreeSet<StackPart>,
@@ -314,8 +316,8 @@ impl Judge<'_> {
             ActionKind::DeleteRecords { .. } => {
                 assert!(seen.stack_gone, "records before the stack went: {r}");
                 assert!(
-                    !seen.ever_shared,
-                    "records while another workload shares the release: {r}"
+                    !seen.kept,
+                    "records while something of it stays for another workload: {r}"
                 );
                 if self.plan.purge_volumes {
                     assert_ne!(
@@ -388,11 +390,29 @@ impl Judge<'_> {
                         seen.every_volume_shared |= s.volumes.iter().any(|v| v.contains("{{"));
                     }
                     for c in read.usage.containers.iter().flat_map(|n| &n.containers) {
-                        if !c.service.as_deref().is_some_and(|id| own.contains(id)) {
+                        let of_release = c.service.as_deref().is_some_and(|id| own.contains(id))
+                            || c.stack.as_deref() == Some(release);
+                        if !of_release {
                             seen.shared.extend(c.volumes.iter().cloned());
                         }
                     }
-                    seen.ever_shared |= !seen.shared.is_empty() || seen.every_volume_shared;
+                    // The read before the networks, secrets and configs
+                    // (after the tasks): whatever it shows used stays.
+                    let parts_gate = seen.last_read == Some((Step::RemoveStack, true))
+                        && seen.parts_gone.contains(&StackPart::Services)
+                        && seen.parts_gone.contains(&StackPart::Tasks);
+                    if parts_gate {
+                        let stack = &read.stack;
+                        seen.kept |= stack
+                            .networks
+                            .iter()
+                            .chain(&stack.secrets)
+                            .chain(&stack.configs)
+                            .any(|o| {
+                                seen.shared.contains(&o.name)
+                                    || o.id.as_ref().is_some_and(|id| seen.shared.contains(id))
+                            });
+                    }
                 }
             }
             ActionKind::ListVolumes { at, .. } => {
@@ -402,6 +422,9 @@ impl Judge<'_> {
                     Outcome::Failed(sweep_core::sweep::Failure::Gone) => BTreeSet::new(),
                     _ => return,
                 };
+                seen.kept |= names
+                    .iter()
+                    .any(|v| seen.every_volume_shared || seen.shared.contains(v));
                 let removed = seen.removed.entry(key.clone()).or_default();
                 removed.retain(|v| !names.contains(v));
                 seen.listed.insert(key, names);

@@ -109,7 +109,8 @@ pub(crate) fn container_uses(
 }
 
 /// One container's named volumes, its name (the first of its names, without
-/// the leading `/`; its id when it has none) and its service id label;
+/// the leading `/`; its id when it has none), its service id label and its
+/// stack namespace label;
 /// `None` when it mounts no named volume.
 fn container_use(container: ContainerSummary) -> Result<Option<ContainerUse>, BackendError> {
     let mut volumes: Vec<String> = container
@@ -141,6 +142,9 @@ fn container_use(container: ContainerSummary) -> Result<Option<ContainerUse>, Ba
     let mut found = ContainerUse::new(id, name, volumes);
     if let Some(service) = non_empty_label(container.labels.as_ref(), SERVICE_ID_LABEL) {
         found = found.of_service(service);
+    }
+    if let Some(stack) = non_empty_label(container.labels.as_ref(), STACK_NAMESPACE) {
+        found = found.in_stack(stack);
     }
     Ok(Some(found))
 }
@@ -248,7 +252,9 @@ mod tests {
             uses,
             vec![
                 ContainerUse::new("c1", "manual", ["gone_data"]),
-                ContainerUse::new("c2", "web.1.abc", ["gone_data", "web_data"]).of_service("s9"),
+                ContainerUse::new("c2", "web.1.abc", ["gone_data", "web_data"])
+                    .of_service("s9")
+                    .in_stack("web"),
                 ContainerUse::new("c5", "c5", ["x"]),
             ]
         );

@@ -553,10 +553,13 @@ async fn node_volumes(
                 .node_backend(target, node)
                 .await
                 .map_err(|e| e.to_string())?;
-            let (volumes, containers) =
-                tokio::join!(backend.volumes_by_stack(), backend.containers());
-            let volumes = volumes.map_err(|e| e.to_string())?;
-            let containers = containers.map_err(|e| e.to_string())?;
+            // One after the other, over the node's one connection: the
+            // connection budget counts one per node.
+            let volumes = backend
+                .volumes_by_stack()
+                .await
+                .map_err(|e| e.to_string())?;
+            let containers = backend.containers().await.map_err(|e| e.to_string())?;
             Ok::<_, String>(volumes.zip(containers))
         };
         (node, timeout(limit, read).await)

@@ -89,9 +89,9 @@ fn web_objects(volumes: Option<Vec<NodeVolumes>>) -> StackObjects {
             ServiceEntry::new("svc-web_app", "web_app", 1).with_keep("true"),
             ServiceEntry::new("svc-web_db", "web_db", 1),
         ],
-        vec![ObjectRef::new("n-front", "web_front")],
-        vec![ObjectRef::new("s-tok", "web_tok")],
-        vec![ObjectRef::new("c-conf", "web_conf")],
+        vec![ObjectRef::new("networks-web_front", "web_front")],
+        vec![ObjectRef::new("secrets-web_tok", "web_tok")],
+        vec![ObjectRef::new("configs-web_conf", "web_conf")],
     );
     match volumes {
         Some(v) => objects.with_volumes(v).sorted(),
@@ -195,17 +195,33 @@ async fn a_failed_stack_object_listing_makes_the_swarm_unreadable() {
     }
 }
 
-/// A node whose volume listing fails (or hangs) is left out of every
-/// release's volumes, and only that node: it is still reached, and the
-/// others' volumes are there.
+/// A node whose volume or container listing fails (or hangs) is left out
+/// of every release's volumes, and only that node, and counts as not
+/// reached: a volume there, or a workload there using a volume by name,
+/// is unknown, so a purge must not claim to cover it. The others' volumes
+/// and containers are there.
 #[tokio::test(start_paused = true)]
 async fn a_failed_node_volume_listing_leaves_only_that_node_out() {
-    for effect in [Effect::Fail(boom()), Effect::Hang] {
+    for (call, effect) in [
+        (Call::VolumesByStack, Effect::Fail(boom())),
+        (Call::VolumesByStack, Effect::Hang),
+        (Call::Containers, Effect::Fail(boom())),
+        (Call::Containers, Effect::Hang),
+    ] {
         let registry = Faulty::new(MemoryRegistry::new().with_swarm(swarm()));
-        registry.inject(Fault::new("alpha", Call::VolumesByStack, effect.clone()).on_node("n1"));
+        registry.inject(Fault::new("alpha", call, effect.clone()).on_node("n1"));
         let alpha = gather_alpha(&registry).await;
         assert_eq!(alpha.error, None, "{effect:?}");
-        assert_eq!(alpha.nodes.as_ref().map(Vec::len), Some(3), "{effect:?}");
+        let reached: Vec<&str> = alpha
+            .nodes
+            .iter()
+            .flatten()
+            .map(|n| n.id.as_str())
+            .collect();
+        assert_eq!(reached, ["n0", "n2"], "{call:?} {effect:?}");
+        let usage = alpha.usage.as_ref().expect("usage read");
+        let read: Vec<&str> = usage.containers.iter().map(|n| n.node.as_str()).collect();
+        assert_eq!(read, ["n0", "n2"], "{call:?} {effect:?}");
         let web = release(&alpha, "web");
         assert_eq!(
             web.objects,
@@ -283,5 +299,66 @@ async fn a_backend_that_does_not_read_objects_leaves_them_out() {
     for r in &alpha.releases {
         assert_eq!(r.records, None, "{r:?}");
         assert_eq!(r.objects, None, "{r:?}");
+    }
+}
+
+/// What uses what is read with the swarm: every service (the stacks' own
+/// and one made by hand at 0 replicas) with what it names, and each
+/// reached node's containers using volumes, stopped ones included; the
+/// plan then keeps what the hand-made service and the container use.
+#[tokio::test]
+async fn services_and_containers_are_read_and_spare_what_they_use() {
+    let hand = sweep_swarms::ServiceUse::new("u1", "byhand").with_volumes(["gone_data"]);
+    let stopped = sweep_swarms::ContainerUse::new("c1", "backup", ["gone_cache"]);
+    let swarm = MemorySwarm::new("alpha", "A")
+        .node(MemoryNode::new("n0", "mgr").volume("gone_data", Some("gone")))
+        .node(
+            MemoryNode::new("n1", "w1")
+                .volume("gone_cache", Some("gone"))
+                .container(stopped.clone()),
+        )
+        .record(MemoryRecord::new(
+            "gone",
+            1,
+            Some("cd/default/old:release/gone"),
+        ))
+        .stack(
+            "gone",
+            MemoryStack::new().service("gone_app").network("gone_net"),
+        )
+        .workload(hand.clone());
+    let registry = MemoryRegistry::new().with_swarm(swarm);
+    let alpha = gather_alpha(&registry).await;
+    let usage = alpha.usage.as_ref().expect("usage read");
+    let names: Vec<&str> = usage.services.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["gone_app", "byhand"]);
+    assert_eq!(usage.containers.len(), 2);
+    assert_eq!(usage.containers[1].containers, [stopped]);
+
+    let apps = AppSet::new(true, vec![Application::reconciled("keep", "alpha", &[])]);
+    let snapshot = Snapshot::new(Policy::new("default", true, None), apps, vec![alpha]);
+    let plan = sweep_core::plan(&snapshot).unwrap();
+    let d = &plan.deletions[0];
+    let kept: Vec<(&str, &str)> = d
+        .in_use_by
+        .iter()
+        .map(|u| (u.object.as_str(), u.user.name.as_str()))
+        .collect();
+    assert_eq!(kept, [("gone_cache", "backup"), ("gone_data", "byhand")]);
+    let removed = d.objects.as_ref().and_then(|o| o.volumes.clone()).unwrap();
+    assert!(removed.iter().all(|n| n.volumes.is_empty()), "{removed:?}");
+}
+
+/// Without every service's spec nothing proves an object unused: a swarm
+/// whose services cannot be listed is not read at all.
+#[tokio::test(start_paused = true)]
+async fn a_failed_service_listing_makes_the_swarm_unreadable() {
+    for effect in [Effect::Fail(boom()), Effect::Hang] {
+        let registry = Faulty::new(MemoryRegistry::new().with_swarm(swarm()));
+        registry.inject(Fault::new("alpha", Call::ServiceUses, effect.clone()));
+        let alpha = gather_alpha(&registry).await;
+        let error = alpha.error.clone().unwrap_or_default();
+        assert!(error.contains("listing services"), "{effect:?}: {error:?}");
+        assert!(alpha.releases.is_empty(), "{effect:?}");
     }
 }

@@ -17,8 +17,8 @@ use sweep_runner::{gather, GatherSettings};
 const SWARMS: usize = 3;
 
 /// Every daemon is asked each thing once: the manager its version, release
-/// records, stack objects, cluster id, node list, info and volumes; every
-/// other node its version, info and volumes. Before, the node list went out three times and the manager's
+/// records, stack objects, cluster id, node list, info, volumes and
+/// containers; every other node its version, info, volumes and containers. Before, the node list went out three times and the manager's
 /// version twice (by two clients of the same daemon), and every request
 /// had a connection of its own. Now each daemon's version connection is
 /// reused for its info, and once a swarm is read none of its connections
@@ -62,20 +62,25 @@ async fn each_daemon_is_asked_each_thing_once_over_kept_connections() {
         v
     };
     // The manager's configs twice (release records, and the stacks'
-    // configs: two label filters) and its info twice (probed as a node,
-    // and for its own node id, which files its volumes).
+    // configs: two label filters), its services twice (the stacks', and
+    // every service with what it names) and its info twice (probed as a
+    // node, and for its own node id, which files its volumes).
     let mut manager = once(&[
+        "/containers/json",
         "/networks",
         "/nodes",
         "/secrets",
-        "/services",
         "/swarm",
         "/version",
         "/volumes",
     ]);
-    manager.extend([("/configs".to_owned(), 2), ("/info".to_owned(), 2)]);
+    manager.extend([
+        ("/configs".to_owned(), 2),
+        ("/info".to_owned(), 2),
+        ("/services".to_owned(), 2),
+    ]);
     manager.sort();
-    let node = once(&["/info", "/version", "/volumes"]);
+    let node = once(&["/containers/json", "/info", "/version", "/volumes"]);
     assert_eq!(asked.len(), SWARMS * NODES, "{asked:?}");
     for (daemon, paths) in &asked {
         let expected = if daemon.ends_with("-n0") {
@@ -88,10 +93,10 @@ async fn each_daemon_is_asked_each_thing_once_over_kept_connections() {
 
     // A node's info and volumes go over the connection its version went
     // over; the manager's reads at once (records, four stack object kinds,
-    // cluster id, node list, info, volumes, and its probe as a node) take
-    // the version's and nine more at most.
+    // every service, cluster id, node list, info, volumes, containers, and
+    // its probe as a node) take the version's and twelve more at most.
     for (daemon, accepted) in counts.connections() {
-        let most = if daemon.ends_with("-n0") { 10 } else { 1 };
+        let most = if daemon.ends_with("-n0") { 13 } else { 1 };
         assert!(accepted <= most, "{daemon}: {accepted} connections");
     }
 

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use sweep_core::sweep::{ReleaseOutcome, Settings, StampChange};
+use sweep_core::sweep::{ReleaseOutcome, Settings, StampChange, Step};
 use sweep_core::{plan, AppSet, Application, Coverage, HoldReason, Policy, Snapshot, SweepPlan};
 use sweep_runner::{execute, gather, ExecuteSettings, GatherSettings};
 use sweep_swarms::{BackendError, Registry};
@@ -221,8 +221,10 @@ async fn node_not_reached_leaves_records_pending_coverage() {
     assert!(volumes_left(&registry, "gamma", &node_ids("gamma")).is_empty());
 }
 
+/// A node listed but not answering when its volumes and containers are
+/// read counts as not reached: the plan says so, and the records stay.
 #[tokio::test(start_paused = true)]
-async fn node_vanishing_after_listing_fails_the_purge_and_keeps_records() {
+async fn node_vanishing_after_listing_is_not_reached_and_keeps_records() {
     let registry = MemoryRegistry::new().with_swarm(release(
         three_node("alpha", "A", &["old"]),
         "old",
@@ -230,27 +232,60 @@ async fn node_vanishing_after_listing_fails_the_purge_and_keeps_records() {
     ));
     registry.vanish_after_listing("alpha", "alpha-n1").unwrap();
     let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    assert_eq!(plan.deletions[0].volumes, Coverage::Partial);
+    assert_eq!(
+        plan.uncovered[0].unreached.as_deref(),
+        Some(&["alpha-w1".to_owned()][..])
+    );
+    let report = execute(&registry, &plan, fast()).await;
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::PendingCoverage);
+    assert_eq!(
+        registry.records("alpha").len(),
+        1,
+        "records stay for the next sweep"
+    );
+    assert_eq!(
+        volumes_left(&registry, "alpha", &["alpha-n1".to_owned()]).len(),
+        1
+    );
+}
+
+/// A node reached when planned that cannot be read when its volumes are
+/// about to go: nothing proves a volume unused by a workload there, so no
+/// volume goes on any node, and the records stay.
+#[tokio::test(start_paused = true)]
+async fn node_vanishing_after_the_plan_fails_the_purge_before_any_volume_goes() {
+    let registry = MemoryRegistry::new().with_swarm(release(
+        three_node("alpha", "A", &["old"]),
+        "old",
+        "gone",
+    ));
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
     assert_eq!(plan.deletions[0].volumes, Coverage::Complete);
+    registry
+        .set_node_reachable("alpha", "alpha-n1", false)
+        .unwrap();
     let report = execute(&registry, &plan, fast()).await;
     let r = &report.releases[0];
     assert_eq!(r.outcome, ReleaseOutcome::Failed);
     assert!(
         r.errors
             .iter()
-            .any(|e| e.node.as_deref() == Some("alpha-w1")),
+            .any(|e| e.action == Step::ReadUsage && e.message.contains("alpha-n1")),
         "{:?}",
         r.errors
+    );
+    assert!(registry.stack("alpha", "old").is_none(), "the stack went");
+    assert!(r.volumes_deleted.is_empty());
+    assert_eq!(
+        volumes_left(&registry, "alpha", &node_ids("alpha")).len(),
+        3
     );
     assert_eq!(
         registry.records("alpha").len(),
         1,
         "records stay for the next sweep"
-    );
-    // What did go is still reported, by node.
-    let deleted: usize = r.volumes_deleted.values().map(Vec::len).sum();
-    assert_eq!(
-        deleted + volumes_left(&registry, "alpha", &node_ids("alpha")).len(),
-        3
     );
 }
 
@@ -733,4 +768,116 @@ async fn a_container_gone_on_the_volume_s_node_wakes_its_retry_before_the_interv
             assert!(took >= Duration::from_secs(20), "retried at {took:?}");
         }
     }
+}
+
+/// The volume of a departed release that a service of another stack
+/// mounts at 0 replicas (no container holds it, so the engine would let
+/// it go): planned as in use, left on every node with the release's
+/// records, while the services and network go; the next sweep after the
+/// user stops naming it finishes the release.
+#[tokio::test(start_paused = true)]
+async fn a_volume_another_service_mounts_stays_with_the_records_until_it_is_free() {
+    let user = sweep_swarms::ServiceUse::new("u1", "user_app")
+        .in_stack("user")
+        .with_volumes(["old_data"]);
+    let registry = MemoryRegistry::new()
+        .with_swarm(release(three_node("alpha", "A", &["old"]), "old", "gone").workload(user));
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    let d = &plan.deletions[0];
+    assert_eq!(d.in_use_by.len(), 1);
+    assert_eq!(d.in_use_by[0].object, "old_data");
+    assert!(d
+        .objects
+        .as_ref()
+        .unwrap()
+        .volumes
+        .iter()
+        .flatten()
+        .all(|n| n.volumes.is_empty()));
+    let report = execute(&registry, &plan, fast()).await;
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::InUse);
+    assert_eq!(r.in_use_by, d.in_use_by);
+    assert_eq!(report.exit_code(), 1);
+    assert!(
+        registry.stack("alpha", "old").is_none(),
+        "services and network went"
+    );
+    assert_eq!(
+        volumes_left(&registry, "alpha", &node_ids("alpha")).len(),
+        3
+    );
+    assert_eq!(registry.records("alpha").len(), 1);
+    // No removal was even tried on what another workload uses.
+    assert!(!registry.events().iter().any(|e| e.op == Call::RemoveVolume));
+}
+
+/// A network and a config of a departed release that another stack's
+/// service names: in use from the plan on, never tried (so no waiting
+/// until the settle time), the rest removed, the records kept.
+#[tokio::test(start_paused = true)]
+async fn a_network_and_config_another_stack_names_are_planned_in_use_and_never_tried() {
+    let user = sweep_swarms::ServiceUse::new("u1", "user_app")
+        .in_stack("user")
+        .with_networks(["networks-old_net"])
+        .with_configs(["old_conf"]);
+    let swarm = three_node("alpha", "A", &[])
+        .record(MemoryRecord::new("old", 1, stamp("gone", "old")))
+        .stack(
+            "old",
+            MemoryStack::new()
+                .service("old_svc")
+                .network("old_net")
+                .network("old_back")
+                .config("old_conf")
+                .secret("old_key"),
+        )
+        .workload(user);
+    let registry = MemoryRegistry::new().with_swarm(swarm);
+    let (_, plan) = gather_plan(&registry, false, app_set(&[("shop", "alpha", &[])])).await;
+    let kept: Vec<&str> = plan.deletions[0]
+        .in_use_by
+        .iter()
+        .map(|u| u.object.as_str())
+        .collect();
+    assert_eq!(kept, ["old_net", "old_conf"]);
+    let started = tokio::time::Instant::now();
+    let report = execute(&registry, &plan, fast()).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "waited for the settle time"
+    );
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::InUse);
+    let left = registry.stack("alpha", "old").unwrap();
+    assert_eq!(left.networks.iter().collect::<Vec<_>>(), ["old_net"]);
+    assert_eq!(left.configs.iter().collect::<Vec<_>>(), ["old_conf"]);
+    assert!(left.services.is_empty() && left.secrets.is_empty());
+    assert_eq!(registry.records("alpha").len(), 1);
+    assert!(registry
+        .events()
+        .iter()
+        .filter(|e| e.op == Call::RemoveStack)
+        .all(|e| e.result.is_ok()));
+}
+
+/// A service made after the plan that names a network stops its removal:
+/// the sweep reads who uses what right before it.
+#[tokio::test(start_paused = true)]
+async fn a_user_appearing_after_the_plan_stops_the_removal() {
+    let registry =
+        MemoryRegistry::new().with_swarm(release(three_node("alpha", "A", &[]), "old", "gone"));
+    let (_, plan) = gather_plan(&registry, false, app_set(&[("shop", "alpha", &[])])).await;
+    assert!(plan.deletions[0].in_use_by.is_empty());
+    // The same swarm, with a user of the network created since the plan.
+    let user = sweep_swarms::ServiceUse::new("u1", "late").with_networks(["old_net"]);
+    let later = MemoryRegistry::new()
+        .with_swarm(release(three_node("alpha", "A", &[]), "old", "gone").workload(user));
+    let report = execute(&later, &plan, fast()).await;
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::InUse);
+    assert_eq!(r.in_use_by[0].user.name, "late");
+    let left = later.stack("alpha", "old").unwrap();
+    assert_eq!(left.networks.iter().collect::<Vec<_>>(), ["old_net"]);
+    assert_eq!(later.records("alpha").len(), 1);
 }

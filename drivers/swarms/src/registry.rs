@@ -83,13 +83,13 @@ pub enum RegistryError {
 ///
 /// use async_trait::async_trait;
 /// use sweep_swarms::{Registry, RegistryError, SwarmBackend, Target};
-/// # use sweep_swarms::{BackendError, ReleaseRecord, StackPart};
+/// # use sweep_swarms::{BackendError, ObjectRef, ReleaseRecord, StackPart};
 /// # /// A swarm with nothing on it.
 /// # struct Empty(&'static str);
 /// # #[async_trait]
 /// # impl SwarmBackend for Empty {
 /// #     async fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError> { Ok(Vec::new()) }
-/// #     async fn remove_stack_part(&self, _: &str, _: StackPart) -> Result<(), BackendError> { Ok(()) }
+/// #     async fn remove_stack_part(&self, _: &str, _: StackPart, _: &[ObjectRef]) -> Result<(), BackendError> { Ok(()) }
 /// #     async fn stack_volumes(&self, _: &str) -> Result<Vec<String>, BackendError> { Ok(Vec::new()) }
 /// #     async fn remove_volume(&self, _: &str) -> Result<(), BackendError> { Ok(()) }
 /// #     async fn remove_release_records(&self, _: &str) -> Result<(), BackendError> { Ok(()) }

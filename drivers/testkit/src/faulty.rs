@@ -772,8 +772,14 @@ mod tests {
         assert!(reg.inner().stack("alpha", "app").is_none());
         networks(b.clone()).await.unwrap();
         assert_eq!(reg.injected().len(), 2);
-        // Only the two calls that went through reached the world.
-        assert_eq!(reg.inner().events().len(), 2);
+        // Only the two removals that went through reached the world,
+        // besides the three listings that named what to remove.
+        let events = reg.inner().events();
+        assert_eq!(
+            events.iter().filter(|e| e.op == Call::RemoveStack).count(),
+            2
+        );
+        assert_eq!(events.len(), 5);
     }
 
     #[tokio::test]
