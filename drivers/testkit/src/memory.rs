@@ -1687,7 +1687,7 @@ mod tests {
     /// Every part of `release`'s stack, services first.
     async fn remove_stack(b: &dyn SwarmBackend, release: &str) -> Result<(), BackendError> {
         for &part in StackPart::ALL {
-            crate::remove_whole_part(&*b, release, part).await?;
+            crate::remove_whole_part(b, release, part).await?;
         }
         Ok(())
     }

@@ -96,6 +96,35 @@ fn uses(entry: &Value) -> Vec<(String, String, String, String)> {
         .unwrap_or_default()
 }
 
+/// Sweeps and checks that `gone` went but for what `expected` uses
+/// (`(kind, object, user kind, user name)` of each use, sorted): planned
+/// as in use from the start, reported `in_use`, exit 1. Returns the JSON.
+fn sweep_keeps(s: &Scenario, gone: &Stack, expected: &[(&str, &str, &str, &str)]) -> Value {
+    let (code, out) = sweep(s);
+    assert_eq!(code, Some(1), "{out:#}");
+    let deletion = one(&out["plan"], "deletions", &gone.release);
+    let expected: Vec<(String, String, String, String)> = expected
+        .iter()
+        .map(|(a, b, c, d)| ((*a).into(), (*b).into(), (*c).into(), (*d).into()))
+        .collect();
+    assert_eq!(uses(deletion), expected);
+    let report = one(&out["report"], "releases", &gone.release);
+    assert_eq!(report["outcome"], "in_use", "{report:#}");
+    assert_eq!(report["in_use_by"], deletion["in_use_by"]);
+    out
+}
+
+/// Sweeps again once nobody uses what was kept: the rest, then the
+/// records, go.
+fn sweep_finishes(s: &Scenario, gone: &Stack) {
+    let (code, out) = sweep(s);
+    assert_eq!(code, Some(0), "{out:#}");
+    let report = one(&out["report"], "releases", &gone.release);
+    assert_eq!(report["outcome"], "deleted", "{report:#}");
+    let r = Remains::read(&ALPHA, &gone.release);
+    assert!(r.is_gone(), "{r:#?}");
+}
+
 fn service_exists(name: &str) -> bool {
     docker(ALPHA.manager, &["service", "inspect", name])
         .status
@@ -133,38 +162,18 @@ fn a_volume_another_stack_mounts_as_external_at_0_replicas_stays() {
         &format!("volumes:\n  data:\n    external: true\n    name: {volume}\n"),
     );
 
-    let (code, out) = sweep(&s);
-    assert_eq!(code, Some(1), "{out:#}");
+    let user_app = format!("{user}_app");
+    let out = sweep_keeps(&s, &gone, &[("volume", &volume, "service", &user_app)]);
     let deletion = one(&out["plan"], "deletions", &gone.release);
-    assert_eq!(
-        uses(deletion),
-        [(
-            "volume".into(),
-            volume.clone(),
-            "service".into(),
-            format!("{user}_app")
-        )]
-    );
     let removes = &deletion["objects"]["volumes"];
     assert!(!removes.to_string().contains(&volume), "{removes}");
-    let report = one(&out["report"], "releases", &gone.release);
-    assert_eq!(report["outcome"], "in_use", "{report:#}");
-    assert_eq!(report["in_use_by"], deletion["in_use_by"]);
     assert_volume_kept_with_records(&gone);
-    assert!(
-        service_exists(&format!("{user}_app")),
-        "the user's service is untouched"
-    );
+    assert!(service_exists(&user_app), "the user's service is untouched");
 
     // Once nobody names it, the next sweep takes the volume, then the
     // records.
     docker_ok(ALPHA.manager, &["stack", "rm", &user]);
-    let (code, out) = sweep(&s);
-    assert_eq!(code, Some(0), "{out:#}");
-    let report = one(&out["report"], "releases", &gone.release);
-    assert_eq!(report["outcome"], "deleted", "{report:#}");
-    let r = Remains::read(&ALPHA, &gone.release);
-    assert!(r.is_gone(), "{r:#?}");
+    sweep_finishes(&s, &gone);
 }
 
 #[test]
@@ -178,6 +187,7 @@ fn a_volume_a_service_made_by_hand_mounts_at_0_replicas_stays() {
         kind: "service",
         name: s.release("byhand"),
     };
+    let mount = format!("type=volume,source={volume},target=/data");
     docker_ok(
         ALPHA.manager,
         &[
@@ -191,27 +201,14 @@ fn a_volume_a_service_made_by_hand_mounts_at_0_replicas_stays() {
             "--name",
             &byhand.name,
             "--mount",
-            &format!("type=volume,source={volume},target=/data"),
+            &mount,
             IMAGE,
             "sleep",
             "3600",
         ],
     );
 
-    let (code, out) = sweep(&s);
-    assert_eq!(code, Some(1), "{out:#}");
-    let deletion = one(&out["plan"], "deletions", &gone.release);
-    assert_eq!(
-        uses(deletion),
-        [(
-            "volume".into(),
-            volume,
-            "service".into(),
-            byhand.name.clone()
-        )]
-    );
-    let report = one(&out["report"], "releases", &gone.release);
-    assert_eq!(report["outcome"], "in_use", "{report:#}");
+    sweep_keeps(&s, &gone, &[("volume", &volume, "service", &byhand.name)]);
     assert_volume_kept_with_records(&gone);
     assert!(
         service_exists(&byhand.name),
@@ -240,32 +237,19 @@ fn a_network_and_config_another_stack_names_are_in_use_from_the_plan_on() {
     );
 
     let started = Instant::now();
-    let (code, out) = sweep(&s);
-    let took = started.elapsed();
-    assert_eq!(code, Some(1), "{out:#}");
-    let deletion = one(&out["plan"], "deletions", &gone.release);
     let user_app = format!("{user}_app");
-    assert_eq!(
-        uses(deletion),
-        [
-            (
-                "network".into(),
-                net.clone(),
-                "service".into(),
-                user_app.clone()
-            ),
-            (
-                "config".into(),
-                cfg.clone(),
-                "service".into(),
-                user_app.clone()
-            ),
-        ]
+    let out = sweep_keeps(
+        &s,
+        &gone,
+        &[
+            ("network", &net, "service", &user_app),
+            ("config", &cfg, "service", &user_app),
+        ],
     );
-    let report = one(&out["report"], "releases", &gone.release);
-    assert_eq!(report["outcome"], "in_use", "{report:#}");
+    let took = started.elapsed();
     // Never tried, so never waited on: no error, and well within the
     // settle time (60 s) the engine's refusals would have been retried for.
+    let report = one(&out["report"], "releases", &gone.release);
     assert_eq!(report["errors"], json!([]), "{report:#}");
     assert!(took < Duration::from_secs(45), "the sweep took {took:?}");
 
@@ -293,6 +277,7 @@ fn a_volume_a_stopped_container_uses_on_its_node_stays() {
         name: s.release("holder"),
     };
     // Created, never started: a stopped container of no service.
+    let mount = format!("{volume}:/data");
     docker_ok(
         "alpha-2",
         &[
@@ -301,33 +286,19 @@ fn a_volume_a_stopped_container_uses_on_its_node_stays() {
             "--name",
             &holder.name,
             "-v",
-            &format!("{volume}:/data"),
+            &mount,
             IMAGE,
             "true",
         ],
     );
 
-    let (code, out) = sweep(&s);
-    assert_eq!(code, Some(1), "{out:#}");
+    let out = sweep_keeps(&s, &gone, &[("volume", &volume, "container", &holder.name)]);
     let deletion = one(&out["plan"], "deletions", &gone.release);
-    assert_eq!(
-        uses(deletion),
-        [(
-            "volume".into(),
-            volume,
-            "container".into(),
-            holder.name.clone()
-        )]
-    );
     let user = &deletion["in_use_by"][0]["user"];
     assert!(user["node"].is_string(), "the container's node: {user}");
-    let report = one(&out["report"], "releases", &gone.release);
-    assert_eq!(report["outcome"], "in_use", "{report:#}");
     assert_volume_kept_with_records(&gone);
 
     // The container gone, the next sweep finishes the release.
     docker_ok("alpha-2", &["container", "rm", &holder.name]);
-    let (code, out) = sweep(&s);
-    assert_eq!(code, Some(0), "{out:#}");
-    assert!(Remains::read(&ALPHA, &gone.release).is_gone());
+    sweep_finishes(&s, &gone);
 }
