@@ -1,0 +1,98 @@
+//! The string type of a snapshot's names.
+//!
+//! The snapshot types are written once, generic over how they hold their
+//! names: owned ([`String`], the default and the only one outside this
+//! crate), or borrowed from the JSON text being planned ([`Text`]), so that
+//! `plan --snapshot` on a million releases does not copy a million names
+//! it only looks at. Both are read by the same derived code, so they accept
+//! and refuse exactly the same texts.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+use crate::refs::SwarmName;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for String {}
+    impl Sealed for super::Text<'_> {}
+}
+
+/// How the snapshot types hold a name: [`String`] for the public types
+/// (`Snapshot` is `Snapshot<String>`). Sealed: the crate's in-place reader
+/// is the only other.
+pub trait SnapshotStr: sealed::Sealed {
+    /// How a swarm name is held: [`SwarmName`] when owned.
+    type Swarm: fmt::Debug + Clone + Eq;
+
+    /// The name.
+    fn as_str(&self) -> &str;
+
+    /// A swarm name as text; `""` is the controller's own swarm.
+    fn swarm_str(swarm: &Self::Swarm) -> &str;
+
+    /// The controller id a policy without one has.
+    fn default_controller() -> Self;
+}
+
+impl SnapshotStr for String {
+    type Swarm = SwarmName;
+
+    fn as_str(&self) -> &str {
+        self
+    }
+
+    fn swarm_str(swarm: &SwarmName) -> &str {
+        swarm.as_str()
+    }
+
+    fn default_controller() -> Self {
+        "default".to_owned()
+    }
+}
+
+impl<'a> SnapshotStr for Text<'a> {
+    type Swarm = Text<'a>;
+
+    fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    fn swarm_str(swarm: &Self::Swarm) -> &str {
+        &swarm.0
+    }
+
+    fn default_controller() -> Self {
+        Text(Cow::Borrowed("default"))
+    }
+}
+
+/// A JSON string, borrowed from the text unless escapes made it differ
+/// from it. Reads exactly what a `String` field reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Cow<'de, str>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v))
+            }
+        }
+        deserializer.deserialize_string(TextVisitor).map(Text)
+    }
+}
