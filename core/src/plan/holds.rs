@@ -91,7 +91,9 @@ pub(crate) fn find_in<S: SnapshotStr>(snapshot: &Snapshot<S>, groups: &Groups<'_
                 Vec::new(),
                 Some(error.clone()),
             ));
-        } else if snapshot.policy.purge_volumes && group.nodes.as_ref().is_some_and(|n| n.is_empty()) {
+        } else if snapshot.policy.purge_volumes
+            && group.nodes.as_ref().is_some_and(|n| n.is_empty())
+        {
             // Removing a stack whose volumes nobody can then find would
             // strand its data with no record left to find it by.
             holds.push(Hold::swarm(

@@ -35,10 +35,12 @@ use crate::owner::OwnerError;
 use crate::refs::SwarmName;
 
 pub(crate) use read::{one_json_document, Obj};
-pub(crate) use text::Text;
 pub use text::SnapshotStr;
+pub(crate) use text::Text;
 pub(crate) use types::Facts;
-pub use types::{AppSet, AppState, Application, NodeEntry, Policy, ReleaseEntry, Snapshot, SwarmSnapshot};
+pub use types::{
+    AppSet, AppState, Application, NodeEntry, Policy, ReleaseEntry, Snapshot, SwarmSnapshot,
+};
 
 /// Errors that make a snapshot unusable. Nothing is planned from one.
 ///

@@ -28,9 +28,7 @@ use crate::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 /// returned. Both reads are of the same type through the same
 /// deserializer, so they accept exactly the same texts. `T` may borrow
 /// from `text` (a `Snapshot<Text>`, whose names are not copied).
-pub(crate) fn one_json_document<'a, T: Deserialize<'a>>(
-    text: &'a str,
-) -> Result<T, SnapshotError> {
+pub(crate) fn one_json_document<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, SnapshotError> {
     check_values(text)?;
     let mut de = serde_json::Deserializer::from_str(text);
     if let Ok(value) = T::deserialize(&mut de) {

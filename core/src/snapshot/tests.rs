@@ -6,10 +6,9 @@ use crate::owner::OwnerError;
 
 #[test]
 fn unknown_fields_are_named() {
-    let err = Snapshot::from_json(
-        r#"{"app_set":{"loaded":true},"swarms":[{"swarm":"a","nodez":[]}]}"#,
-    )
-    .unwrap_err();
+    let err =
+        Snapshot::from_json(r#"{"app_set":{"loaded":true},"swarms":[{"swarm":"a","nodez":[]}]}"#)
+            .unwrap_err();
     let text = err.to_string();
     assert!(text.starts_with("swarms[0]"), "{text}");
     assert!(text.contains("nodez"), "{text}");
@@ -81,14 +80,12 @@ const MINIMAL: &str = r#"{"app_set":{"loaded":true}}"#;
 
 #[test]
 fn the_destination_swarm_is_required() {
-    let (path, message) = parse_error(
-        r#"{"app_set":{"loaded":true,"applications":[{"name":"e","releases":[]}]}}"#,
-    );
+    let (path, message) =
+        parse_error(r#"{"app_set":{"loaded":true,"applications":[{"name":"e","releases":[]}]}}"#);
     assert_eq!(path, "app_set.applications[0]");
     assert!(message.contains("missing field `swarm`"), "{message}");
-    let (path, _) = parse_error(
-        r#"{"app_set":{"loaded":true,"applications":[{"name":"e","swarm":null}]}}"#,
-    );
+    let (path, _) =
+        parse_error(r#"{"app_set":{"loaded":true,"applications":[{"name":"e","swarm":null}]}}"#);
     assert_eq!(path, "app_set.applications[0].swarm");
     let local = Snapshot::from_json(
         r#"{"app_set":{"loaded":true,"applications":[{"name":"e","swarm":""}]}}"#,

@@ -41,7 +41,9 @@ use crate::usage::Usage;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(
     feature = "schema",
-    schemars(bound = "S: schemars::JsonSchema + Serialize, S::Swarm: schemars::JsonSchema + Serialize")
+    schemars(
+        bound = "S: schemars::JsonSchema + Serialize, S::Swarm: schemars::JsonSchema + Serialize"
+    )
 )]
 // The schema's description: the first paragraph, without the Rust.
 #[cfg_attr(
@@ -231,7 +233,9 @@ impl Policy {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(
     feature = "schema",
-    schemars(bound = "S: schemars::JsonSchema + Serialize, S::Swarm: schemars::JsonSchema + Serialize")
+    schemars(
+        bound = "S: schemars::JsonSchema + Serialize, S::Swarm: schemars::JsonSchema + Serialize"
+    )
 )]
 #[non_exhaustive]
 pub struct AppSet<S: SnapshotStr = String> {
@@ -272,7 +276,9 @@ impl AppSet {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(
     feature = "schema",
-    schemars(bound = "S: schemars::JsonSchema + Serialize, S::Swarm: schemars::JsonSchema + Serialize")
+    schemars(
+        bound = "S: schemars::JsonSchema + Serialize, S::Swarm: schemars::JsonSchema + Serialize"
+    )
 )]
 #[non_exhaustive]
 pub struct Application<S: SnapshotStr = String> {
@@ -374,7 +380,9 @@ impl AppState {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(
     feature = "schema",
-    schemars(bound = "S: schemars::JsonSchema + Serialize, S::Swarm: schemars::JsonSchema + Serialize")
+    schemars(
+        bound = "S: schemars::JsonSchema + Serialize, S::Swarm: schemars::JsonSchema + Serialize"
+    )
 )]
 #[non_exhaustive]
 pub struct SwarmSnapshot<S: SnapshotStr = String> {
