@@ -35,8 +35,10 @@ use crate::owner::OwnerError;
 use crate::refs::SwarmName;
 
 pub(crate) use read::{one_json_document, Obj};
-pub use text::SnapshotStr;
+#[cfg(feature = "schema")]
+pub use text::SchemaStr;
 pub(crate) use text::Text;
+pub use text::{ReadStr, SnapshotStr, WriteStr};
 pub(crate) use types::Facts;
 pub use types::{
     AppSet, AppState, Application, NodeEntry, Policy, ReleaseEntry, Snapshot, SwarmSnapshot,

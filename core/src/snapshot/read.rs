@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::text::SnapshotStr;
+use super::text::{ReadStr, WriteStr};
 use super::types::{AppSet, Application, NodeEntry, Policy, ReleaseEntry, Snapshot, SwarmSnapshot};
 use super::SnapshotError;
 use crate::bound::check_values;
@@ -62,15 +62,10 @@ fn explain<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, SnapshotError> {
 // `[S]` marks the types generic over their strings.
 macro_rules! map_only {
     ($($ty:ident $([$s:ident])? => $expecting:literal;)*) => {$(
-        impl<'de $(, $s: SnapshotStr + Deserialize<'de>)?> Deserialize<'de> for $ty $(<$s>)?
-        $(where <$s as SnapshotStr>::Swarm: Deserialize<'de>)?
-        {
+        impl<'de $(, $s: ReadStr<'de>)?> Deserialize<'de> for $ty $(<$s>)? {
             fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 struct MapOnly<T>(PhantomData<T>);
-                impl<'de $(, $s: SnapshotStr + Deserialize<'de>)?> Visitor<'de>
-                    for MapOnly<$ty $(<$s>)?>
-                $(where <$s as SnapshotStr>::Swarm: Deserialize<'de>)?
-                {
+                impl<'de $(, $s: ReadStr<'de>)?> Visitor<'de> for MapOnly<$ty $(<$s>)?> {
                     type Value = $ty $(<$s>)?;
                     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                         f.write_str($expecting)
@@ -83,9 +78,7 @@ macro_rules! map_only {
             }
         }
 
-        impl$(<$s: SnapshotStr + Serialize>)? Serialize for $ty $(<$s>)?
-        $(where <$s as SnapshotStr>::Swarm: Serialize)?
-        {
+        impl$(<$s: WriteStr>)? Serialize for $ty $(<$s>)? {
             fn serialize<W: Serializer>(&self, serializer: W) -> Result<W::Ok, W::Error> {
                 <$ty $(<$s>)?>::serialize(self, serializer)
             }

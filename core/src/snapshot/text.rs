@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::refs::SwarmName;
 
@@ -37,6 +37,25 @@ pub trait SnapshotStr: sealed::Sealed {
     /// The controller id a policy without one has.
     fn default_controller() -> Self;
 }
+
+/// A [`SnapshotStr`] whose names, swarm names included, can be read from
+/// input that lives for `'de`: what the derived readers require.
+pub trait ReadStr<'de>: SnapshotStr<Swarm: Deserialize<'de>> + Deserialize<'de> {}
+
+impl<'de, S: SnapshotStr<Swarm: Deserialize<'de>> + Deserialize<'de>> ReadStr<'de> for S {}
+
+/// A [`SnapshotStr`] whose names, swarm names included, can be written:
+/// what the derived writers (and the JSON Schema's defaults) require.
+pub trait WriteStr: SnapshotStr<Swarm: Serialize> + Serialize {}
+
+impl<S: SnapshotStr<Swarm: Serialize> + Serialize> WriteStr for S {}
+
+/// A [`WriteStr`] with a JSON Schema, swarm names included.
+#[cfg(feature = "schema")]
+pub trait SchemaStr: WriteStr<Swarm: schemars::JsonSchema> + schemars::JsonSchema {}
+
+#[cfg(feature = "schema")]
+impl<S: WriteStr<Swarm: schemars::JsonSchema> + schemars::JsonSchema> SchemaStr for S {}
 
 impl SnapshotStr for String {
     type Swarm = SwarmName;
@@ -72,7 +91,7 @@ impl<'a> SnapshotStr for Text<'a> {
 
 /// A JSON string, borrowed from the text unless escapes made it differ
 /// from it. Reads exactly what a `String` field reads.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Text<'a>(Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::text::SnapshotStr;
+#[cfg(feature = "schema")]
+use super::text::SchemaStr;
+use super::text::{ReadStr, SnapshotStr, WriteStr};
 use super::window;
 use super::SnapshotError;
 use crate::format::FormatVersion;
@@ -30,21 +32,10 @@ use crate::usage::Usage;
 /// [`Snapshot::from_json`]. A driver that gathers one from live swarms is
 /// `sweep-runner`'s `gather`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(
-    remote = "Self",
-    deny_unknown_fields,
-    bound(
-        serialize = "S: Serialize, S::Swarm: Serialize",
-        deserialize = "S: Deserialize<'de>, S::Swarm: Deserialize<'de>"
-    )
-)]
+#[serde(remote = "Self", deny_unknown_fields)]
+#[serde(bound(serialize = "S: WriteStr", deserialize = "S: ReadStr<'de>"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(
-    feature = "schema",
-    schemars(
-        bound = "S: schemars::JsonSchema + Serialize, S::Swarm: schemars::JsonSchema + Serialize"
-    )
-)]
+#[cfg_attr(feature = "schema", schemars(bound = "S: SchemaStr"))]
 // The schema's description: the first paragraph, without the Rust.
 #[cfg_attr(
     feature = "schema",
@@ -149,16 +140,10 @@ impl Snapshot {
 
 /// What the operator asked for.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(
-    remote = "Self",
-    deny_unknown_fields,
-    bound(serialize = "S: Serialize", deserialize = "S: Deserialize<'de>")
-)]
+#[serde(remote = "Self", deny_unknown_fields)]
+#[serde(bound(serialize = "S: WriteStr", deserialize = "S: ReadStr<'de>"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(
-    feature = "schema",
-    schemars(bound = "S: schemars::JsonSchema + Serialize")
-)]
+#[cfg_attr(feature = "schema", schemars(bound = "S: SchemaStr"))]
 #[non_exhaustive]
 pub struct Policy<S: SnapshotStr = String> {
     /// The `<controller>` in `cd/<controller>/<application>` stamps.
@@ -222,21 +207,10 @@ impl Policy {
 
 /// The applications the controller is told to run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(
-    remote = "Self",
-    deny_unknown_fields,
-    bound(
-        serialize = "S: Serialize, S::Swarm: Serialize",
-        deserialize = "S: Deserialize<'de>, S::Swarm: Deserialize<'de>"
-    )
-)]
+#[serde(remote = "Self", deny_unknown_fields)]
+#[serde(bound(serialize = "S: WriteStr", deserialize = "S: ReadStr<'de>"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(
-    feature = "schema",
-    schemars(
-        bound = "S: schemars::JsonSchema + Serialize, S::Swarm: schemars::JsonSchema + Serialize"
-    )
-)]
+#[cfg_attr(feature = "schema", schemars(bound = "S: SchemaStr"))]
 #[non_exhaustive]
 pub struct AppSet<S: SnapshotStr = String> {
     /// False when the app set could not be read completely. Required: a
@@ -265,21 +239,10 @@ impl AppSet {
 
 /// One application of the app set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(
-    remote = "Self",
-    deny_unknown_fields,
-    bound(
-        serialize = "S: Serialize, S::Swarm: Serialize",
-        deserialize = "S: Deserialize<'de>, S::Swarm: Deserialize<'de>"
-    )
-)]
+#[serde(remote = "Self", deny_unknown_fields)]
+#[serde(bound(serialize = "S: WriteStr", deserialize = "S: ReadStr<'de>"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(
-    feature = "schema",
-    schemars(
-        bound = "S: schemars::JsonSchema + Serialize, S::Swarm: schemars::JsonSchema + Serialize"
-    )
-)]
+#[cfg_attr(feature = "schema", schemars(bound = "S: SchemaStr"))]
 #[non_exhaustive]
 pub struct Application<S: SnapshotStr = String> {
     /// Of the grammar [`is_application_name`] checks, the only names owner
@@ -369,21 +332,10 @@ impl AppState {
 
 /// What one swarm holds, as its registry read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(
-    remote = "Self",
-    deny_unknown_fields,
-    bound(
-        serialize = "S: Serialize, S::Swarm: Serialize",
-        deserialize = "S: Deserialize<'de>, S::Swarm: Deserialize<'de>"
-    )
-)]
+#[serde(remote = "Self", deny_unknown_fields)]
+#[serde(bound(serialize = "S: WriteStr", deserialize = "S: ReadStr<'de>"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(
-    feature = "schema",
-    schemars(
-        bound = "S: schemars::JsonSchema + Serialize, S::Swarm: schemars::JsonSchema + Serialize"
-    )
-)]
+#[cfg_attr(feature = "schema", schemars(bound = "S: SchemaStr"))]
 #[non_exhaustive]
 pub struct SwarmSnapshot<S: SnapshotStr = String> {
     /// The name the registry resolved it by; `""` is the controller's own.
@@ -448,16 +400,10 @@ impl SwarmSnapshot {
 
 /// One release as its records show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(
-    remote = "Self",
-    deny_unknown_fields,
-    bound(serialize = "S: Serialize", deserialize = "S: Deserialize<'de>")
-)]
+#[serde(remote = "Self", deny_unknown_fields)]
+#[serde(bound(serialize = "S: WriteStr", deserialize = "S: ReadStr<'de>"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(
-    feature = "schema",
-    schemars(bound = "S: schemars::JsonSchema + Serialize")
-)]
+#[cfg_attr(feature = "schema", schemars(bound = "S: SchemaStr"))]
 #[non_exhaustive]
 pub struct ReleaseEntry<S: SnapshotStr = String> {
     /// The release (stack) name.
