@@ -115,3 +115,28 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
         deserializer.deserialize_string(TextVisitor).map(Text)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{one_json_document, Snapshot};
+
+    #[test]
+    fn names_are_borrowed_from_the_text_unless_escaped() {
+        let text = r#"{"app_set":{"loaded":true,"applications":[{"name":"shop","swarm":"a","releases":["web"]}]},
+            "swarms":[{"swarm":"a","releases":[{"name":"web","owner":"x\u0041"}]}]}"#;
+        let snapshot: Snapshot<Text<'_>> = one_json_document(text).unwrap();
+        let release = &snapshot.swarms[0].releases[0];
+        assert!(matches!(release.name.0, Cow::Borrowed("web")));
+        assert!(matches!(snapshot.swarms[0].swarm.0, Cow::Borrowed("a")));
+        let app = &snapshot.app_set.applications[0];
+        assert!(matches!(app.name.0, Cow::Borrowed("shop")));
+        assert!(matches!(app.swarm.0, Cow::Borrowed("a")));
+        // An escape makes the name differ from the text: it is copied.
+        let owner = release.owner.as_ref().unwrap();
+        assert!(matches!(owner.0, Cow::Owned(_)));
+        assert_eq!(owner.as_str(), "xA");
+        // The policy left out holds the default controller, as owned.
+        assert_eq!(snapshot.policy.controller.as_str(), "default");
+    }
+}
