@@ -59,6 +59,10 @@ fn explain<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, SnapshotError> {
 // Every struct of a snapshot therefore derives its reader and writer with
 // `remote = "Self"` (as inherent functions, on the struct's own fields and
 // attributes), and its `Deserialize` here calls that reader only for a map.
+// serde gives those inherent functions the struct's visibility: code that
+// names one (`Policy::deserialize(d)` rather than through the trait) reads
+// the outermost struct alone without the map check; every reader of the
+// crate and every generic serde entry point goes through the trait.
 // `[S]` marks the types generic over their strings.
 macro_rules! map_only {
     ($($ty:ident $([$s:ident])? => $expecting:literal;)*) => {$(
