@@ -21,7 +21,7 @@ use bed::{
 use sweep_docker::labels::STACK_NAMESPACE;
 use sweep_docker::FileRegistry;
 use sweep_swarms::{Registry, Target};
-use sweep_testkit::contract::{self, Capabilities, Fixture};
+use sweep_testkit::contract::{Capabilities, Fixture};
 
 const MANAGER: &str = "gamma-1";
 const AWAY: &str = "gamma-2";
@@ -149,32 +149,4 @@ impl Fixture for Bed {
     }
 }
 
-#[tokio::test]
-async fn listing() {
-    contract::listing(&mut Bed::new()).await;
-}
-
-#[tokio::test]
-async fn revision_ties() {
-    contract::revision_ties(&mut Bed::new()).await;
-}
-
-#[tokio::test]
-async fn removal() {
-    contract::removal(&mut Bed::new()).await;
-}
-
-#[tokio::test]
-async fn in_use() {
-    contract::in_use(&mut Bed::new()).await;
-}
-
-#[tokio::test]
-async fn node_reach() {
-    contract::node_reach(&mut Bed::new()).await;
-}
-
-#[tokio::test]
-async fn events() {
-    contract::events(&mut Bed::new()).await;
-}
+sweep_testkit::contract_suite!(Bed::new());

@@ -107,6 +107,43 @@ where
     }
 }
 
+/// Removes `release`'s stack in the sweep's order: its services, then
+/// (once their tasks have stopped) every other part, each part as the
+/// stack holds it when tried.
+async fn remove_stack(backend: &dyn SwarmBackend, release: &str) {
+    remove_whole_part(backend, release, StackPart::Services)
+        .await
+        .unwrap();
+    until_free(|| backend.remove_stack_part(release, StackPart::Tasks, &[]))
+        .await
+        .unwrap();
+    for part in [StackPart::Networks, StackPart::Secrets, StackPart::Configs] {
+        until_free(|| remove_whole_part(backend, release, part))
+            .await
+            .unwrap_or_else(|e| panic!("{part} of {release}: {e}"));
+    }
+}
+
+/// One test per check of the suite, each on a fixture of its own made by
+/// `$fixture` (an expression, evaluated once per test): every backend
+/// runs every check, and a check added here runs on all of them.
+#[macro_export]
+macro_rules! contract_suite {
+    ($fixture:expr) => {
+        $crate::contract_suite!(@tests $fixture;
+            listing, revision_ties, removal, in_use, node_reach, events);
+    };
+    (@tests $fixture:expr; $($check:ident),*) => {
+        $(
+            #[tokio::test]
+            async fn $check() {
+                let mut fixture = $fixture;
+                $crate::contract::$check(&mut fixture).await;
+            }
+        )*
+    };
+}
+
 /// Releases are listed once each, with the stamp of the highest revision
 /// (numerically: 10 above 2) and every revision's record; a stack without
 /// records is no release, and a release's records are no stack objects. A
@@ -256,17 +293,7 @@ pub async fn removal(f: &mut dyn Fixture) {
     assert!(stacks.contains_key(&app), "records took the stack along");
 
     let before = stacks[&app].clone();
-    remove_whole_part(&*backend, &app, StackPart::Services)
-        .await
-        .unwrap();
-    until_free(|| backend.remove_stack_part(&app, StackPart::Tasks, &[]))
-        .await
-        .unwrap();
-    for part in [StackPart::Networks, StackPart::Secrets, StackPart::Configs] {
-        until_free(|| remove_whole_part(&*backend, &app, part))
-            .await
-            .unwrap_or_else(|e| panic!("{part}: {e}"));
-    }
+    remove_stack(&*backend, &app).await;
     // The manager may list its own copy of a swarm network a moment
     // longer; once the stack is gone from the listing, every part of it,
     // named as it was, is gone already: success.
@@ -354,17 +381,8 @@ pub async fn in_use(f: &mut dyn Fixture) {
         "something in use went"
     );
 
-    remove_whole_part(&*backend, &app, StackPart::Services)
-        .await
-        .unwrap();
-    until_free(|| backend.remove_stack_part(&app, StackPart::Tasks, &[]))
-        .await
-        .unwrap();
-    for part in [StackPart::Networks, StackPart::Secrets, StackPart::Configs] {
-        until_free(|| remove_whole_part(&*backend, &app, part))
-            .await
-            .unwrap_or_else(|e| panic!("{part} once its service is gone: {e}"));
-    }
+    // Each goes once the service is gone.
+    remove_stack(&*backend, &app).await;
 }
 
 /// Nodes are reached only when proven: every node reached is in the

@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use sweep_swarms::{Registry, Target};
-use sweep_testkit::contract::{self, Capabilities, Fixture};
+use sweep_testkit::contract::{Capabilities, Fixture};
 use sweep_testkit::{
     MemoryNode, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm, MemoryVolume,
 };
@@ -104,32 +104,4 @@ impl Fixture for Memory {
     }
 }
 
-#[tokio::test]
-async fn listing() {
-    contract::listing(&mut Memory::new()).await;
-}
-
-#[tokio::test]
-async fn revision_ties() {
-    contract::revision_ties(&mut Memory::new()).await;
-}
-
-#[tokio::test]
-async fn removal() {
-    contract::removal(&mut Memory::new()).await;
-}
-
-#[tokio::test]
-async fn in_use() {
-    contract::in_use(&mut Memory::new()).await;
-}
-
-#[tokio::test]
-async fn node_reach() {
-    contract::node_reach(&mut Memory::new()).await;
-}
-
-#[tokio::test]
-async fn events() {
-    contract::events(&mut Memory::new()).await;
-}
+sweep_testkit::contract_suite!(Memory::new());
