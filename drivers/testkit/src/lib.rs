@@ -9,8 +9,9 @@
 //!   registry and the docker registries alike, so one fault schedule can
 //!   run against the model and against real engines.
 //! - [`contract`]: the seam's contract as checks run against any registry
-//!   (this one here, the docker one on real engines in `sweep-docker`).
-//! - [`fake_daemon`] (feature `fake-daemon`): one fake Docker daemon, for
+//!   (the in-memory one in this crate's tests, the docker one on real
+//!   engines in `sweep-docker`'s).
+//! - `fake_daemon` (feature `fake-daemon`): one fake Docker daemon, for
 //!   the unit tests of what a client does with replies an engine gives
 //!   rarely or never.
 
