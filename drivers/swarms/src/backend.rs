@@ -271,7 +271,10 @@ pub trait SwarmBackend: Send + Sync {
     /// at the first that fails: a removal interrupted half-way then leaves
     /// the newest record, whose stamp judged the release, to judge it
     /// again. The other way round an older stamp (one from before a rename
-    /// handover, say) would decide the next sweep.
+    /// handover, say) would decide the next sweep. Records that claim the
+    /// same revision go by config name (byte order), never in the order the
+    /// engine happens to list them: an interruption then leaves the same
+    /// records behind on every backend and in every run.
     async fn remove_release_records(&self, release: &str) -> Result<(), BackendError>;
 
     /// How many nodes the manager's node list holds, down nodes included (a
