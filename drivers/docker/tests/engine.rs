@@ -649,6 +649,47 @@ manager = "{b1}"
         Err(RegistryError::UnknownNode { .. })
     ));
     assert_eq!(reach.nodes(&Target::new("beta")).await.unwrap(), None);
+
+    // A registry that never listed the nodes (a saved plan carried out by
+    // a process of its own) reaches each by its own daemon's word, and
+    // still no daemon of another swarm.
+    let release = unique("fresh");
+    let volume = format!("{release}_data");
+    let mut cleanup = Cleanup::new();
+    docker(
+        "alpha-2",
+        &[
+            "volume",
+            "create",
+            "--label",
+            &format!("{STACK_NAMESPACE}={release}"),
+            &volume,
+        ],
+    );
+    cleanup.add("alpha-2", &["volume", "rm", "-f", &volume]);
+    let alpha2 = node_id("alpha-2").expect("alpha-2 answers");
+    let fresh = FileRegistry::load(&file).unwrap();
+    let fresh_reach = fresh.as_node_reach().unwrap();
+    for node in &nodes {
+        let backend = fresh_reach.node_backend(&alpha, node).await.unwrap();
+        let listed = backend.stack_volumes(&release).await.unwrap();
+        let expected = if node.id == alpha2 {
+            vec![volume.clone()]
+        } else {
+            Vec::new()
+        };
+        assert_eq!(listed, expected, "{node:?}");
+    }
+    let beta1 = node_id("beta-1").expect("beta-1 answers");
+    assert!(matches!(
+        FileRegistry::load(&file)
+            .unwrap()
+            .as_node_reach()
+            .unwrap()
+            .node_backend(&alpha, &Node::new(beta1, "beta-1"))
+            .await,
+        Err(RegistryError::UnknownNode { .. })
+    ));
 }
 
 #[tokio::test]
