@@ -1,4 +1,4 @@
-//! Names of swarms and nodes.
+//! Names of swarms, and the seam's name for a node.
 
 use std::fmt;
 
@@ -45,38 +45,14 @@ impl fmt::Display for Target {
     }
 }
 
-/// One node of a swarm.
+/// One node of a swarm: the core's [`NodeEntry`], under the name the seam
+/// gives it, so that a node a registry reaches is the very value the
+/// snapshot and the sweep's actions carry.
 ///
 /// The swarm node id is the key: hostnames are for people and need not be
 /// unique (two nodes may share one after a rebuild), so code must never
 /// match nodes by hostname.
-#[non_exhaustive]
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Node {
-    /// The swarm node id, as in the manager's node list.
-    pub id: String,
-    /// The node's hostname, possibly empty; not unique.
-    pub hostname: String,
-}
-
-impl Node {
-    /// The node with swarm node id `id`, shown to people as `hostname`.
-    pub fn new(id: impl Into<String>, hostname: impl Into<String>) -> Self {
-        Node {
-            id: id.into(),
-            hostname: hostname.into(),
-        }
-    }
-
-    /// The name to show people: the hostname, or the id when it is empty.
-    pub fn display_name(&self) -> &str {
-        if self.hostname.is_empty() {
-            &self.id
-        } else {
-            &self.hostname
-        }
-    }
-}
+pub use sweep_core::NodeEntry as Node;
 
 #[cfg(test)]
 mod tests {

@@ -1562,7 +1562,7 @@ mod tests {
             releases
                 .into_iter()
                 .find(|r| r.name == "app")
-                .map(|r| r.records)
+                .and_then(|r| r.records)
                 .unwrap()
         };
         assert_eq!(
