@@ -61,7 +61,7 @@ async fn reads_the_swarm_through_a_negotiated_connection() {
         .await
         .unwrap()
         .into_iter()
-        .map(|t| t.swarm)
+        .map(|t| t.as_str().to_owned())
         .collect();
     for s in ["alpha", "beta", "gamma"] {
         assert!(names.contains(s), "{s} not in {names:?}");

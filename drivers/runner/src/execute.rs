@@ -517,10 +517,7 @@ async fn node_backend(
             node.display_name()
         ))));
     };
-    let others = aliases
-        .iter()
-        .filter(|a| a.as_str() != swarm.swarm)
-        .map(|a| Target::new(a.as_str()));
+    let others = aliases.iter().filter(|a| *a != swarm).cloned();
     // Any name of the cluster that reaches the node will do; the first
     // error is the one reported when none does.
     let mut first_error = None;
@@ -533,7 +530,7 @@ async fn node_backend(
         }
     }
     let error = first_error.unwrap_or(RegistryError::UnknownNode {
-        swarm: swarm.swarm.clone(),
+        swarm: swarm.as_str().to_owned(),
         node: node.id.clone(),
     });
     Err(Outcome::Failed(classify_registry(&error)))

@@ -286,7 +286,7 @@ async fn read_swarm(
         Ok(read) => read,
         Err(message) => {
             tracing::error!(swarm = %target, %message, "swarm could not be read; it is held");
-            return SwarmSnapshot::unreadable(target.swarm.as_str(), message);
+            return SwarmSnapshot::unreadable(target.clone(), message);
         }
     };
 
@@ -323,7 +323,7 @@ async fn read_swarm(
         containers.push(NodeContainers::new(id.clone(), read.containers));
         volumes.insert(id, read.volumes);
     }
-    let mut snapshot = SwarmSnapshot::new(target.swarm.as_str());
+    let mut snapshot = SwarmSnapshot::new(target.clone());
     snapshot.cluster_id = Some(manager.cluster_id);
     snapshot.releases = manager
         .releases
