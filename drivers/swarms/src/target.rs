@@ -10,9 +10,9 @@
 /// same name for different swarms.
 pub use sweep_core::SwarmName as Target;
 
-/// One node of a swarm: the core's [`NodeEntry`], under the name the seam
-/// gives it, so that a node a registry reaches is the very value the
-/// snapshot and the sweep's actions carry.
+/// One node of a swarm: the core's [`NodeEntry`](sweep_core::NodeEntry),
+/// under the name the seam gives it, so that a node a registry reaches is
+/// the very value the snapshot and the sweep's actions carry.
 ///
 /// The swarm node id is the key: hostnames are for people and need not be
 /// unique (two nodes may share one after a rebuild), so code must never
