@@ -16,7 +16,7 @@
 //!    releases with their owner stamps. Build one in code
 //!    ([`Snapshot::new`], [`SwarmSnapshot::new`], [`ReleaseEntry::new`],
 //!    [`Application::reconciled`]), or read the JSON input contract with
-//!    [`Snapshot::from_json`] (the README's "The snapshot (input
+//!    [`Snapshot::from_json`] (`docs/reference.md`, "The snapshot (input
 //!    contract)"; the JSON Schema is generated with the `schema` feature).
 //! 2. **Plan** with [`plan()`] (or [`plan::plan_json`] straight from JSON
 //!    text). The [`SweepPlan`] lists the [`Deletion`]s, every [`Spared`]

@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | `0` | success: nothing a person has to look at | every command ([`Status::Success`]) |
 //! | `1` | it ran, and a person has to act | every command, see below ([`Status::NeedsAttention`]) |
-//! | `2` | bad input: an unreadable flag, file, snapshot or app set; nothing was planned or deleted | callers, since the core never sees the command line ([`Status::BadInput`], [`BAD_INPUT`]) |
+//! | `2` | bad input: a flag, file, snapshot, app set, registry file or docker context that cannot be used; nothing was read from a swarm and nothing was deleted | callers, since the core never sees the command line ([`Status::BadInput`], [`BAD_INPUT`]) |
 //! | `3` | the saved plan is stale (something it relied on changed); nothing was deleted | `apply --plan` ([`Status::Stale`]) |
 //! | `4` | the plan deletes something and nothing else needs a person | `plan --detailed-exitcode` ([`plan_detailed_status`]) |
 //!
@@ -88,14 +88,15 @@ impl Status {
         }
     }
 
-    /// What the status tells whoever reads it, as the exit status tables
-    /// of the documentation say it.
+    /// What the status tells whoever reads it: the table of this module
+    /// says exactly this, and the reference's (`docs/reference.md`) says
+    /// it in each row, with the command it concerns where only one does.
     pub const fn meaning(self) -> &'static str {
         match self {
             Status::Success => "success: nothing a person has to look at",
             Status::NeedsAttention => "it ran, and a person has to act",
             Status::BadInput => {
-                "bad input: an unreadable flag, file, snapshot or app set; nothing was planned or deleted"
+                "bad input: a flag, file, snapshot, app set, registry file or docker context that cannot be used; nothing was read from a swarm and nothing was deleted"
             }
             Status::Stale => {
                 "the saved plan is stale (something it relied on changed); nothing was deleted"

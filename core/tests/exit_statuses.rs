@@ -1,9 +1,8 @@
 //! The exit status tables people read say what `verdict::Status` decides:
-//! the verdict module's own table row for row, and the README's table the
-//! same statuses. A status added, renumbered or reworded in one place and
-//! not the other fails here, before a scheduler reads a wrong meaning.
-
-use std::collections::BTreeSet;
+//! the verdict module's own table row for row, and the reference's table
+//! (`docs/reference.md`) the same statuses in the same order, each with its
+//! meaning. A status added, renumbered or reworded in one place and not
+//! the other fails here, before a scheduler reads a wrong meaning.
 
 use sweep_core::verdict::{Status, BAD_INPUT};
 
@@ -50,11 +49,23 @@ fn the_verdict_module_documents_each_status_with_its_meaning() {
 }
 
 #[test]
-fn the_readme_documents_every_status_and_no_other() {
-    let readme = include_str!("../../README.md");
-    let rows = status_rows(readme, "### Exit status");
-    let documented: BTreeSet<u8> = rows.iter().map(|(code, _)| *code).collect();
-    let decided: BTreeSet<u8> = Status::ALL.iter().map(|s| s.code()).collect();
-    assert_eq!(documented, decided);
-    assert_eq!(rows.len(), decided.len(), "a status listed twice: {rows:?}");
+fn the_reference_documents_every_status_with_its_meaning() {
+    let reference = include_str!("../../docs/reference.md");
+    let begin = reference
+        .find("<!-- exit-statuses:begin -->")
+        .expect("the marked table");
+    let end = reference
+        .find("<!-- exit-statuses:end -->")
+        .expect("its end");
+    let rows = status_rows(&reference[begin..end], "| status |");
+    let codes: Vec<u8> = rows.iter().map(|(code, _)| *code).collect();
+    let decided: Vec<u8> = Status::ALL.iter().map(|s| s.code()).collect();
+    assert_eq!(codes, decided);
+    for ((_, cell), status) in rows.iter().zip(Status::ALL) {
+        assert!(
+            cell.contains(status.meaning()),
+            "the reference says {cell:?} for {status:?}, not {:?}",
+            status.meaning()
+        );
+    }
 }

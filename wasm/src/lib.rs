@@ -47,7 +47,8 @@
 //! 5. `plan_exit_status()` says whether a person has to look at it.
 //!
 //! The plan is the pretty-printed JSON of the plan (the output contract in
-//! the README), ending in one newline. The error document is JSON too:
+//! `docs/reference.md`), ending in one newline. The error document is JSON
+//! too:
 //!
 //! ```json
 //! {
