@@ -95,6 +95,7 @@ pub mod escape;
 pub mod explain;
 pub mod format;
 pub mod grace;
+mod grace_update;
 mod names;
 pub mod objects;
 pub mod owner;
@@ -104,13 +105,16 @@ pub mod render;
 pub mod saved;
 pub mod snapshot;
 pub mod sweep;
+pub mod time;
 pub mod usage;
 pub mod verdict;
 
 pub use app_set_doc::AppSetError;
 pub use format::{FormatVersion, FORMAT_VERSION};
-pub use grace::{Departed, GraceState, NotCurrent, UnixTime};
-pub use objects::{NodeVolumes, ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL};
+pub use grace::{Departed, GraceState, NotCurrent};
+pub use objects::{
+    NodeVolumes, ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL, STACK_LABEL,
+};
 pub use owner::{is_application_name, ControllerId, OwnerError, Ownership};
 pub use plan::{
     plan, Coverage, Deletion, DeletionReason, Hold, HoldReason, Observed, SpareReason, Spared,
@@ -123,6 +127,7 @@ pub use snapshot::{
 };
 pub use sweep::{
     report_text, Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, StampChange,
-    StampRead, Sweep, SweepError, SweepReport, Timestamp,
+    StampRead, Sweep, SweepError, SweepReport,
 };
+pub use time::{Timestamp, UnixTime};
 pub use verdict::{apply_status, plan_detailed_status, plan_status, snapshot_status, Status};

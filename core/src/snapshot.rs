@@ -25,10 +25,10 @@ use thiserror::Error;
 
 use crate::bound::check_values;
 use crate::format::FormatVersion;
-use crate::grace::UnixTime;
 use crate::objects::{NodeVolumes, ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
 use crate::owner::{is_application_name, ControllerId, OwnerError};
 use crate::refs::SwarmName;
+use crate::time::UnixTime;
 use crate::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 
 /// Errors that make a snapshot unusable. Nothing is planned from one.
@@ -110,6 +110,12 @@ pub enum SnapshotError {
         /// The most values a document may hold.
         limit: u64,
     },
+}
+
+impl From<crate::bound::TooManyValues> for SnapshotError {
+    fn from(e: crate::bound::TooManyValues) -> Self {
+        SnapshotError::TooManyValues { limit: e.limit }
+    }
 }
 
 /// A whole snapshot: the policy, the app set and what each swarm holds.
@@ -787,9 +793,9 @@ mod wire {
         Snapshot, SwarmSnapshot,
     };
     use crate::format::FormatVersion;
-    use crate::grace::UnixTime;
     use crate::objects::{NodeVolumes, ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
     use crate::refs::SwarmName;
+    use crate::time::UnixTime;
     use crate::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 
     #[derive(Deserialize)]

@@ -92,7 +92,7 @@ pub const REFUSED: u32 = 1;
 
 /// `plan_exit_status` after a refused input: the binary's exit status for
 /// bad input.
-pub const BAD_INPUT: u32 = 2;
+pub const BAD_INPUT: u32 = sweep_core::verdict::BAD_INPUT as u32;
 
 thread_local! {
     /// The snapshot's bytes, written by the host.

@@ -13,9 +13,7 @@ use crate::objects::ObjectRef;
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::NodeEntry;
 
-/// The label every Docker object of a stack carries; `<label>=<release>`
-/// finds what is left of a release on a node the sweep did not reach.
-pub const STACK_LABEL: &str = "com.docker.stack.namespace";
+pub use crate::objects::STACK_LABEL;
 
 /// The name reports give the manager when the registry cannot reach nodes
 /// individually.

@@ -9,8 +9,8 @@
 //! [`outcome`] what it reports back, [`event`] what the engine says unasked,
 //! `release` one release's state machine, `removal` the one retry policy
 //! for what is still in use,
-//! [`report`] the result, [`time`] time as a value, [`render`] the result
-//! as text.
+//! [`report`] the result, [`render`] the result as text; time is a
+//! value the driver passes in ([`crate::time`]).
 
 pub mod action;
 mod agenda;
@@ -20,7 +20,6 @@ mod release;
 mod removal;
 pub mod render;
 pub mod report;
-pub mod time;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -43,7 +42,8 @@ pub use report::{
     ErrorEntry, ErrorKind, Leftover, ReleaseOutcome, ReleaseReport, StampChange, SweepReport,
     Totals, UncoveredSwarm,
 };
-pub use time::Timestamp;
+// Where it always was for embedders; time is its own module.
+pub use crate::time::Timestamp;
 
 use agenda::Agenda;
 use release::{Key, Place, ReleaseRun};

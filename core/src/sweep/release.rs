@@ -36,7 +36,6 @@ use super::action::{label_filter, ActionKind, StackPart, Step, Target, Where};
 use super::outcome::{Failure, Outcome, StampRead, UsageRead};
 use super::removal::{InUse as Busy, Removal};
 use super::report::{ErrorEntry, ErrorKind, ReleaseOutcome, ReleaseReport, StampChange};
-use super::time::Timestamp;
 use super::Settings;
 use crate::objects::{ObjectRef, StackObjects};
 use crate::owner::{ControllerId, Ownership};
@@ -44,6 +43,7 @@ use crate::plan::classify::ownership;
 use crate::plan::swarms::GroupRelease;
 use crate::plan::Coverage;
 use crate::refs::SwarmName;
+use crate::time::Timestamp;
 use crate::usage::{self, InUse, ObjectKind, Usage};
 
 /// Where a purge runs, with the name reports give it.

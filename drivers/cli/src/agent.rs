@@ -12,14 +12,13 @@ use sweep_docker::Endpoint;
 
 use sweep_core::verdict::Status;
 
-use crate::exit::Verdict;
 use crate::input::InputError;
 
 /// Runs the agent and prints its one result line on stdout: 0 when it
 /// ran (what it could not do is in the line, which is what the job reads),
 /// 2 for a request or socket it cannot use (said in the line and on
 /// stderr), 1 when the line cannot be written.
-pub fn run(request: &str, socket: &str, timeout: Duration) -> Result<Verdict, InputError> {
+pub fn run(request: &str, socket: &str, timeout: Duration) -> Result<Status, InputError> {
     let input = AgentRequest::from_json(request)
         .map_err(|e| format!("--request: {e}"))
         .and_then(|request| {
@@ -35,12 +34,12 @@ pub fn run(request: &str, socket: &str, timeout: Duration) -> Result<Verdict, In
                 .map_err(|e| InputError::Runtime(format!("cannot start the async runtime: {e}")))?;
             (
                 runtime.block_on(run_agent(&endpoint, timeout, &request)),
-                Verdict::Ran(Status::Success),
+                Status::Success,
             )
         }
         Err(bad) => {
             eprintln!("swarm-sweep agent: {}", escape(&bad));
-            (AgentResult::error("", bad), Verdict::BadInput)
+            (AgentResult::error("", bad), Status::BadInput)
         }
     };
     let mut out = std::io::stdout().lock();
@@ -48,7 +47,7 @@ pub fn run(request: &str, socket: &str, timeout: Duration) -> Result<Verdict, In
         Ok(()) => Ok(status),
         Err(e) => {
             eprintln!("swarm-sweep agent: cannot write the result line: {e}");
-            Ok(status.at_least(Status::NeedsAttention))
+            Ok(status.max(Status::NeedsAttention))
         }
     }
 }
@@ -60,8 +59,6 @@ mod tests {
     use sweep_core::agent::AgentRequest;
     use sweep_core::verdict::Status;
 
-    use crate::exit::Verdict;
-
     /// A request of this version that lists and removes nothing.
     fn request() -> String {
         AgentRequest::list_all().to_json()
@@ -72,11 +69,11 @@ mod tests {
         let limit = Duration::from_secs(1);
         assert_eq!(
             super::run("{}", "unix:///nonexistent.sock", limit).ok(),
-            Some(Verdict::BadInput)
+            Some(Status::BadInput)
         );
         assert_eq!(
             super::run(&request(), "ftp://x", limit).ok(),
-            Some(Verdict::BadInput)
+            Some(Status::BadInput)
         );
     }
 
@@ -85,7 +82,7 @@ mod tests {
         let limit = Duration::from_secs(1);
         assert_eq!(
             super::run(&request(), "unix:///nonexistent.sock", limit).ok(),
-            Some(Verdict::Ran(Status::Success))
+            Some(Status::Success)
         );
     }
 

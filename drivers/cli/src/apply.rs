@@ -18,7 +18,6 @@ use sweep_runner::{
 };
 
 use crate::cli::{Format, PolicyArgs, Source};
-use crate::exit::Verdict;
 use crate::input::{self, InputError};
 use crate::output::{self, emit, OutputError};
 use crate::review;
@@ -37,7 +36,7 @@ pub struct Options {
 }
 
 /// Runs `apply`: its verdict, or bad input found before any swarm was read.
-pub fn run(options: Options) -> Result<Verdict, InputError> {
+pub fn run(options: Options) -> Result<Status, InputError> {
     let Options {
         source,
         policy,
@@ -99,7 +98,7 @@ pub fn run(options: Options) -> Result<Verdict, InputError> {
     match ended {
         Err(e) => {
             output::warn_line(&e.to_string());
-            Ok(Verdict::BadInput)
+            Ok(Status::BadInput)
         }
         Ok(ended) => Ok(host.report(ended)),
     }
@@ -202,7 +201,7 @@ impl Host for ApplyHost {
 
 impl ApplyHost {
     /// Prints how the cycle ended, and gives the verdict.
-    fn report(&self, ended: Ended) -> Verdict {
+    fn report(&self, ended: Ended) -> Status {
         let Ended {
             outcome,
             status,
@@ -215,7 +214,7 @@ impl ApplyHost {
             if outcome == Outcome::Interrupted {
                 output::warn_line("interrupted before anything was deleted");
             }
-            return Verdict::Ran(status);
+            return status;
         };
         let text = match self.format {
             Format::Json => format!(
@@ -226,7 +225,7 @@ impl ApplyHost {
             Format::Text => format!("\n{}{}", report_text(&report), not_swept(&plan)),
         };
         match emit(&text) {
-            Ok(()) => Verdict::Ran(status),
+            Ok(()) => status,
             Err(e) => {
                 // Deletions happened: what went must not be lost with
                 // stdout, so a short report goes to stderr.
@@ -235,8 +234,8 @@ impl ApplyHost {
                 }
                 eprint!("{}", short_report(&report));
                 match e {
-                    OutputError::Closed => Verdict::Ran(status),
-                    OutputError::Write(_) => Verdict::Ran(status.max(Status::NeedsAttention)),
+                    OutputError::Closed => status,
+                    OutputError::Write(_) => status.max(Status::NeedsAttention),
                 }
             }
         }

@@ -12,7 +12,7 @@ use sweep_docker::files::Accept;
 use sweep_runner::{gather, ExecuteSettings, GatherSettings, Grace};
 
 use crate::cli::{Cli, Command, Format, PlanInput, PolicyArgs, RunArgs, Source};
-use crate::exit::{process_status, Verdict};
+use crate::exit::process_status;
 use crate::input::{self, InputError};
 use crate::output::{self, emit, OutputError};
 use crate::review;
@@ -99,18 +99,18 @@ fn gather_snapshot(
 /// The verdict a command ends with once its document was written (or
 /// not): output that could not be written needs a person, like anything
 /// else left undone.
-fn written(status: Status, result: Result<(), OutputError>) -> Verdict {
+fn written(status: Status, result: Result<(), OutputError>) -> Status {
     match result {
         // The reader stopped early (`| head`): what it read was its choice.
-        Ok(()) | Err(OutputError::Closed) => Verdict::Ran(status),
+        Ok(()) | Err(OutputError::Closed) => status,
         Err(e) => {
             output::warn_line(&e.to_string());
-            Verdict::Ran(status.max(Status::NeedsAttention))
+            status.max(Status::NeedsAttention)
         }
     }
 }
 
-fn dispatch(cli: Cli) -> Result<Verdict, InputError> {
+fn dispatch(cli: Cli) -> Result<Status, InputError> {
     match cli.command {
         Command::Snapshot { source, policy: p } => {
             let policy = policy(&p)?;
@@ -275,7 +275,7 @@ fn dispatch(cli: Cli) -> Result<Verdict, InputError> {
             url,
             timeout,
             print,
-        } => Ok(Verdict::Ran(crate::healthcheck::run(&url, timeout, print))),
+        } => Ok(crate::healthcheck::run(&url, timeout, print)),
         Command::Agent {
             request,
             socket,
@@ -290,7 +290,7 @@ fn explain(
     input: PlanInput,
     policy_args: PolicyArgs,
     format: Format,
-) -> Result<Verdict, InputError> {
+) -> Result<Status, InputError> {
     let PlanInput { snapshot, source } = input;
     let snapshot = match (snapshot, source.into_source()) {
         // A regular file only: pipes are for `plan --snapshot` and

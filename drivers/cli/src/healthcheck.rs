@@ -77,14 +77,14 @@ struct Reply {
 
 /// What to connect to and which path to ask for.
 #[derive(Debug, PartialEq, Eq)]
-struct Target {
+struct Probe {
     addr: SocketAddr,
     host: String,
     path: String,
 }
 
 /// Parses `http://HOST:PORT[/PATH]` with a loopback HOST.
-fn target(url: &str) -> Result<Target, String> {
+fn target(url: &str) -> Result<Probe, String> {
     let rest = url
         .strip_prefix("http://")
         .ok_or("only http:// URLs are probed")?;
@@ -115,7 +115,7 @@ fn target(url: &str) -> Result<Target, String> {
     if !ip.is_loopback() {
         return Err(format!("{ip} is not a loopback address"));
     }
-    Ok(Target {
+    Ok(Probe {
         addr: SocketAddr::new(ip, port),
         host: authority.to_owned(),
         path: path.to_owned(),

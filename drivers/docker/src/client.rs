@@ -23,24 +23,26 @@ use crate::endpoint::{Endpoint, Transport};
 use crate::labels::STACK_NAMESPACE;
 use crate::transport::{self, reply_limit_of, returning, Pool, REPLY_LIMIT};
 
-/// How a daemon call failed, before the caller decides what a status means
-/// (404 is success for a removal, 409 is "in use" for a volume).
+/// How one daemon call failed, before the caller decides what a status
+/// means (404 is success for a removal, 409 is "in use" for a volume): not
+/// yet the seam's [`BackendError`], let alone the core's classified
+/// `sweep::Failure`.
 #[derive(Debug)]
-pub(crate) enum Failure {
+pub(crate) enum CallFailure {
     Status { code: u16, message: String },
     Backend(BackendError),
 }
 
-impl Failure {
+impl CallFailure {
     /// The error to report for a failed call about `what`.
     pub(crate) fn into_backend(self, what: &str) -> BackendError {
         match self {
-            Failure::Status { code, message } => BackendError::Refused {
+            CallFailure::Status { code, message } => BackendError::Refused {
                 object: what.to_owned(),
                 status: code,
                 message,
             },
-            Failure::Backend(e) => e,
+            CallFailure::Backend(e) => e,
         }
     }
 }
@@ -254,9 +256,9 @@ impl Client {
         &self,
         what: &str,
         fut: impl Future<Output = Result<T, DockerError>>,
-    ) -> Result<T, Failure> {
+    ) -> Result<T, CallFailure> {
         match returning(tokio::time::timeout(self.timeout, fut)).await {
-            Err(_) => Err(Failure::Backend(BackendError::Timeout {
+            Err(_) => Err(CallFailure::Backend(BackendError::Timeout {
                 endpoint: self.endpoint.clone(),
                 after: self.timeout,
             })),
@@ -399,8 +401,8 @@ impl Client {
             )
             .await
         {
-            Ok(()) | Err(Failure::Status { code: 404, .. }) => Ok(()),
-            Err(Failure::Status { code: 409, message }) => Err(BackendError::InUse {
+            Ok(()) | Err(CallFailure::Status { code: 404, .. }) => Ok(()),
+            Err(CallFailure::Status { code: 409, message }) => Err(BackendError::InUse {
                 object: what,
                 message,
             }),
@@ -432,11 +434,11 @@ fn pin_version(uri: &str, prefix: &str) -> Option<String> {
 }
 
 /// Translates one bollard error about `what`.
-fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> Failure {
+fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> CallFailure {
     // Checked first: the refusal arrives as an IO or hyper error, which
     // would otherwise read as an unreachable daemon.
     if let Some(limit) = reply_limit_of(&e) {
-        return Failure::Backend(BackendError::Invalid {
+        return CallFailure::Backend(BackendError::Invalid {
             what: what.to_owned(),
             message: format!("the reply from {endpoint} {limit}; nothing was decided from it"),
         });
@@ -446,7 +448,7 @@ fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> F
             status_code,
             message,
         } => {
-            return Failure::Status {
+            return CallFailure::Status {
                 code: status_code,
                 message,
             }
@@ -473,7 +475,7 @@ fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> F
             message: format!("{what}: {}", chain(&other)),
         },
     };
-    Failure::Backend(backend)
+    CallFailure::Backend(backend)
 }
 
 /// Volumes as listed (name, namespace label), grouped by namespace, each
@@ -724,7 +726,7 @@ mod tests {
                 message: "in use".into(),
             },
         );
-        assert!(matches!(f, Failure::Status { code: 409, .. }));
+        assert!(matches!(f, CallFailure::Status { code: 409, .. }));
         assert_eq!(
             f.into_backend("volume \"v\""),
             BackendError::Refused {

@@ -103,7 +103,7 @@ impl Registry for LocalRegistry {
     async fn backend(&self, target: &Target) -> Result<Arc<dyn SwarmBackend>, RegistryError> {
         if !target.is_local() {
             return Err(RegistryError::UnknownSwarm {
-                swarm: target.swarm.clone(),
+                swarm: target.as_str().to_owned(),
             });
         }
         let backend = self
@@ -220,9 +220,9 @@ impl FileRegistry {
         self.config
             .swarms
             .iter()
-            .find(|s| s.name == target.swarm)
+            .find(|s| s.name == target.as_str())
             .ok_or_else(|| RegistryError::UnknownSwarm {
-                swarm: target.swarm.clone(),
+                swarm: target.as_str().to_owned(),
             })
     }
 
@@ -232,7 +232,7 @@ impl FileRegistry {
             .backends
             .get(&config.name)
             .ok_or_else(|| RegistryError::UnknownSwarm {
-                swarm: target.swarm.clone(),
+                swarm: target.as_str().to_owned(),
             })?;
         let swarm = cell
             .get_or_try_init(|| async {

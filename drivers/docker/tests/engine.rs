@@ -54,7 +54,7 @@ async fn reads_the_swarm_through_a_negotiated_connection() {
         .await
         .unwrap()
         .into_iter()
-        .map(|t| t.swarm)
+        .map(|t| t.as_str().to_owned())
         .collect();
     for s in ["alpha", "beta", "gamma"] {
         assert!(names.contains(s), "{s} not in {names:?}");
@@ -175,7 +175,7 @@ async fn releases_carry_the_stamp_of_the_highest_revision() {
     let app_records = releases
         .iter()
         .find(|r| r.name == app)
-        .map(|r| r.records.len());
+        .map(|r| r.records.as_ref().map_or(0, Vec::len));
     assert_eq!(app_records, Some(3));
 
     beta.remove_release_records(&app).await.unwrap();

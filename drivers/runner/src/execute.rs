@@ -15,7 +15,7 @@ use sweep_core::sweep::{
 };
 use sweep_core::usage::{NodeContainers, Usage};
 use sweep_core::{ReleaseEntry, SwarmName, SweepPlan};
-use sweep_swarms::{Node, NodeBackend, Registry, RegistryError, SwarmBackend, Target};
+use sweep_swarms::{NodeBackend, Registry, RegistryError, SwarmBackend, Target};
 use tokio::time::{sleep_until, timeout, Instant};
 
 use crate::classify::{classify_backend, classify_registry};
@@ -402,7 +402,7 @@ async fn perform(registry: &dyn Registry, aliases: &[SwarmName], kind: &ActionKi
             listed.map_or_else(failed(classify_backend), Outcome::Volumes)
         }
         ActionKind::RemoveVolume { target, at, volume } => {
-            tracing::info!(swarm = %target.release.swarm, release = %target.release.release, node = at.node_id().unwrap_or("(manager)"), %volume, "removing volume");
+            tracing::info!(swarm = %target.release.swarm, release = %target.release.release, node = at.node_id().unwrap_or(MANAGER), %volume, "removing volume");
             match at {
                 Where::Manager => done(backend.remove_volume(volume).await),
                 Where::Node(node) => match node_backend(registry, &swarm, aliases, node).await {
@@ -517,16 +517,12 @@ async fn node_backend(
             node.display_name()
         ))));
     };
-    let wanted = Node::new(node.id.clone(), node.hostname.clone());
-    let others = aliases
-        .iter()
-        .filter(|a| a.as_str() != swarm.swarm)
-        .map(|a| Target::new(a.as_str()));
+    let others = aliases.iter().filter(|a| *a != swarm).cloned();
     // Any name of the cluster that reaches the node will do; the first
     // error is the one reported when none does.
     let mut first_error = None;
     for target in std::iter::once(swarm.clone()).chain(others) {
-        match reach.node_backend(&target, &wanted).await {
+        match reach.node_backend(&target, node).await {
             Ok(backend) => return Ok(backend),
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -534,7 +530,7 @@ async fn node_backend(
         }
     }
     let error = first_error.unwrap_or(RegistryError::UnknownNode {
-        swarm: swarm.swarm.clone(),
+        swarm: swarm.as_str().to_owned(),
         node: node.id.clone(),
     });
     Err(Outcome::Failed(classify_registry(&error)))

@@ -169,7 +169,10 @@ pub async fn listing(f: &mut dyn Fixture) {
     let mine: Vec<(&str, Option<&str>, usize)> = releases
         .iter()
         .filter(|r| [&app, &bare, &stack].contains(&&r.name))
-        .map(|r| (r.name.as_str(), r.owner.as_deref(), r.records.len()))
+        .map(|r| {
+            let records = r.records.as_ref().expect("a backend reads record versions");
+            (r.name.as_str(), r.owner.as_deref(), records.len())
+        })
         .collect();
     let mut expected = vec![(app.as_str(), Some("owner-c"), 3), (bare.as_str(), None, 1)];
     expected.sort();
@@ -255,7 +258,7 @@ pub async fn revision_ties(f: &mut dyn Fixture) {
         .find(|r| r.name == app)
         .unwrap_or_else(|| panic!("{app} not listed: {releases:?}"));
     assert_eq!(mine.owner.as_deref(), Some("us"));
-    assert_eq!(mine.records.len(), 4);
+    assert_eq!(mine.records.as_ref().map(Vec::len), Some(4));
 
     backend.remove_release_records(&app).await.unwrap();
     let names: Vec<String> = configs.iter().map(|(c, _, _)| c.clone()).collect();
@@ -430,7 +433,7 @@ pub async fn node_reach(f: &mut dyn Fixture) {
         .await
     {
         Err(RegistryError::Connect { swarm, .. } | RegistryError::UnknownNode { swarm, .. }) => {
-            assert_eq!(swarm, target.swarm);
+            assert_eq!(swarm, target.as_str());
         }
         Err(other) => panic!("an unreachable node: {other:?}"),
         Ok(_) => panic!("a backend for unreachable node {away}"),

@@ -1408,12 +1408,12 @@ impl Registry for MemoryRegistry {
             let state = lock(&self.inner.state);
             let s = state
                 .swarms
-                .get(&target.swarm)
-                .ok_or_else(|| unknown_swarm(&target.swarm))?;
+                .get(target.as_str())
+                .ok_or_else(|| unknown_swarm(target.as_str()))?;
             if s.manager_unreachable {
                 return Err(RegistryError::Connect {
-                    swarm: target.swarm.clone(),
-                    endpoint: endpoint(&target.swarm, None),
+                    swarm: target.as_str().to_owned(),
+                    endpoint: endpoint(target.as_str(), None),
                     message: "connection refused".into(),
                 });
             }
@@ -1421,7 +1421,7 @@ impl Registry for MemoryRegistry {
         };
         let backend = Arc::new(MemoryBackend {
             registry: self.clone(),
-            swarm: target.swarm.clone(),
+            swarm: target.as_str().to_owned(),
             self_stack,
         });
         backends.insert(target.clone(), backend.clone());
@@ -1452,15 +1452,15 @@ impl Lister for MemoryRegistry {
 #[async_trait]
 impl NodeReach for MemoryRegistry {
     async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError> {
-        self.with_swarm_state(&target.swarm, |s| {
+        self.with_swarm_state(target.as_str(), |s| {
             if !s.node_reach {
                 return Ok(None);
             }
             if s.manager_unreachable {
                 return Err(RegistryError::Manager {
-                    swarm: target.swarm.clone(),
+                    swarm: target.as_str().to_owned(),
                     source: BackendError::Unreachable {
-                        endpoint: endpoint(&target.swarm, None),
+                        endpoint: endpoint(target.as_str(), None),
                         message: "connection refused".into(),
                     },
                 });
@@ -1487,16 +1487,16 @@ impl NodeReach for MemoryRegistry {
         if let Some(backend) = backends.get(&key) {
             return Ok(backend.clone());
         }
-        self.with_swarm_state(&target.swarm, |s| {
+        self.with_swarm_state(target.as_str(), |s| {
             let n = s
                 .nodes
                 .iter()
                 .find(|n| n.id == node.id)
-                .ok_or_else(|| unknown_node(&target.swarm, &node.id))?;
+                .ok_or_else(|| unknown_node(target.as_str(), &node.id))?;
             if !s.node_reach || !n.reachable {
                 return Err(RegistryError::Connect {
-                    swarm: target.swarm.clone(),
-                    endpoint: endpoint(&target.swarm, Some(&node.id)),
+                    swarm: target.as_str().to_owned(),
+                    endpoint: endpoint(target.as_str(), Some(&node.id)),
                     message: "connection refused".into(),
                 });
             }
@@ -1504,7 +1504,7 @@ impl NodeReach for MemoryRegistry {
         })?;
         let backend = Arc::new(MemoryNodeBackend {
             registry: self.clone(),
-            swarm: target.swarm.clone(),
+            swarm: target.as_str().to_owned(),
             node: node.id.clone(),
         });
         backends.insert(key, backend.clone());
@@ -1550,7 +1550,7 @@ mod tests {
             releases
                 .into_iter()
                 .find(|r| r.name == "app")
-                .map(|r| r.records)
+                .and_then(|r| r.records)
                 .unwrap()
         };
         assert_eq!(

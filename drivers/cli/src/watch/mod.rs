@@ -36,7 +36,6 @@ use sweep_runner::{
 use sweep_swarms::Registry;
 
 use crate::cli::Source;
-use crate::exit::Verdict;
 use crate::input::{self, InputError};
 use crate::output;
 
@@ -74,7 +73,7 @@ pub fn default_state_max_age(interval: Duration, once: bool) -> Option<Duration>
 
 /// Runs `watch`: its verdict, or bad input found before any swarm was
 /// read.
-pub fn run(options: Options) -> Result<Verdict, InputError> {
+pub fn run(options: Options) -> Result<Status, InputError> {
     let Options {
         policy,
         settings,
@@ -135,7 +134,7 @@ pub fn run(options: Options) -> Result<Verdict, InputError> {
         // Said again on the way out, whatever the last sweep's write did.
         sweeper.persist_state();
         output::warn_line("stopped");
-        Ok(Verdict::Ran(Status::Success))
+        Ok(Status::Success)
     });
     // Reads of the app set stuck for good (a FIFO nobody writes) must not
     // keep the process from ending: the runtime would wait for them.
@@ -171,7 +170,7 @@ pub struct Sweeper<'a> {
 pub struct Swept {
     pub outcome: SweepOutcome,
     /// What `--once` ends with: the verdict `apply` would have had.
-    pub verdict: Verdict,
+    pub verdict: Status,
 }
 
 impl<'a> Sweeper<'a> {
@@ -212,7 +211,7 @@ impl<'a> Sweeper<'a> {
         let (outcome, verdict, done) = match &ended {
             Ok(ended) => (
                 outcome_of(ended.outcome),
-                Verdict::Ran(ended.status),
+                ended.status,
                 ended.plan.as_ref().zip(ended.report.as_ref()),
             ),
             Err(e) => {
@@ -221,7 +220,7 @@ impl<'a> Sweeper<'a> {
                     CycleError::AppSet(_) => SweepOutcome::AppSetUnreadable,
                     _ => SweepOutcome::NeedsAttention,
                 };
-                (outcome, Verdict::BadInput, None)
+                (outcome, Status::BadInput, None)
             }
         };
         if let Some((plan, report)) = done {

@@ -87,8 +87,8 @@ fn never() -> Stop {
     Stop::never()
 }
 
-const SUCCESS: Verdict = Verdict::Ran(Status::Success);
-const NEEDS_ATTENTION: Verdict = Verdict::Ran(Status::NeedsAttention);
+const SUCCESS: Status = Status::Success;
+const NEEDS_ATTENTION: Status = Status::NeedsAttention;
 
 fn metric(shared: &Shared, series: &str) -> String {
     shared
@@ -280,7 +280,7 @@ async fn the_status_is_the_one_apply_would_have() {
     let (plan, report) = last(&s.host.shared);
     assert_eq!(
         swept.verdict,
-        Verdict::Ran(sweep_core::verdict::apply_status(&plan, &report))
+        sweep_core::verdict::apply_status(&plan, &report)
     );
     assert_eq!(swept.verdict, NEEDS_ATTENTION);
     assert_eq!(swept.outcome, SweepOutcome::NeedsAttention);
@@ -300,7 +300,7 @@ async fn the_status_is_the_one_apply_would_have() {
     let (plan, report) = last(&s.host.shared);
     assert_eq!(
         swept.verdict,
-        Verdict::Ran(sweep_core::verdict::apply_status(&plan, &report))
+        sweep_core::verdict::apply_status(&plan, &report)
     );
     assert_eq!(
         swept,
