@@ -69,10 +69,10 @@
 //!         ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
 //!         // A real driver reads the stamps under each name; here the
 //!         // release is still stamped as planned.
-//!         ActionKind::ReadStamps { target, names, .. } => {
+//!         ActionKind::ReadStamps { target, .. } => {
 //!             let release = &target.release.release;
 //!             let stamp = plan.controller.stamp(&target.application, release);
-//!             Outcome::same_stamps(&names, release, Some(&stamp))
+//!             Outcome::same_stamps(&target.names, release, Some(&stamp))
 //!         }
 //!         // Nobody else uses anything of it.
 //!         ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),

@@ -215,7 +215,7 @@ mod tests {
             let outcome = match action.kind {
                 ActionKind::ListVolumes { .. } => Outcome::Volumes(Vec::new()),
                 ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
-                ActionKind::ReadStamps { target, names, .. } => unchanged(plan, &target, &names),
+                ActionKind::ReadStamps { target, .. } => unchanged(plan, &target, &target.names),
                 ActionKind::RemoveStack { .. } if fail => {
                     Outcome::Failed(crate::sweep::Failure::Other("the daemon said no".into()))
                 }
@@ -372,7 +372,7 @@ mod tests {
         while let Some(action) = sweep.poll_action(Timestamp::ZERO) {
             let outcome = match action.kind {
                 ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
-                ActionKind::ReadStamps { target, names, .. } => unchanged(&p, &target, &names),
+                ActionKind::ReadStamps { target, .. } => unchanged(&p, &target, &target.names),
                 ActionKind::RemoveStack { .. } => Outcome::Failed(crate::sweep::Failure::OwnStack),
                 ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
                 _ => Outcome::Done,

@@ -42,9 +42,10 @@ fn is_release(kind: &ActionKind, swarm: &str, release: &str) -> bool {
 /// The answer to a re-read that finds the release as planned, under every
 /// name asked.
 fn unchanged(kind: &ActionKind) -> Outcome {
-    let ActionKind::ReadStamps { target, names, .. } = kind else {
+    let ActionKind::ReadStamps { target, .. } = kind else {
         panic!("not a re-read: {kind:?}");
     };
+    let names = &target.names;
     let release = &target.release.release;
     let stamp = format!("cd/{CONTROLLER}/{}:release/{release}", target.application);
     Outcome::same_stamps(names, release, Some(&stamp))
@@ -1336,7 +1337,7 @@ fn rule10_names_of_one_cluster_disagreeing_leave_the_release_alone() {
             .handed()
             .iter()
             .filter_map(|k| match k {
-                ActionKind::ReadStamps { names, .. } => Some(names.clone()),
+                ActionKind::ReadStamps { target, .. } => Some(target.names.clone()),
                 _ => None,
             })
             .collect();

@@ -192,11 +192,12 @@ impl Default for Settings {
 ///         let outcome = match &action.kind {
 ///             // The re-read before each destructive step: under every name
 ///             // of the cluster, the records still carry the planned stamp.
-///             ActionKind::ReadStamps { target, names, .. } => {
+///             ActionKind::ReadStamps { target, .. } => {
 ///                 let stamp = Some("cd/default/shop:release/shop".to_owned());
 ///                 let entry = ReleaseEntry::new(target.release.release.clone(), stamp);
 ///                 Outcome::Stamps(
-///                     names
+///                     target
+///                         .names
 ///                         .iter()
 ///                         .map(|name| StampRead::new(name.clone(), Some(entry.clone())))
 ///                         .collect(),
@@ -347,22 +348,13 @@ impl Sweep {
             swarm.releases.push(releases.len());
             // A new run starts with its stack, not settled.
             swarm.unsettled += 1;
-            let target = Target {
-                release: deletion.release_ref(),
-                application: deletion.application.clone(),
-            };
             // The re-reads ask every name of the cluster, as the planner
             // read them all: one name's stamp alone proves nothing when
             // another shows a different one.
-            let mut names: Vec<SwarmName> = swarm_plan.map(|s| s.names.clone()).unwrap_or_default();
-            if !names.contains(&deletion.swarm) {
-                names.push(deletion.swarm.clone());
-            }
-            names.sort();
-            names.dedup();
+            let target = Target::new(deletion.release_ref(), deletion.application.clone())
+                .with_names(swarm_plan.map(|s| s.names.clone()).unwrap_or_default());
             releases.push(ReleaseRun::new(
                 target,
-                names,
                 deletion.volumes,
                 purge,
                 places,
