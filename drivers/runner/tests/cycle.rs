@@ -43,14 +43,7 @@ fn apps() -> AppSet {
 }
 
 fn releases(registry: &MemoryRegistry) -> Vec<String> {
-    let mut names: Vec<String> = registry
-        .records("alpha")
-        .into_iter()
-        .map(|r| r.release)
-        .collect();
-    names.sort();
-    names.dedup();
-    names
+    registry.release_names("alpha")
 }
 
 /// What happened, in order, as the host saw it.

@@ -968,6 +968,14 @@ impl MemoryRegistry {
             .unwrap_or_default()
     }
 
+    /// The releases that still have records on `swarm`, sorted, each once.
+    pub fn release_names(&self, swarm: &str) -> Vec<String> {
+        let mut names: Vec<String> = self.records(swarm).into_iter().map(|r| r.release).collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// The release records removed from `swarm` so far, in the order they
     /// were removed.
     pub fn removed_records(&self, swarm: &str) -> Vec<MemoryRecord> {

@@ -105,14 +105,7 @@ fn last(shared: &Shared) -> (SweepPlan, SweepReport) {
 }
 
 fn release_names(registry: &MemoryRegistry, swarm: &str) -> Vec<String> {
-    let mut names: Vec<String> = registry
-        .records(swarm)
-        .into_iter()
-        .map(|r| r.release)
-        .collect();
-    names.sort();
-    names.dedup();
-    names
+    registry.release_names(swarm)
 }
 
 #[tokio::test(start_paused = true)]
