@@ -23,7 +23,7 @@ COPY --chown=65532:65532 state/ /var/lib/swarm-sweep/
 
 # A numeric user: a scratch image has no /etc/passwd to look a name up in.
 # It reaches the docker socket only where the socket's group is given to it
-# (deploy/stack.yml, `user:`); see the README, "Image and stack file".
+# (deploy/stack.yml, `user:`); see docs/guide.md, "Image and stack file".
 USER 65532:65532
 
 # `watch --listen 0.0.0.0:9090` serves /healthz, /readyz and /metrics here.

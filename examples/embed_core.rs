@@ -176,12 +176,13 @@ impl World {
             // Before every destructive step the sweep re-reads the
             // release's records under each name of its cluster (this world
             // has one) and judges the stamps itself.
-            ActionKind::ReadStamps { target, names, .. } => {
+            ActionKind::ReadStamps { target, .. } => {
                 let entry = self
                     .releases()
                     .into_iter()
                     .find(|r| r.name == target.release.release);
-                let reads = names
+                let reads = target
+                    .names
                     .iter()
                     .map(|name| StampRead::new(name.clone(), entry.clone()))
                     .collect();

@@ -330,10 +330,10 @@ impl MemoryRegistry {
 #[async_trait]
 impl Registry for MemoryRegistry {
     async fn backend(&self, target: &Target) -> Result<Arc<dyn SwarmBackend>, RegistryError> {
-        match self.connect(&target.swarm, None) {
+        match self.connect(target.as_str(), None) {
             Some(manager) => Ok(manager),
             None => Err(RegistryError::UnknownSwarm {
-                swarm: target.swarm.clone(),
+                swarm: target.as_str().to_owned(),
             }),
         }
     }
@@ -362,9 +362,9 @@ impl NodeReach for MemoryRegistry {
     async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError> {
         let world = lock(&self.world);
         let swarm = world
-            .get(&target.swarm)
+            .get(target.as_str())
             .ok_or_else(|| RegistryError::UnknownSwarm {
-                swarm: target.swarm.clone(),
+                swarm: target.as_str().to_owned(),
             })?;
         let nodes = swarm.nodes.keys().map(|id| Node::new(id.clone(), ""));
         Ok(Some(nodes.collect()))
@@ -375,10 +375,10 @@ impl NodeReach for MemoryRegistry {
         target: &Target,
         node: &Node,
     ) -> Result<Arc<dyn NodeBackend>, RegistryError> {
-        match self.connect(&target.swarm, Some(&node.id)) {
+        match self.connect(target.as_str(), Some(&node.id)) {
             Some(daemon) => Ok(daemon),
             None => Err(RegistryError::UnknownNode {
-                swarm: target.swarm.clone(),
+                swarm: target.as_str().to_owned(),
                 node: node.id.clone(),
             }),
         }

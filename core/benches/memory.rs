@@ -52,10 +52,10 @@ fn sweep_all(plan: &sweep_core::SweepPlan) -> u64 {
                 }
                 ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
                 // Still stamped as planned.
-                ActionKind::ReadStamps { target, names, .. } => {
+                ActionKind::ReadStamps { target, .. } => {
                     let release = &target.release.release;
                     let stamp = format!("cd/default/{}:release/{release}", target.application);
-                    Outcome::same_stamps(names, release, Some(&stamp))
+                    Outcome::same_stamps(&target.names, release, Some(&stamp))
                 }
                 ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
                 _ => Outcome::Done,

@@ -49,10 +49,10 @@ fn drive(plan: &SweepPlan) -> u64 {
                 ]),
                 ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
                 // Still stamped as planned.
-                ActionKind::ReadStamps { target, names, .. } => {
+                ActionKind::ReadStamps { target, .. } => {
                     let release = &target.release.release;
                     let stamp = format!("cd/default/{}:release/{release}", target.application);
-                    Outcome::same_stamps(names, release, Some(&stamp))
+                    Outcome::same_stamps(&target.names, release, Some(&stamp))
                 }
                 ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
                 _ => Outcome::Done,

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::escape::escape;
-use crate::grace::UnixTime;
+use crate::time::UnixTime;
 use crate::usage::ContainerUse;
 
 /// The version of the request and of the result line. A result line says
@@ -47,8 +47,7 @@ pub const AGENT_FORMAT: u32 = 2;
 /// [`AGENT_FORMAT`]: any other output of the task is not a result.
 pub const RESULT_MARKER: &str = "swarm_sweep_agent";
 
-/// The label Docker gives the volumes of a stack.
-pub const STACK_LABEL: &str = "com.docker.stack.namespace";
+pub use crate::objects::STACK_LABEL;
 
 /// The longest result line read: a node's volume list runs to a few
 /// hundred KiB at most, and a task's output is anyone's who can run one.

@@ -9,8 +9,6 @@
 //! pass over its bytes that allocates nothing, and one holding more than
 //! [`MAX_JSON_VALUES`] values is refused before any of it is parsed.
 
-use crate::snapshot::SnapshotError;
-
 /// The most JSON values one document may hold, every object, array,
 /// string, number, boolean and null counting one (an object's keys do not
 /// count).
@@ -23,15 +21,25 @@ use crate::snapshot::SnapshotError;
 /// through under 9 GB.
 pub const MAX_JSON_VALUES: u64 = 1 << 25;
 
+/// A document holding more values than a reader may parse. The readers
+/// report it as their own error (`SnapshotError::TooManyValues`): this
+/// module comes before them and knows none of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the document holds more than {limit} JSON values")]
+pub struct TooManyValues {
+    /// The most values a document may hold.
+    pub limit: u64,
+}
+
 /// Refuses `text` when it holds more than [`MAX_JSON_VALUES`] values.
-pub(crate) fn check_values(text: &str) -> Result<(), SnapshotError> {
+pub(crate) fn check_values(text: &str) -> Result<(), TooManyValues> {
     within(text, MAX_JSON_VALUES)
 }
 
 /// Refuses `text` when it holds more than `limit` values.
-fn within(text: &str, limit: u64) -> Result<(), SnapshotError> {
+fn within(text: &str, limit: u64) -> Result<(), TooManyValues> {
     if count_values(text, limit) > limit {
-        return Err(SnapshotError::TooManyValues { limit });
+        return Err(TooManyValues { limit });
     }
     Ok(())
 }
@@ -90,6 +98,7 @@ fn string_end(bytes: &[u8], start: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::SnapshotError;
 
     fn count(text: &str) -> u64 {
         count_values(text, u64::MAX)
@@ -153,7 +162,7 @@ mod tests {
         assert_eq!(within(&at, 10), Ok(()));
         let past = format!("[{}]", ["0"; 10].join(","));
         assert_eq!(
-            within(&past, 10),
+            within(&past, 10).map_err(SnapshotError::from),
             Err(SnapshotError::TooManyValues { limit: 10 })
         );
     }

@@ -7,7 +7,9 @@
 //! ([`GraceState`]), filled into the next snapshot with
 //! [`GraceState::apply_to`] and rebuilt from the plan
 //! ([`GraceState::after_plan`]) or from the plan and the sweep's report
-//! ([`GraceState::after_sweep`]). A release missing from the state counts
+//! ([`GraceState::after_sweep`]); those three live downstream of the plan
+//! and the sweep (`grace_update.rs`), so that the plan can read this
+//! module's facts without the state depending on the plan. A release missing from the state counts
 //! as first seen now, so anything lost restarts the clock: the safe
 //! direction.
 //!
@@ -19,109 +21,15 @@
 //! maximum age, or written after `now` (the clock went back), is not used
 //! ([`GraceState::current`]): every clock restarts at `now`.
 
-use std::collections::{BTreeMap, HashSet};
-use std::fmt;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::collections::HashSet;
+use std::time::Duration;
 
-use serde::de::{self, Deserializer, Visitor};
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::format::FormatVersion;
-use crate::plan::SweepPlan;
 use crate::refs::SwarmName;
-use crate::snapshot::{one_json_document, Obj, Snapshot, SnapshotError};
-use crate::sweep::{ReleaseOutcome, SweepReport};
-
-/// A moment, in whole seconds since the Unix epoch (UTC). Written as RFC
-/// 3339 (`2026-12-01T08:00:00Z`). The core never reads a clock: drivers
-/// make one from theirs ([`UnixTime::from_system_time`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct UnixTime(u64);
-
-impl UnixTime {
-    /// The moment `secs` whole seconds after the Unix epoch.
-    pub const fn from_secs(secs: u64) -> Self {
-        UnixTime(secs)
-    }
-
-    /// The whole seconds since the Unix epoch.
-    pub const fn as_secs(self) -> u64 {
-        self.0
-    }
-
-    /// The moment `time`, to the second below; `None` before 1970.
-    pub fn from_system_time(time: SystemTime) -> Option<Self> {
-        time.duration_since(UNIX_EPOCH)
-            .ok()
-            .map(|d| UnixTime(d.as_secs()))
-    }
-
-    /// Parses an RFC 3339 time in UTC (`2026-12-01T08:00:00Z`); fractions
-    /// of a second are dropped.
-    pub fn parse_rfc3339(text: &str) -> Result<Self, String> {
-        let time = humantime::parse_rfc3339(text).map_err(|e| {
-            format!("{text:?} is not an RFC 3339 UTC time such as 2026-12-01T08:00:00Z ({e})")
-        })?;
-        UnixTime::from_system_time(time)
-            .ok_or_else(|| format!("{text:?} is before 1970-01-01T00:00:00Z"))
-    }
-
-    /// Seconds from `earlier` to this moment; zero when `earlier` is later.
-    pub fn secs_since(self, earlier: UnixTime) -> u64 {
-        self.0.saturating_sub(earlier.0)
-    }
-}
-
-impl fmt::Display for UnixTime {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Past year 9999 RFC 3339 has no form; such a time cannot be parsed
-        // either, so it can only come from a caller's arithmetic.
-        match UNIX_EPOCH.checked_add(Duration::from_secs(self.0)) {
-            Some(t) if self.0 < 253_402_300_800 => {
-                write!(f, "{}", humantime::format_rfc3339_seconds(t))
-            }
-            _ => f.write_str("9999-12-31T23:59:59Z"),
-        }
-    }
-}
-
-impl Serialize for UnixTime {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for UnixTime {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Rfc3339;
-        impl Visitor<'_> for Rfc3339 {
-            type Value = UnixTime;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an RFC 3339 UTC time such as 2026-12-01T08:00:00Z")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<UnixTime, E> {
-                UnixTime::parse_rfc3339(v).map_err(E::custom)
-            }
-        }
-        deserializer.deserialize_str(Rfc3339)
-    }
-}
-
-#[cfg(feature = "schema")]
-impl schemars::JsonSchema for UnixTime {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "UnixTime".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "description": "An RFC 3339 time in UTC, e.g. 2026-12-01T08:00:00Z.",
-            "type": "string",
-            "format": "date-time",
-            "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?Z$",
-        })
-    }
-}
+use crate::snapshot::{one_json_document, Obj, SnapshotError};
+use crate::time::UnixTime;
 
 /// A release the rules call departed and deletable, and since when it has
 /// been seen so.
@@ -363,55 +271,6 @@ impl GraceState {
             .iter()
             .all(|d| self.since(&d.swarm, &d.release) == Some(d.since))
     }
-
-    /// Sets `departed_since` of every release of `snapshot` from the state
-    /// (and clears it where the state has no entry). The state names each
-    /// swarm as the plan does, by the smallest name of its cluster, so
-    /// every name of a cluster gets that cluster's entry.
-    pub fn apply_to(&self, snapshot: &mut Snapshot) {
-        let canonical: Vec<SwarmName> = {
-            let groups = crate::plan::swarms::group(snapshot);
-            snapshot
-                .swarms
-                .iter()
-                .map(|s| groups.canonical(&s.swarm).clone())
-                .collect()
-        };
-        for (swarm, name) in snapshot.swarms.iter_mut().zip(&canonical) {
-            for release in &mut swarm.releases {
-                release.departed_since = self.since(name, &release.name);
-            }
-        }
-    }
-
-    /// The state after a plan that deleted nothing, made at `now` (the
-    /// snapshot's): the plan's departed releases. Releases it does not
-    /// list (declared again, gone, no longer deletable) lose their entry.
-    pub fn after_plan(plan: &SweepPlan, now: UnixTime) -> Self {
-        GraceState::new(plan.departed.clone(), now)
-    }
-
-    /// The state after carrying `plan` out: its departed releases, less
-    /// those `report` says were deleted. A release whose deletion failed
-    /// or is pending keeps its entry, so the next sweep retries it without
-    /// a new wait. `now` is the snapshot's, as for
-    /// [`GraceState::after_plan`].
-    pub fn after_sweep(plan: &SweepPlan, report: &SweepReport, now: UnixTime) -> Self {
-        let deleted: BTreeMap<(&SwarmName, &str), ()> = report
-            .releases
-            .iter()
-            .filter(|r| r.outcome == ReleaseOutcome::Deleted)
-            .map(|r| ((&r.swarm, r.release.as_str()), ()))
-            .collect();
-        GraceState::new(
-            plan.departed
-                .iter()
-                .filter(|d| !deleted.contains_key(&(&d.swarm, d.release.as_str())))
-                .cloned()
-                .collect(),
-            now,
-        )
-    }
 }
 
 #[cfg(test)]
@@ -449,28 +308,6 @@ mod tests {
         );
         assert!(!restarted.keeps_every_entry_of(&old));
         assert!(!GraceState::empty(t(300)).keeps_every_entry_of(&old));
-    }
-
-    #[test]
-    fn times_read_and_write_as_rfc3339_utc() {
-        let t = UnixTime::parse_rfc3339("2026-12-01T08:00:00Z").unwrap();
-        assert_eq!(t.as_secs(), 1_796_112_000);
-        assert_eq!(t.to_string(), "2026-12-01T08:00:00Z");
-        assert_eq!(
-            serde_json::from_str::<UnixTime>("\"2026-12-01T08:00:00.75Z\"").unwrap(),
-            t
-        );
-        for bad in [
-            "\"2026-12-01\"",
-            "\"2026-12-01T08:00:00+01:00\"",
-            "\"yesterday\"",
-            "\"\"",
-            "1796112000",
-            "null",
-        ] {
-            assert!(serde_json::from_str::<UnixTime>(bad).is_err(), "{bad}");
-        }
-        assert_eq!(UnixTime::from_secs(5).secs_since(UnixTime::from_secs(9)), 0);
     }
 
     #[test]
@@ -523,64 +360,6 @@ mod tests {
             .contains("twice"));
         let empty = r#"{"format_version":1,"written_at":"2026-12-01T09:00:00Z","departed":[{"swarm":"a","release":"","since":"2026-12-01T08:00:00Z"}]}"#;
         assert!(GraceState::from_json(empty).is_err());
-    }
-
-    fn snapshot(text: &str) -> Snapshot {
-        Snapshot::from_json(text).unwrap()
-    }
-
-    #[test]
-    fn the_state_fills_every_name_of_a_cluster_and_clears_the_rest() {
-        let mut s = snapshot(
-            r#"{"app_set":{"loaded":true},"swarms":[
-              {"swarm":"b","cluster_id":"C","releases":[{"name":"web"},{"name":"db","departed_since":"2026-12-01T01:00:00Z"}]},
-              {"swarm":"a","cluster_id":"C","releases":[{"name":"web"}]},
-              {"swarm":"z","releases":[{"name":"web"}]}]}"#,
-        );
-        let t = UnixTime::parse_rfc3339("2026-12-01T07:00:00Z").unwrap();
-        let state = GraceState::new(vec![Departed::new("a", "web", t)], t);
-        state.apply_to(&mut s);
-        let since: Vec<Option<UnixTime>> = s
-            .swarms
-            .iter()
-            .flat_map(|sw| sw.releases.iter().map(|r| r.departed_since))
-            .collect();
-        // b/web is a/web (one cluster); b/db has no entry; z is another swarm.
-        assert_eq!(since, [Some(t), None, Some(t), None]);
-    }
-
-    #[test]
-    fn after_a_sweep_only_deleted_releases_lose_their_entry() {
-        let s = snapshot(
-            r#"{"policy":{"min_departed_for":"1m"},"now":"2026-12-01T08:00:00Z","app_set":{"loaded":true,"applications":[{"name":"keep","swarm":"a","releases":[]}]},"swarms":[
-              {"swarm":"a","releases":[
-                {"name":"failed","owner":"cd/default/gone:release/failed","departed_since":"2026-12-01T07:00:00Z"},
-                {"name":"gone","owner":"cd/default/gone:release/gone","departed_since":"2026-12-01T07:00:00Z"},
-                {"name":"new","owner":"cd/default/gone:release/new"}]}]}"#,
-        );
-        let p = crate::plan(&s).unwrap();
-        assert_eq!(p.deletions.len(), 2);
-        assert_eq!(p.departed.len(), 3);
-        let report: SweepReport = serde_json::from_value(serde_json::json!({
-            "controller": "default", "held": false, "purge_volumes": false,
-            "releases": [
-                {"swarm": "a", "release": "failed", "application": "gone", "outcome": "failed",
-                 "coverage": "off", "volumes_deleted": {}, "errors": [], "remedy": null},
-                {"swarm": "a", "release": "gone", "application": "gone", "outcome": "deleted",
-                 "coverage": "off", "volumes_deleted": {}, "errors": [], "remedy": null}],
-            "uncovered": [],
-            "totals": {"planned": 2, "deleted": 1, "failed": 1, "left_own_stack": 0,
-                       "pending_coverage": 0, "volumes_deleted": 0, "uncovered_swarms": 0}
-        }))
-        .unwrap();
-        let now = s.now.unwrap();
-        let next = GraceState::after_sweep(&p, &report, now);
-        let names: Vec<&str> = next.departed.iter().map(|d| d.release.as_str()).collect();
-        assert_eq!(names, ["failed", "new"]);
-        assert_eq!(next.departed[1].since.to_string(), "2026-12-01T08:00:00Z");
-        assert_eq!(next.written_at, now);
-        let after = GraceState::after_plan(&p, now);
-        assert_eq!((after.departed, after.written_at), (p.departed, now));
     }
 
     fn at(secs: u64) -> UnixTime {

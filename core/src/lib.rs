@@ -16,7 +16,7 @@
 //!    releases with their owner stamps. Build one in code
 //!    ([`Snapshot::new`], [`SwarmSnapshot::new`], [`ReleaseEntry::new`],
 //!    [`Application::reconciled`]), or read the JSON input contract with
-//!    [`Snapshot::from_json`] (the README's "The snapshot (input
+//!    [`Snapshot::from_json`] (`docs/reference.md`, "The snapshot (input
 //!    contract)"; the JSON Schema is generated with the `schema` feature).
 //! 2. **Plan** with [`plan()`] (or [`plan::plan_json`] straight from JSON
 //!    text). The [`SweepPlan`] lists the [`Deletion`]s, every [`Spared`]
@@ -69,10 +69,10 @@
 //!         ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
 //!         // A real driver reads the stamps under each name; here the
 //!         // release is still stamped as planned.
-//!         ActionKind::ReadStamps { target, names, .. } => {
+//!         ActionKind::ReadStamps { target, .. } => {
 //!             let release = &target.release.release;
 //!             let stamp = plan.controller.stamp(&target.application, release);
-//!             Outcome::same_stamps(&names, release, Some(&stamp))
+//!             Outcome::same_stamps(&target.names, release, Some(&stamp))
 //!         }
 //!         // Nobody else uses anything of it.
 //!         ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
@@ -95,6 +95,7 @@ pub mod escape;
 pub mod explain;
 pub mod format;
 pub mod grace;
+mod grace_update;
 mod names;
 pub mod objects;
 pub mod owner;
@@ -104,13 +105,16 @@ pub mod render;
 pub mod saved;
 pub mod snapshot;
 pub mod sweep;
+pub mod time;
 pub mod usage;
 pub mod verdict;
 
 pub use app_set_doc::AppSetError;
 pub use format::{FormatVersion, FORMAT_VERSION};
-pub use grace::{Departed, GraceState, NotCurrent, UnixTime};
-pub use objects::{NodeVolumes, ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL};
+pub use grace::{Departed, GraceState, NotCurrent};
+pub use objects::{
+    NodeVolumes, ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL, STACK_LABEL,
+};
 pub use owner::{is_application_name, ControllerId, OwnerError, Ownership};
 pub use plan::{
     plan, Coverage, Deletion, DeletionReason, Hold, HoldReason, Observed, SpareReason, Spared,
@@ -123,6 +127,7 @@ pub use snapshot::{
 };
 pub use sweep::{
     report_text, Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, StampChange,
-    StampRead, Sweep, SweepError, SweepReport, Timestamp,
+    StampRead, Sweep, SweepError, SweepReport,
 };
+pub use time::{Timestamp, UnixTime};
 pub use verdict::{apply_status, plan_detailed_status, plan_status, snapshot_status, Status};

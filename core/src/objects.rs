@@ -16,6 +16,12 @@ use serde::{Deserialize, Serialize};
 /// swarm-sweep.keep=true`) to keep a release whatever its stamp says.
 pub const KEEP_LABEL: &str = "swarm-sweep.keep";
 
+/// The label Docker gives every object of a stack (services, networks,
+/// secrets, configs, volumes, task containers), its value the stack
+/// namespace: the release name. `<label>=<release>` finds what is left of a
+/// release on a node the sweep did not reach.
+pub const STACK_LABEL: &str = "com.docker.stack.namespace";
+
 /// One Swarm object at one moment: its id and its version index, which
 /// the engine raises on every change. Two observations with the same id and
 /// version are of the same, unchanged object.

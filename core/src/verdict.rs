@@ -2,15 +2,17 @@
 //!
 //! A scheduler or a CI job reads only the exit status, so it must mean the
 //! same whichever command ran; each command's status is decided here, from
-//! the data that command printed.
+//! the data that command printed, and [`Status::ALL`] with
+//! [`Status::code`] and [`Status::meaning`] is the table below as data, so
+//! that a caller maps a verdict to a process status in one place.
 //!
-//! | status | meaning |
-//! |---|---|
-//! | `0` | success: nothing a person has to look at |
-//! | `1` | it ran, and a person has to act (see below) |
-//! | `2` | bad input: an unreadable flag, file, snapshot or app set; nothing was planned or deleted. Callers decide this one (the core never sees the command line); [`BAD_INPUT`] is its value |
-//! | `3` | `apply --plan`: the saved plan is stale (something it relied on changed); nothing was deleted ([`Status::Stale`]) |
-//! | `4` | `plan --detailed-exitcode`: the plan deletes something and nothing else needs a person ([`plan_detailed_status`]) |
+//! | status | meaning | decided by |
+//! |---|---|---|
+//! | `0` | success: nothing a person has to look at | every command ([`Status::Success`]) |
+//! | `1` | it ran, and a person has to act | every command, see below ([`Status::NeedsAttention`]) |
+//! | `2` | bad input: a flag, file, snapshot, app set, registry file or docker context that cannot be used; nothing was read from a swarm and nothing was deleted | callers, since the core never sees the command line ([`Status::BadInput`], [`BAD_INPUT`]) |
+//! | `3` | the saved plan is stale (something it relied on changed); nothing was deleted | `apply --plan` ([`Status::Stale`]) |
+//! | `4` | the plan deletes something and nothing else needs a person | `plan --detailed-exitcode` ([`plan_detailed_status`]) |
 //!
 //! What makes `1`, per command:
 //!
@@ -23,24 +25,29 @@
 //!   `node_local` (carrying it out would leave data on nodes it cannot
 //!   reach), or one of which another workload uses something (`in_use_by`:
 //!   that object and the release's records stay).
-//! - `apply` ([`apply_status`]): its plan's `1`, or anything planned that
-//!   is not gone (failed, `pending_coverage`, `in_use`), or volumes left on nodes the
-//!   purge did not reach. A release left because it is the controller's
-//!   own stack is not a `1`: it is reported with its remedy every run, and
-//!   failing every run for it would hide real failures behind a permanent
-//!   one.
+//! - `apply` ([`apply_status`]): its plan's `1`, or a report that is not
+//!   [`SweepReport::all_done`]: anything planned that is not gone (failed,
+//!   `pending_coverage`, `in_use`), or volumes left on nodes the purge did
+//!   not reach. A release left because it is the controller's own stack is
+//!   not a `1`: it is reported with its remedy every run, and failing every
+//!   run for it would hide real failures behind a permanent one.
+//!
+//! This module reads plans and reports and nothing reads it back: what
+//! the sweep reports is a fact of the sweep, what status it makes is
+//! decided here.
 //!
 //! [`HoldReason::needs_attention`]: crate::plan::HoldReason::needs_attention
 
 use crate::plan::{Coverage, SweepPlan};
 use crate::snapshot::Snapshot;
-use crate::sweep::{ReleaseOutcome, SweepReport};
+use crate::sweep::SweepReport;
 
 /// The exit status of bad input, decided by callers: nothing was planned
-/// or deleted.
-pub const BAD_INPUT: u8 = 2;
+/// or deleted ([`Status::BadInput`]).
+pub const BAD_INPUT: u8 = Status::BadInput.code();
 
-/// The verdict of a command that ran.
+/// The verdict of a command, ordered as its exit status is: of two
+/// verdicts the greater is the worse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum Status {
@@ -48,6 +55,10 @@ pub enum Status {
     Success,
     /// It ran, and a person has to act. Exit status 1.
     NeedsAttention,
+    /// The input could not be used (a flag, a file, a snapshot, an app
+    /// set); nothing was planned or deleted. Exit status 2. Only callers
+    /// decide it: the core never sees their command line.
+    BadInput,
     /// A saved plan relied on something that changed since it was made;
     /// nothing was deleted. Exit status 3.
     Stale,
@@ -57,14 +68,46 @@ pub enum Status {
 }
 
 impl Status {
+    /// Every status, in the order of their codes: the exit status table.
+    pub const ALL: [Status; 5] = [
+        Status::Success,
+        Status::NeedsAttention,
+        Status::BadInput,
+        Status::Stale,
+        Status::Deletes,
+    ];
+
     /// The process exit status.
     pub const fn code(self) -> u8 {
         match self {
             Status::Success => 0,
             Status::NeedsAttention => 1,
+            Status::BadInput => 2,
             Status::Stale => 3,
             Status::Deletes => 4,
         }
+    }
+
+    /// What the status tells whoever reads it: the table of this module
+    /// says exactly this, and the reference's (`docs/reference.md`) says
+    /// it in each row, with the command it concerns where only one does.
+    pub const fn meaning(self) -> &'static str {
+        match self {
+            Status::Success => "success: nothing a person has to look at",
+            Status::NeedsAttention => "it ran, and a person has to act",
+            Status::BadInput => {
+                "bad input: a flag, file, snapshot, app set, registry file or docker context that cannot be used; nothing was read from a swarm and nothing was deleted"
+            }
+            Status::Stale => {
+                "the saved plan is stale (something it relied on changed); nothing was deleted"
+            }
+            Status::Deletes => "the plan deletes something and nothing else needs a person",
+        }
+    }
+
+    /// The status whose [`code`](Status::code) is `code`, if any.
+    pub fn from_code(code: u8) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.code() == code)
     }
 
     fn from_needs_attention(needs: bool) -> Self {
@@ -114,17 +157,12 @@ pub fn apply_status(plan: &SweepPlan, report: &SweepReport) -> Status {
     plan_status(plan).max(report_status(report))
 }
 
-/// The report's share of [`apply_status`]: a held sweep, a release that is
-/// not gone (other than the controller's own stack), or volumes left on
-/// nodes the purge did not reach.
+/// The report's share of [`apply_status`]: a person has to act unless
+/// the report is [`all_done`](SweepReport::all_done) (nothing held,
+/// everything planned gone but the controller's own stack, no volumes
+/// left on nodes the purge did not reach).
 pub(crate) fn report_status(report: &SweepReport) -> Status {
-    let incomplete = report.releases.iter().any(|r| {
-        !matches!(
-            r.outcome,
-            ReleaseOutcome::Deleted | ReleaseOutcome::LeftOwnStack
-        )
-    });
-    Status::from_needs_attention(report.held || incomplete || !report.uncovered.is_empty())
+    Status::from_needs_attention(!report.all_done())
 }
 
 #[cfg(test)]
@@ -132,7 +170,7 @@ mod tests {
     use super::*;
     use crate::plan::{plan, HoldReason};
     use crate::snapshot::{AppSet, Application, NodeEntry, Policy, ReleaseEntry, SwarmSnapshot};
-    use crate::sweep::{ActionKind, Outcome, Settings, Sweep, Timestamp};
+    use crate::sweep::{ActionKind, Outcome, ReleaseOutcome, Settings, Sweep, Timestamp};
 
     fn swarm(name: &str, releases: &[(&str, &str)]) -> SwarmSnapshot {
         let mut s = SwarmSnapshot::new(name);
@@ -177,7 +215,7 @@ mod tests {
             let outcome = match action.kind {
                 ActionKind::ListVolumes { .. } => Outcome::Volumes(Vec::new()),
                 ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
-                ActionKind::ReadStamps { target, names, .. } => unchanged(plan, &target, &names),
+                ActionKind::ReadStamps { target, .. } => unchanged(plan, &target, &target.names),
                 ActionKind::RemoveStack { .. } if fail => {
                     Outcome::Failed(crate::sweep::Failure::Other("the daemon said no".into()))
                 }
@@ -286,11 +324,11 @@ mod tests {
         let p = plan(&clean).unwrap();
         let done = apply(&p, false);
         assert_eq!(apply_status(&p, &done), Status::Success);
-        assert_eq!(done.exit_code(), 0);
+        assert_eq!(report_status(&done), Status::Success);
 
         let failed = apply(&p, true);
         assert_eq!(apply_status(&p, &failed), Status::NeedsAttention);
-        assert_eq!(failed.exit_code(), 1);
+        assert_eq!(report_status(&failed), Status::NeedsAttention);
 
         // A hold that needs a person fails the run even when all planned
         // deletions went.
@@ -300,7 +338,11 @@ mod tests {
             .push(Application::reconciled("shop", "alpah", &[]));
         let p = plan(&typo).unwrap();
         let report = apply(&p, false);
-        assert_eq!(report.exit_code(), 0, "the report alone is complete");
+        assert_eq!(
+            report_status(&report),
+            Status::Success,
+            "the report alone is complete"
+        );
         assert_eq!(apply_status(&p, &report), Status::NeedsAttention);
 
         // A held sweep attempted nothing: a person has to act.
@@ -330,7 +372,7 @@ mod tests {
         while let Some(action) = sweep.poll_action(Timestamp::ZERO) {
             let outcome = match action.kind {
                 ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
-                ActionKind::ReadStamps { target, names, .. } => unchanged(&p, &target, &names),
+                ActionKind::ReadStamps { target, .. } => unchanged(&p, &target, &target.names),
                 ActionKind::RemoveStack { .. } => Outcome::Failed(crate::sweep::Failure::OwnStack),
                 ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
                 _ => Outcome::Done,

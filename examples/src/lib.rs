@@ -12,4 +12,4 @@
 //!   `cargo run -p sweep-examples --example embed_registry`
 //!
 //! This library is empty: a package needs one target besides its examples.
-//! The JSON snapshots beside it are the ones the README's walkthrough plans.
+//! The JSON snapshots beside it are the ones the walkthrough in docs/guide.md plans.

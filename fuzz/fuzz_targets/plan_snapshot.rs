@@ -96,13 +96,13 @@ fuzz_target!(|data: &[u8]| {
             ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["v".into()]),
             ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
             // Still stamped as planned.
-            ActionKind::ReadStamps { target, names, .. } => {
+            ActionKind::ReadStamps { target, .. } => {
                 let release = &target.release.release;
                 let stamp = format!(
                     "cd/{}/{}:release/{release}",
                     plan.controller, target.application
                 );
-                Outcome::same_stamps(&names, release, Some(&stamp))
+                Outcome::same_stamps(&target.names, release, Some(&stamp))
             }
             // Nothing labelled with the stack now, nobody using anything.
             ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),

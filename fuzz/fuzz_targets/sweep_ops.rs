@@ -276,8 +276,8 @@ impl Judge<'_> {
             );
         }
         match &action.kind {
-            ActionKind::ReadStamps { names, .. } => {
-                assert!(names.contains(&r.swarm), "re-read misses its own swarm");
+            ActionKind::ReadStamps { target, .. } => {
+                assert!(target.names.contains(&r.swarm), "re-read misses its own swarm");
             }
             ActionKind::RemoveStack { part, objects, .. } => {
                 for o in objects {
@@ -458,9 +458,10 @@ impl Judge<'_> {
 /// application, 2 another controller, 3 malformed, 4 unstamped, 5 records
 /// gone, 6 the last name left out, 7 the names disagreeing.
 fn stamps(kind: &ActionKind, choice: u8) -> Outcome {
-    let ActionKind::ReadStamps { target, names, .. } = kind else {
+    let ActionKind::ReadStamps { target, .. } = kind else {
         return Outcome::Done;
     };
+    let names = &target.names;
     let release = target.release.release.as_str();
     let app = target.application.as_str();
     let stamp = match choice % 8 {

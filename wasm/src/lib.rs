@@ -47,7 +47,8 @@
 //! 5. `plan_exit_status()` says whether a person has to look at it.
 //!
 //! The plan is the pretty-printed JSON of the plan (the output contract in
-//! the README), ending in one newline. The error document is JSON too:
+//! `docs/reference.md`), ending in one newline. The error document is JSON
+//! too:
 //!
 //! ```json
 //! {
@@ -91,7 +92,7 @@ pub const REFUSED: u32 = 1;
 
 /// `plan_exit_status` after a refused input: the binary's exit status for
 /// bad input.
-pub const BAD_INPUT: u32 = 2;
+pub const BAD_INPUT: u32 = sweep_core::verdict::BAD_INPUT as u32;
 
 thread_local! {
     /// The snapshot's bytes, written by the host.

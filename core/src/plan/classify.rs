@@ -10,11 +10,11 @@ use std::time::Duration;
 use super::swarms::{GroupRelease, GroupedRelease, Groups, SwarmGroup};
 use super::{DeletionReason, SpareReason};
 use crate::duration;
-use crate::grace::UnixTime;
 use crate::objects::{ServiceEntry, KEEP_LABEL};
 use crate::owner::{ControllerId, Ownership};
 use crate::refs::SwarmName;
 use crate::snapshot::{Application, Facts, Snapshot, SnapshotStr};
+use crate::time::UnixTime;
 
 /// The live applications, indexed once per plan so that deciding each
 /// release is a lookup, not a scan of the app set. Lookups only: nothing

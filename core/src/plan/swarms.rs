@@ -9,9 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::grace::UnixTime;
 use crate::refs::SwarmName;
 use crate::snapshot::{Facts, NodeEntry, Snapshot, SnapshotStr, SwarmSnapshot};
+use crate::time::UnixTime;
 use crate::usage::Usage;
 
 /// One cluster, possibly seen under several names. Release names and

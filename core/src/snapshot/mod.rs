@@ -125,5 +125,11 @@ pub enum SnapshotError {
     },
 }
 
+impl From<crate::bound::TooManyValues> for SnapshotError {
+    fn from(e: crate::bound::TooManyValues) -> Self {
+        SnapshotError::TooManyValues { limit: e.limit }
+    }
+}
+
 #[cfg(test)]
 mod tests;

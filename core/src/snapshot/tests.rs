@@ -1,8 +1,8 @@
 use std::time::Duration;
 
 use super::*;
-use crate::grace::UnixTime;
 use crate::owner::OwnerError;
+use crate::time::UnixTime;
 
 #[test]
 fn unknown_fields_are_named() {

@@ -18,11 +18,11 @@ use super::text::{ReadStr, SnapshotStr, WriteStr};
 use super::window;
 use super::SnapshotError;
 use crate::format::FormatVersion;
-use crate::grace::UnixTime;
 use crate::objects::{ObjectVersion, StackObjects};
 #[cfg(doc)]
 use crate::owner::is_application_name;
 use crate::refs::SwarmName;
+use crate::time::UnixTime;
 use crate::usage::Usage;
 
 /// A whole snapshot: the policy, the app set and what each swarm holds.

@@ -13,9 +13,7 @@ use crate::objects::ObjectRef;
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::NodeEntry;
 
-/// The label every Docker object of a stack carries; `<label>=<release>`
-/// finds what is left of a release on a node the sweep did not reach.
-pub const STACK_LABEL: &str = "com.docker.stack.namespace";
+pub use crate::objects::STACK_LABEL;
 
 /// The name reports give the manager when the registry cannot reach nodes
 /// individually.
@@ -54,15 +52,33 @@ pub struct Target {
     /// The application the plan found it stamped for, which the re-read
     /// before each destructive step checks again.
     pub application: String,
+    /// Every name of the release's cluster, its own swarm among them,
+    /// sorted: the re-read of its records asks each, and a node the plan
+    /// reached under any of them is reached under that name again. Carried
+    /// by every action, so that a driver needs nothing but the action and
+    /// its registry.
+    pub names: Vec<SwarmName>,
 }
 
 impl Target {
-    /// The target `release`, owned by `application`.
+    /// The target `release`, owned by `application`, on a cluster known
+    /// by its swarm's name alone.
     pub fn new(release: ReleaseRef, application: impl Into<String>) -> Self {
+        let names = vec![release.swarm.clone()];
         Target {
             release,
             application: application.into(),
+            names,
         }
+    }
+
+    /// The same target on a cluster of all `names` (its own swarm is kept
+    /// among them), sorted and each once.
+    pub fn with_names(mut self, names: impl IntoIterator<Item = SwarmName>) -> Self {
+        self.names.extend(names);
+        self.names.sort();
+        self.names.dedup();
+        self
     }
 }
 
@@ -110,8 +126,8 @@ pub struct Action {
 /// answered `Done` without being run).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ActionKind {
-    /// Read the release's records, as they are now, under each of `names`
-    /// (every name of its cluster, the release's own swarm among them);
+    /// Read the release's records, as they are now, under each of the
+    /// target's `names` (every name of its cluster, its own swarm among them);
     /// answer with [`Outcome::Stamps`](super::Outcome::Stamps), one
     /// [`StampRead`](super::StampRead) per name, raw and unjudged. Handed
     /// out before every step that destroys something (`before` says which):
@@ -119,10 +135,8 @@ pub enum ActionKind {
     /// removed since must not be deleted on the old snapshot's word. The
     /// sweep judges the answer with the planner's own ownership rule.
     ReadStamps {
-        /// The release to read.
+        /// The release to read, with the names to read it under.
         target: Target,
-        /// The names to read it under, sorted.
-        names: Vec<SwarmName>,
         /// The destructive step the read stands before.
         before: Step,
     },

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use super::time::Timestamp;
+use crate::time::Timestamp;
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Agenda {

@@ -9,8 +9,8 @@
 //! [`outcome`] what it reports back, [`event`] what the engine says unasked,
 //! `release` one release's state machine, `removal` the one retry policy
 //! for what is still in use,
-//! [`report`] the result, [`time`] time as a value, [`render`] the result
-//! as text.
+//! [`report`] the result, [`render`] the result as text; time is a
+//! value the driver passes in ([`crate::time`]).
 
 pub mod action;
 mod agenda;
@@ -20,7 +20,6 @@ mod release;
 mod removal;
 pub mod render;
 pub mod report;
-pub mod time;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -43,7 +42,8 @@ pub use report::{
     ErrorEntry, ErrorKind, Leftover, ReleaseOutcome, ReleaseReport, StampChange, SweepReport,
     Totals, UncoveredSwarm,
 };
-pub use time::Timestamp;
+// Where it always was for embedders; time is its own module.
+pub use crate::time::Timestamp;
 
 use agenda::Agenda;
 use release::{Key, Place, ReleaseRun};
@@ -192,11 +192,12 @@ impl Default for Settings {
 ///         let outcome = match &action.kind {
 ///             // The re-read before each destructive step: under every name
 ///             // of the cluster, the records still carry the planned stamp.
-///             ActionKind::ReadStamps { target, names, .. } => {
+///             ActionKind::ReadStamps { target, .. } => {
 ///                 let stamp = Some("cd/default/shop:release/shop".to_owned());
 ///                 let entry = ReleaseEntry::new(target.release.release.clone(), stamp);
 ///                 Outcome::Stamps(
-///                     names
+///                     target
+///                         .names
 ///                         .iter()
 ///                         .map(|name| StampRead::new(name.clone(), Some(entry.clone())))
 ///                         .collect(),
@@ -347,22 +348,13 @@ impl Sweep {
             swarm.releases.push(releases.len());
             // A new run starts with its stack, not settled.
             swarm.unsettled += 1;
-            let target = Target {
-                release: deletion.release_ref(),
-                application: deletion.application.clone(),
-            };
             // The re-reads ask every name of the cluster, as the planner
             // read them all: one name's stamp alone proves nothing when
             // another shows a different one.
-            let mut names: Vec<SwarmName> = swarm_plan.map(|s| s.names.clone()).unwrap_or_default();
-            if !names.contains(&deletion.swarm) {
-                names.push(deletion.swarm.clone());
-            }
-            names.sort();
-            names.dedup();
+            let target = Target::new(deletion.release_ref(), deletion.application.clone())
+                .with_names(swarm_plan.map(|s| s.names.clone()).unwrap_or_default());
             releases.push(ReleaseRun::new(
                 target,
-                names,
                 deletion.volumes,
                 purge,
                 places,

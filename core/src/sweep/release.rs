@@ -36,14 +36,13 @@ use super::action::{label_filter, ActionKind, StackPart, Step, Target, Where};
 use super::outcome::{Failure, Outcome, StampRead, UsageRead};
 use super::removal::{InUse as Busy, Removal};
 use super::report::{ErrorEntry, ErrorKind, ReleaseOutcome, ReleaseReport, StampChange};
-use super::time::Timestamp;
 use super::Settings;
 use crate::objects::{ObjectRef, StackObjects};
 use crate::owner::{ControllerId, Ownership};
 use crate::plan::classify::ownership;
 use crate::plan::swarms::GroupRelease;
 use crate::plan::Coverage;
-use crate::refs::SwarmName;
+use crate::time::Timestamp;
 use crate::usage::{self, InUse, ObjectKind, Usage};
 
 /// Where a purge runs, with the name reports give it.
@@ -150,8 +149,6 @@ enum Listing {
 #[derive(Debug, Clone)]
 pub(crate) struct ReleaseRun {
     target: Target,
-    /// Every name of the release's cluster: the re-read asks each.
-    names: Vec<SwarmName>,
     coverage: Coverage,
     purge: bool,
     /// The stack's parts being removed: the services alone, then the
@@ -194,7 +191,6 @@ pub(crate) struct ReleaseRun {
 impl ReleaseRun {
     pub fn new(
         target: Target,
-        names: Vec<SwarmName>,
         coverage: Coverage,
         purge: bool,
         places: Vec<Place>,
@@ -207,7 +203,6 @@ impl ReleaseRun {
             .collect();
         ReleaseRun {
             target,
-            names,
             coverage,
             purge,
             parts: BTreeMap::new(),
@@ -263,7 +258,6 @@ impl ReleaseRun {
                 *slot = Slot::Outstanding;
                 let kind = ActionKind::ReadStamps {
                     target,
-                    names: self.names.clone(),
                     before: gate.step(),
                 };
                 Some((Key::Check, kind))
@@ -712,7 +706,7 @@ impl ReleaseRun {
         let release = &self.target.release.release;
         let application = &self.target.application;
         let mut owners: BTreeSet<Option<String>> = BTreeSet::new();
-        for name in &self.names {
+        for name in &self.target.names {
             let mut answers = reads.iter().filter(|r| &r.swarm == name).peekable();
             if answers.peek().is_none() {
                 return Err((

@@ -10,8 +10,8 @@
 //! from its own first attempt, so a slow first object does not eat the
 //! time of the others.
 
-use super::time::Timestamp;
 use super::Settings;
+use crate::time::Timestamp;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Removal {

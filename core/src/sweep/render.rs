@@ -10,7 +10,6 @@ use std::fmt::Write;
 use super::report::{ReleaseOutcome, SweepReport};
 use crate::escape::Escaped;
 use crate::render::{escaped_list, in_use_text};
-use crate::verdict::{report_status, Status};
 
 /// A summary of a sweep: one block per release, what is left on nodes the
 /// purge did not reach, and the totals.
@@ -128,9 +127,9 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
         "the sweep was held; nothing was deleted"
     } else if report.releases.is_empty() {
         "nothing to delete"
-    } else if report_status(report) == Status::Success && t.left_own_stack > 0 {
+    } else if report.all_done() && t.left_own_stack > 0 {
         "everything planned is gone, except the controller's own stack"
-    } else if report_status(report) == Status::Success {
+    } else if report.all_done() {
         "everything planned is gone"
     } else if report
         .releases

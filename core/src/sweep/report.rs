@@ -346,14 +346,21 @@ impl SweepReport {
     }
 
     /// Everything planned went, and nothing is left on nodes the purge
-    /// could not reach: the report's share of
+    /// could not reach. A held sweep, a pending or failed release or an
+    /// uncovered swarm need a person, so they are not "all done"; a
+    /// release left as the controller's own stack is: it is reported with
+    /// its remedy every run, and counting it would hide real failures
+    /// behind a permanent one. The report's share of
     /// [`verdict::apply_status`](crate::verdict::apply_status), which also
-    /// counts the plan's holds. A held sweep, a pending or failed release
-    /// or an uncovered swarm need a person, so they are not "all done"; a
-    /// release left as the controller's own stack is (see the
-    /// [`verdict`](crate::verdict) module).
+    /// counts the plan's holds and turns this into an exit status.
     pub fn all_done(&self) -> bool {
-        crate::verdict::report_status(self) == crate::verdict::Status::Success
+        let incomplete = self.releases.iter().any(|r| {
+            !matches!(
+                r.outcome,
+                ReleaseOutcome::Deleted | ReleaseOutcome::LeftOwnStack
+            )
+        });
+        !(self.held || incomplete || !self.uncovered.is_empty())
     }
 
     /// The releases left alone because their records changed since the
@@ -369,14 +376,6 @@ impl SweepReport {
         self.releases
             .iter()
             .any(|r| r.outcome == ReleaseOutcome::Failed)
-    }
-
-    /// 0 when [`all_done`](Self::all_done), else 1: the report's share of
-    /// the exit status only. A CLI uses
-    /// [`verdict::apply_status`](crate::verdict::apply_status), which also
-    /// fails a run whose plan held a swarm that needs a person.
-    pub fn exit_code(&self) -> i32 {
-        i32::from(crate::verdict::report_status(self).code())
     }
 
     /// The entry for one release, if the plan listed it.

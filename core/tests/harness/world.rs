@@ -649,8 +649,8 @@ impl World {
     }
 
     fn run(&mut self, kind: &ActionKind) -> Outcome {
-        if let ActionKind::ReadStamps { target, names, .. } = kind {
-            return self.read_stamps(target, names);
+        if let ActionKind::ReadStamps { target, .. } = kind {
+            return self.read_stamps(target, &target.names);
         }
         if let ActionKind::ReadUsage { target, at } = kind {
             return self.read_usage(target, at);

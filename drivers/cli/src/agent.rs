@@ -10,13 +10,15 @@ use sweep_core::escape::escape;
 use sweep_docker::agent::run_agent;
 use sweep_docker::Endpoint;
 
+use sweep_core::verdict::Status;
+
 use crate::input::InputError;
 
 /// Runs the agent and prints its one result line on stdout: 0 when it
 /// ran (what it could not do is in the line, which is what the job reads),
 /// 2 for a request or socket it cannot use (said in the line and on
 /// stderr), 1 when the line cannot be written.
-pub fn run(request: &str, socket: &str, timeout: Duration) -> Result<u8, InputError> {
+pub fn run(request: &str, socket: &str, timeout: Duration) -> Result<Status, InputError> {
     let input = AgentRequest::from_json(request)
         .map_err(|e| format!("--request: {e}"))
         .and_then(|request| {
@@ -30,11 +32,14 @@ pub fn run(request: &str, socket: &str, timeout: Duration) -> Result<u8, InputEr
                 .enable_all()
                 .build()
                 .map_err(|e| InputError::Runtime(format!("cannot start the async runtime: {e}")))?;
-            (runtime.block_on(run_agent(&endpoint, timeout, &request)), 0)
+            (
+                runtime.block_on(run_agent(&endpoint, timeout, &request)),
+                Status::Success,
+            )
         }
         Err(bad) => {
             eprintln!("swarm-sweep agent: {}", escape(&bad));
-            (AgentResult::error("", bad), 2)
+            (AgentResult::error("", bad), Status::BadInput)
         }
     };
     let mut out = std::io::stdout().lock();
@@ -42,7 +47,7 @@ pub fn run(request: &str, socket: &str, timeout: Duration) -> Result<u8, InputEr
         Ok(()) => Ok(status),
         Err(e) => {
             eprintln!("swarm-sweep agent: cannot write the result line: {e}");
-            Ok(1)
+            Ok(status.max(Status::NeedsAttention))
         }
     }
 }
@@ -52,6 +57,7 @@ mod tests {
     use std::time::Duration;
 
     use sweep_core::agent::AgentRequest;
+    use sweep_core::verdict::Status;
 
     /// A request of this version that lists and removes nothing.
     fn request() -> String {
@@ -63,9 +69,12 @@ mod tests {
         let limit = Duration::from_secs(1);
         assert_eq!(
             super::run("{}", "unix:///nonexistent.sock", limit).ok(),
-            Some(2)
+            Some(Status::BadInput)
         );
-        assert_eq!(super::run(&request(), "ftp://x", limit).ok(), Some(2));
+        assert_eq!(
+            super::run(&request(), "ftp://x", limit).ok(),
+            Some(Status::BadInput)
+        );
     }
 
     #[test]
@@ -73,7 +82,7 @@ mod tests {
         let limit = Duration::from_secs(1);
         assert_eq!(
             super::run(&request(), "unix:///nonexistent.sock", limit).ok(),
-            Some(0)
+            Some(Status::Success)
         );
     }
 

@@ -1,37 +1,25 @@
-//! The subcommands, and the exit status each ends with.
-//!
-//! Every command follows one table, decided in the core
-//! (`sweep_core::verdict`): 0 done and nothing needs a person; 1 done, but
-//! something needs a person (a swarm could not be read, a hold other than
-//! waiting for an application, a purge that cannot reach every node, a
-//! failed or pending deletion, output that could not be written); 2 bad
-//! input (flags, files), nothing read from a swarm and nothing deleted.
+//! The subcommands. Each ends with a verdict the core decides
+//! (`sweep_core::verdict`), turned into the process's exit status in one
+//! place (`crate::exit`). `apply` and `watch` run the same sweep cycle
+//! (`sweep_runner::Cycle`): see `crate::apply` and `crate::watch`.
 
 use std::process::ExitCode;
 
-use sweep_core::escape::Escaped;
-use sweep_core::saved::{check, stale_text};
-use sweep_core::sweep::{report_text, Settings, SweepReport};
-use sweep_core::verdict::{
-    apply_status, plan_detailed_status, plan_status, snapshot_status, Status, BAD_INPUT,
-};
+use sweep_core::sweep::Settings;
+use sweep_core::verdict::{plan_detailed_status, plan_status, snapshot_status, Status};
 use sweep_core::{plan, render, AppSet, Policy, Snapshot, SweepPlan};
 use sweep_docker::files::Accept;
-use sweep_runner::{execute_until_with, gather, ExecuteSettings, GatherSettings};
+use sweep_runner::{gather, ExecuteSettings, GatherSettings, Grace};
 
 use crate::cli::{Cli, Command, Format, PlanInput, PolicyArgs, RunArgs, Source};
+use crate::exit::process_status;
 use crate::input::{self, InputError};
 use crate::output::{self, emit, OutputError};
 use crate::review;
 
-/// Output that could not be written needs a person, like anything else
-/// left undone.
-const EXIT_INCOMPLETE: u8 = Status::NeedsAttention.code();
-
 pub fn run(cli: Cli) -> ExitCode {
     if let Err(e) = crate::terminal::init_logging() {
-        output::warn_line(&e);
-        return ExitCode::from(BAD_INPUT);
+        return process_status(Err(InputError::Runtime(e)));
     }
     // Every daemon connection is a file descriptor: under the common soft
     // limit of 1024, a registry of a few hundred swarms would lose nodes to
@@ -39,16 +27,10 @@ pub fn run(cli: Cli) -> ExitCode {
     if let Err(e) = sweep_runner::raise_open_file_limit() {
         tracing::warn!(error = %e, "cannot raise the open-file limit; gathering stays within the current one");
     }
-    match dispatch(cli) {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            output::warn_line(&e.to_string());
-            ExitCode::from(BAD_INPUT)
-        }
-    }
+    process_status(dispatch(cli))
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, InputError> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, InputError> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -56,7 +38,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, InputError> {
         .map_err(|e| InputError::Runtime(format!("cannot start the async runtime: {e}")))
 }
 
-fn policy(args: &PolicyArgs) -> Result<Policy, InputError> {
+pub(crate) fn policy(args: &PolicyArgs) -> Result<Policy, InputError> {
     policy_over(args, &Policy::default())
 }
 
@@ -64,7 +46,7 @@ fn policy(args: &PolicyArgs) -> Result<Policy, InputError> {
 /// `apply --plan`, the saved plan's policy with what the operator typed
 /// again. A flag that disagrees with the saved plan then makes the core's
 /// check find the policy changed (exit 3), rather than being ignored.
-fn policy_over(args: &PolicyArgs, base: &Policy) -> Result<Policy, InputError> {
+pub(crate) fn policy_over(args: &PolicyArgs, base: &Policy) -> Result<Policy, InputError> {
     let controller = args
         .controller
         .clone()
@@ -90,18 +72,13 @@ fn planned(snapshot: &Snapshot, origin: &str) -> Result<SweepPlan, InputError> {
     })
 }
 
-struct Gathered {
-    snapshot: Snapshot,
-    registry: Box<dyn sweep_swarms::Registry>,
-}
-
 /// Reads the app set, opens the registry and gathers the snapshot. Every
 /// input is checked before any swarm is read.
 fn gather_snapshot(
     rt: &tokio::runtime::Runtime,
     source: &Source,
     policy: Policy,
-) -> Result<Gathered, InputError> {
+) -> Result<Snapshot, InputError> {
     let app_set: AppSet = input::read_app_set(&source.app_set)?;
     let limit = source.timeout_or_default();
     let registry = input::registry(source, limit)?;
@@ -113,32 +90,36 @@ fn gather_snapshot(
     ));
     // A grace period without a state file still needs the time: every
     // departed release then starts its window now, and nothing is deleted.
-    crate::state::clock(&mut snapshot)?;
-    Ok(Gathered { snapshot, registry })
+    if snapshot.policy.min_departed_for.is_some() {
+        sweep_runner::clock(&mut snapshot, None, crate::state::now()?);
+    }
+    Ok(snapshot)
 }
 
-/// The status a command ends with once its document was written (or not).
-fn written(status: u8, result: Result<(), OutputError>) -> u8 {
+/// The verdict a command ends with once its document was written (or
+/// not): output that could not be written needs a person, like anything
+/// else left undone.
+fn written(status: Status, result: Result<(), OutputError>) -> Status {
     match result {
         // The reader stopped early (`| head`): what it read was its choice.
         Ok(()) | Err(OutputError::Closed) => status,
         Err(e) => {
             output::warn_line(&e.to_string());
-            status.max(EXIT_INCOMPLETE)
+            status.max(Status::NeedsAttention)
         }
     }
 }
 
-fn dispatch(cli: Cli) -> Result<u8, InputError> {
+fn dispatch(cli: Cli) -> Result<Status, InputError> {
     match cli.command {
         Command::Snapshot { source, policy: p } => {
             let policy = policy(&p)?;
             let rt = runtime()?;
-            let g = gather_snapshot(&rt, &source, policy)?;
-            let status = snapshot_status(&g.snapshot).code();
+            let snapshot = gather_snapshot(&rt, &source, policy)?;
+            let status = snapshot_status(&snapshot);
             Ok(written(
                 status,
-                emit(&format!("{}\n", g.snapshot.to_json_pretty())),
+                emit(&format!("{}\n", snapshot.to_json_pretty())),
             ))
         }
         Command::Plan {
@@ -177,14 +158,23 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
                 (None, Some(source)) => {
                     let policy = policy(&p)?;
                     let rt = runtime()?;
-                    let mut g = gather_snapshot(&rt, &source, policy)?;
-                    let written_at = grace
-                        .as_ref()
-                        .map(|state| crate::state::clock_with(&mut g.snapshot, state))
-                        .transpose()?;
+                    let mut gathered = gather_snapshot(&rt, &source, policy)?;
+                    let written_at = match grace {
+                        Some(state) => {
+                            let now = crate::state::now()?;
+                            // Read current a moment ago: no age limit again.
+                            let mut grace = Grace {
+                                state,
+                                max_age: None,
+                            };
+                            sweep_runner::clock(&mut gathered, Some(&mut grace), now);
+                            Some(now)
+                        }
+                        None => None,
+                    };
                     (
-                        planned(&g.snapshot, "gathered snapshot")?,
-                        Some(g.snapshot),
+                        planned(&gathered, "gathered snapshot")?,
+                        Some(gathered),
                         written_at,
                     )
                 }
@@ -200,19 +190,19 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             } else {
                 plan_status(&plan)
             };
-            let mut status = verdict.code();
+            let mut status = verdict;
             if let (Some(file), Some(snapshot)) = (&out, &snapshot) {
                 // A plan that was not saved must not look saved: the
                 // operator would review one file and apply another.
                 if let Err(e) = review::write_saved(file, snapshot, &plan) {
                     output::warn_line(&e.to_string());
-                    status = status.max(EXIT_INCOMPLETE);
+                    status = status.max(Status::NeedsAttention);
                 }
             }
             if let Some(now) = written_at {
                 let next = sweep_core::GraceState::after_plan(&plan, now);
                 if !crate::state::save(state_file.as_deref(), &next) {
-                    status = status.max(EXIT_INCOMPLETE);
+                    status = status.max(Status::NeedsAttention);
                 }
             }
             drop(snapshot);
@@ -233,148 +223,23 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
         }
         Command::Apply {
             source,
-            policy: p,
+            policy,
             run,
             format,
             plan: saved,
             yes,
-            state: state_file,
+            state,
             state_max_age,
-        } => {
-            let format = Format::resolve(format);
-            let settings = execute_settings(&run)?;
-            let grace = crate::state::load_given(state_file.as_deref(), state_max_age)?;
-            let rt = runtime()?;
-            // The time the states written after are dated by, there when a
-            // state was read.
-            let clock = |g: &mut Gathered| {
-                grace
-                    .as_ref()
-                    .map(|state| crate::state::clock_with(&mut g.snapshot, state))
-                    .transpose()
-            };
-            let (plan, g, written_at) = match saved {
-                None => {
-                    let policy = policy(&p)?;
-                    let mut g = gather_snapshot(&rt, &source, policy)?;
-                    let written_at = clock(&mut g)?;
-                    (planned(&g.snapshot, "gathered snapshot")?, g, written_at)
-                }
-                Some(file) => {
-                    // Read before any swarm is: a file that does not read
-                    // is bad input, and nothing was gathered for it.
-                    let saved = review::read_saved(&file)?;
-                    let asked = policy_over(&p, &saved.policy)?;
-                    let mut g = gather_snapshot(&rt, &source, asked)?;
-                    let written_at = clock(&mut g)?;
-                    let checked =
-                        check(&saved, &g.snapshot, review::TOOL_VERSION).map_err(|source| {
-                            InputError::Snapshot {
-                                file: "gathered snapshot".into(),
-                                source,
-                            }
-                        })?;
-                    match checked {
-                        Err(stale) => {
-                            // Each change's text escapes its names already.
-                            eprint!("swarm-sweep: {}", stale_text(&stale));
-                            // Nothing is deleted, but what is departed now
-                            // is still the next run's state.
-                            if let (Some(now), Ok(fresh)) = (written_at, plan(&g.snapshot)) {
-                                let next = sweep_core::GraceState::after_plan(&fresh, now);
-                                crate::state::save(state_file.as_deref(), &next);
-                            }
-                            return Ok(Status::Stale.code());
-                        }
-                        Ok(approved) => {
-                            for r in &approved.unreviewed {
-                                output::warn_line(&format!(
-                                    "{r}: would be deleted now, but is not in the saved plan {}; plan again to review it",
-                                    file.display()
-                                ));
-                            }
-                            (approved.plan, g, written_at)
-                        }
-                    }
-                }
-            };
-            // Written before anything is deleted too: a run that stops at
-            // the prompt or is cut short would otherwise leave the entries
-            // of releases declared again since, and such an entry would
-            // date a later departure back to the first.
-            let mut state_saved = written_at.is_none_or(|now| {
-                crate::state::save(
-                    state_file.as_deref(),
-                    &sweep_core::GraceState::after_plan(&plan, now),
-                )
-            });
-            if format == Format::Text {
-                // An operator who cannot be shown the plan is not shown a
-                // sweep either: nothing has been deleted yet, so stop here.
-                let style = render::Style::coloured(crate::terminal::colour(
-                    crate::terminal::Stream::Stdout,
-                ));
-                if let Err(e) = emit(&render::plan_text_styled(&plan, style)) {
-                    output::warn_line(&format!(
-                        "{e}; the plan was not shown, so nothing was deleted"
-                    ));
-                    return Ok(EXIT_INCOMPLETE);
-                }
-            }
-            match crate::terminal::approve_apply(&plan, yes, format == Format::Text) {
-                Ok(crate::terminal::Approval::Proceed) => {}
-                Ok(crate::terminal::Approval::Declined) => {
-                    output::warn_line("declined: nothing was deleted");
-                    return Ok(EXIT_INCOMPLETE);
-                }
-                Err(e) => {
-                    output::warn_line(&format!(
-                        "cannot ask before deleting ({e}): nothing was deleted"
-                    ));
-                    return Ok(EXIT_INCOMPLETE);
-                }
-            }
-            let report = rt.block_on(execute_until_with(
-                g.registry.as_ref(),
-                &plan,
-                settings,
-                interrupted(),
-                crate::terminal::progress_hook(),
-            ));
-            let mut status = apply_status(&plan, &report).code();
-            if let Some(now) = written_at {
-                let next = sweep_core::GraceState::after_sweep(&plan, &report, now);
-                state_saved &= crate::state::save(state_file.as_deref(), &next);
-            }
-            if !state_saved {
-                status = status.max(EXIT_INCOMPLETE);
-            }
-            let text = match format {
-                Format::Json => format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(
-                        &serde_json::json!({"plan": plan, "report": report})
-                    )
-                    .unwrap_or_default()
-                ),
-                Format::Text => format!("\n{}{}", report_text(&report), not_swept(&plan)),
-            };
-            match emit(&text) {
-                Ok(()) => Ok(status),
-                Err(e) => {
-                    // Deletions happened: what went must not be lost with
-                    // stdout, so a short report goes to stderr.
-                    if !matches!(e, OutputError::Closed) {
-                        output::warn_line(&e.to_string());
-                    }
-                    eprint!("{}", short_report(&report));
-                    Ok(match e {
-                        OutputError::Closed => status,
-                        OutputError::Write(_) => status.max(EXIT_INCOMPLETE),
-                    })
-                }
-            }
-        }
+        } => crate::apply::run(crate::apply::Options {
+            source,
+            policy,
+            settings: execute_settings(&run)?,
+            format: Format::resolve(format),
+            saved,
+            yes,
+            state,
+            state_max_age,
+        }),
         Command::Watch {
             source,
             policy: p,
@@ -401,8 +266,11 @@ fn dispatch(cli: Cli) -> Result<u8, InputError> {
             policy: p,
             format,
         } => explain(release, input, p, Format::resolve(format)),
-        Command::Completions { shell } => Ok(written(0, crate::generated::completions(shell))),
-        Command::Man => Ok(written(0, crate::generated::man())),
+        Command::Completions { shell } => Ok(written(
+            Status::Success,
+            crate::generated::completions(shell),
+        )),
+        Command::Man => Ok(written(Status::Success, crate::generated::man())),
         Command::Healthcheck {
             url,
             timeout,
@@ -422,7 +290,7 @@ fn explain(
     input: PlanInput,
     policy_args: PolicyArgs,
     format: Format,
-) -> Result<u8, InputError> {
+) -> Result<Status, InputError> {
     let PlanInput { snapshot, source } = input;
     let snapshot = match (snapshot, source.into_source()) {
         // A regular file only: pipes are for `plan --snapshot` and
@@ -431,7 +299,7 @@ fn explain(
         (None, Some(source)) => {
             let policy = policy(&policy_args)?;
             let rt = runtime()?;
-            gather_snapshot(&rt, &source, policy)?.snapshot
+            gather_snapshot(&rt, &source, policy)?
         }
         (None, None) => return Err(InputError::Flag(
             "explain needs an input: give --snapshot FILE, or --app-set FILE (and --config FILE)"
@@ -446,7 +314,7 @@ fn explain(
             serde_json::to_string_pretty(&explained).unwrap_or_default()
         ),
     };
-    Ok(written(Status::Success.code(), emit(&text)))
+    Ok(written(Status::Success, emit(&text)))
 }
 
 /// Writes the plan as pretty JSON and a line break, the bytes
@@ -534,45 +402,6 @@ impl std::io::Write for Pieces {
     }
 }
 
-/// One line per swarm (or the whole sweep) that a hold kept from being
-/// swept, for holds that need a person.
-fn not_swept(plan: &SweepPlan) -> String {
-    let mut out = String::new();
-    for hold in plan.holds.iter().filter(|h| h.reason.needs_attention()) {
-        let scope = hold
-            .swarm
-            .as_ref()
-            .map_or("the whole sweep".to_owned(), |s| {
-                format!("swarm {}", Escaped(s))
-            });
-        out.push_str(&format!(
-            "not swept: {scope} is held ({})\n",
-            hold.reason.as_str()
-        ));
-    }
-    out
-}
-
-/// What became of each planned release, in one line each, for stderr when
-/// the full report could not be written to stdout.
-fn short_report(report: &SweepReport) -> String {
-    let mut out = String::from("swarm-sweep: report:\n");
-    for r in &report.releases {
-        out.push_str(&format!(
-            "  {}/{}: {}\n",
-            Escaped(&r.swarm),
-            Escaped(&r.release),
-            r.outcome.as_str()
-        ));
-    }
-    let t = &report.totals;
-    out.push_str(&format!(
-        "  {} planned: {} deleted, {} failed, {} left as own stack, {} pending coverage; {} volumes removed\n",
-        t.planned, t.deleted, t.failed, t.left_own_stack, t.pending_coverage, t.volumes_deleted
-    ));
-    out
-}
-
 fn execute_settings(run: &RunArgs) -> Result<ExecuteSettings, InputError> {
     // The flags' parser refused zero, negative and unbounded values.
     let sweep = Settings::new(run.retry_interval, run.settle_timeout);
@@ -581,41 +410,6 @@ fn execute_settings(run: &RunArgs) -> Result<ExecuteSettings, InputError> {
         run.concurrency as usize,
         ExecuteSettings::default().action_timeout,
     ))
-}
-
-/// Completes on the first SIGINT or SIGTERM: the sweep then finishes the
-/// steps in flight and reports, so an operator's Ctrl-C never leaves a
-/// step half-answered. A second signal ends the process at once, which is
-/// as safe as a kill: records go last.
-async fn interrupted() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let sigint = async {
-        // A handler that cannot be installed must not read as a signal.
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    let sigterm = async {
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                term.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        () = sigint => {}
-        () = sigterm => {}
-    }
-    eprintln!(
-        "swarm-sweep: interrupted; finishing the steps in flight (interrupt again to stop at once)"
-    );
-    tokio::spawn(async {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("swarm-sweep: interrupted again; stopping now");
-            std::process::exit(130);
-        }
-    });
 }
 
 #[cfg(test)]

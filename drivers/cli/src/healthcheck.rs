@@ -10,6 +10,7 @@
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
+use sweep_core::verdict::Status;
 
 use sweep_core::escape::escape;
 
@@ -18,12 +19,12 @@ use sweep_core::escape::escape;
 /// unbounded buffer.
 const MAX_REPLY: usize = 16 * 1024 * 1024;
 
-/// Runs the probe; 0 when the endpoint answered 2xx, else 1 with the
+/// Runs the probe; success (0) when the endpoint answered 2xx, else 1 with the
 /// reason on stderr (which Docker keeps in the container's health log).
 /// With `print`, a 2xx reply's body goes to stdout, its control
 /// characters but line breaks and tabs escaped: the body names releases,
 /// and a name must not drive the terminal it is read on.
-pub fn run(url: &str, limit: Duration, print: bool) -> u8 {
+pub fn run(url: &str, limit: Duration, print: bool) -> Status {
     match probe(url, limit) {
         Ok(reply) if (200..300).contains(&reply.status) => {
             if print {
@@ -47,10 +48,10 @@ pub fn run(url: &str, limit: Duration, print: bool) -> u8 {
                     .and_then(|()| out.flush());
                 if let Err(e) = printed {
                     eprintln!("swarm-sweep healthcheck: writing the reply: {e}");
-                    return 1;
+                    return Status::NeedsAttention;
                 }
             }
-            0
+            Status::Success
         }
         Ok(reply) => {
             eprintln!(
@@ -58,11 +59,11 @@ pub fn run(url: &str, limit: Duration, print: bool) -> u8 {
                 escape(url),
                 reply.status
             );
-            1
+            Status::NeedsAttention
         }
         Err(e) => {
             eprintln!("swarm-sweep healthcheck: {}: {}", escape(url), escape(&e));
-            1
+            Status::NeedsAttention
         }
     }
 }
@@ -76,14 +77,14 @@ struct Reply {
 
 /// What to connect to and which path to ask for.
 #[derive(Debug, PartialEq, Eq)]
-struct Target {
+struct Probe {
     addr: SocketAddr,
     host: String,
     path: String,
 }
 
 /// Parses `http://HOST:PORT[/PATH]` with a loopback HOST.
-fn target(url: &str) -> Result<Target, String> {
+fn target(url: &str) -> Result<Probe, String> {
     let rest = url
         .strip_prefix("http://")
         .ok_or("only http:// URLs are probed")?;
@@ -114,7 +115,7 @@ fn target(url: &str) -> Result<Target, String> {
     if !ip.is_loopback() {
         return Err(format!("{ip} is not a loopback address"));
     }
-    Ok(Target {
+    Ok(Probe {
         addr: SocketAddr::new(ip, port),
         host: authority.to_owned(),
         path: path.to_owned(),
@@ -216,7 +217,7 @@ mod tests {
     #[test]
     fn a_200_is_healthy_and_the_request_asks_for_the_path() {
         let (url, server) = serve(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-        assert_eq!(run(&url, Duration::from_secs(5), false), 0);
+        assert_eq!(run(&url, Duration::from_secs(5), false), Status::Success);
         let request = server.join().unwrap();
         assert!(
             request.starts_with("GET /healthz HTTP/1.0\r\n"),
@@ -227,10 +228,16 @@ mod tests {
     #[test]
     fn another_status_or_no_http_is_unhealthy() {
         let (url, server) = serve(b"HTTP/1.1 503 Service Unavailable\r\n\r\n");
-        assert_eq!(run(&url, Duration::from_secs(5), false), 1);
+        assert_eq!(
+            run(&url, Duration::from_secs(5), false),
+            Status::NeedsAttention
+        );
         server.join().unwrap();
         let (url, server) = serve(b"SSH-2.0-nope\r\n");
-        assert_eq!(run(&url, Duration::from_secs(5), false), 1);
+        assert_eq!(
+            run(&url, Duration::from_secs(5), false),
+            Status::NeedsAttention
+        );
         server.join().unwrap();
     }
 
@@ -275,7 +282,10 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/healthz", listener.local_addr().unwrap());
         drop(listener);
-        assert_eq!(run(&url, Duration::from_secs(2), false), 1);
+        assert_eq!(
+            run(&url, Duration::from_secs(2), false),
+            Status::NeedsAttention
+        );
     }
 
     #[test]

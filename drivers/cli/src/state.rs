@@ -8,7 +8,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use sweep_core::{GraceState, NotCurrent, Snapshot, UnixTime};
+use sweep_core::{GraceState, NotCurrent, UnixTime};
 use sweep_docker::files::{read_limited, Accept, SNAPSHOT_LIMIT};
 
 use crate::input::InputError;
@@ -55,6 +55,14 @@ pub fn load(
 /// The warning for a state file that is not current.
 pub fn not_current(file: &Path, why: &NotCurrent) -> String {
     not_current_named(&file.display(), why)
+}
+
+/// The warning for a state kept in memory between sweeps that is no longer
+/// current: the state is only as current as the last plan that renewed
+/// it, and after sweeps held for longer than its maximum age (an app set
+/// unreadable for an hour) it is as stale as a file left behind.
+pub fn not_current_in_memory(why: &NotCurrent) -> String {
+    not_current_named(&"the state kept in memory", why)
 }
 
 /// The warning for a state that is not current, `what` naming it.
@@ -163,52 +171,6 @@ pub fn now() -> Result<UnixTime, InputError> {
             "the system clock is before 1970; the grace period cannot be measured".into(),
         )
     })
-}
-
-/// Gives a gathered snapshot the time when it has a grace period to
-/// measure; without one (and without a state, see [`clock_with`]) the
-/// snapshot is left as gathered.
-pub fn clock(snapshot: &mut Snapshot) -> Result<(), InputError> {
-    if snapshot.policy.min_departed_for.is_some() {
-        snapshot.now = Some(now()?);
-    }
-    Ok(())
-}
-
-/// Gives a gathered snapshot the time and, from `state`, when each release
-/// was first seen departed. The time is returned: the state written after
-/// this run is dated by it (`written_at`).
-pub fn clock_with(snapshot: &mut Snapshot, state: &GraceState) -> Result<UnixTime, InputError> {
-    state.apply_to(snapshot);
-    let now = now()?;
-    snapshot.now = Some(now);
-    Ok(now)
-}
-
-/// [`clock_with`] for a state kept in memory between sweeps (`watch`),
-/// checked first as a file read back is: the state is only as current as
-/// the last plan that renewed it, and after sweeps held for longer than
-/// `max_age` (an app set unreadable for an hour) it is as stale as a file
-/// left behind. One that is not current is replaced by the empty state at
-/// now, with a warning naming `file` (or the memory).
-pub fn clock_current(
-    snapshot: &mut Snapshot,
-    state: &mut GraceState,
-    max_age: Option<Duration>,
-    file: Option<&Path>,
-) -> Result<UnixTime, InputError> {
-    let now = now()?;
-    if let Err(why) = state.check_current(now, max_age) {
-        let warning = match file {
-            Some(file) => not_current(file, &why),
-            None => not_current_named(&"the state kept in memory", &why),
-        };
-        output::warn_line(&warning);
-        *state = GraceState::empty(now);
-    }
-    state.apply_to(snapshot);
-    snapshot.now = Some(now);
-    Ok(now)
 }
 
 /// [`load()`] at the system clock's now, when a state file was given.

@@ -1,4 +1,4 @@
-//! `swarm-sweep plan --snapshot`: the examples the README walks through, and
+//! `swarm-sweep plan --snapshot`: the examples docs/guide.md walks through, and
 //! bad input that must end in one clear line and exit status 2.
 
 use std::path::{Path, PathBuf};

@@ -65,8 +65,10 @@ fn once_ends_with_the_status_apply_would_have() {
     assert!(once.stdout.is_empty());
 }
 
+/// A one-shot run, `watch --once` as `apply`: an app set that cannot be
+/// read is bad input, and nothing is read from any swarm.
 #[test]
-fn once_with_an_unreadable_app_set_holds_and_exits_1() {
+fn once_with_an_unreadable_app_set_is_bad_input_as_for_apply() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("apps.yaml");
     std::fs::write(&bad, "loaded: [unclosed\n").unwrap();
@@ -75,10 +77,13 @@ fn once_with_an_unreadable_app_set_holds_and_exits_1() {
         let file = file.display().to_string();
         let out = run(&["watch", "--once", "--app-set", &file]);
         let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.contains("the app set cannot be read"), "{err}");
         assert!(err.contains(&file), "{err}");
         assert!(err.contains("sweep app_set_unreadable: "), "{err}");
+        let apply = run(&["apply", "--yes", "--app-set", &file]);
+        assert_eq!(apply.status.code(), Some(2), "{}", stderr(&apply));
+        assert!(stderr(&apply).contains(&file), "{}", stderr(&apply));
     }
 }
 

@@ -4,13 +4,13 @@
 //! state that cannot be written leaves no old entry that no longer holds.
 
 use std::os::unix::fs::{symlink, FileTypeExt};
-use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod support;
 
 use support::{bash, root, stderr, stdout, sweep};
+use sweep_testkit::fake_daemon::{FakeDaemon, Routes};
 
 fn example(name: &str) -> String {
     root().join("examples").join(name).display().to_string()
@@ -29,25 +29,35 @@ fn scene() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// A docker endpoint that records whether anything connected to it: the
-/// proof that nothing was read from a swarm.
+/// proof that nothing was read from a swarm. A fake daemon, served by a
+/// runtime of its own while the binary runs.
 struct Tripwire {
-    listener: UnixListener,
+    _runtime: tokio::runtime::Runtime,
+    daemon: FakeDaemon,
     endpoint: String,
 }
 
 impl Tripwire {
     fn new(dir: &Path) -> Self {
-        let socket = dir.join("docker.sock");
-        let listener = UnixListener::bind(&socket).unwrap();
-        listener.set_nonblocking(true).unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let daemon = FakeDaemon::new(Routes::new());
+        let endpoint = {
+            let _entered = runtime.enter();
+            daemon.listen_unix(&dir.join("docker.sock"))
+        };
         Tripwire {
-            listener,
-            endpoint: format!("unix://{}", socket.display()),
+            _runtime: runtime,
+            daemon,
+            endpoint,
         }
     }
 
     fn untouched(&self) -> bool {
-        matches!(self.listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+        self.daemon.connections().accepted() == 0 && self.daemon.requests().is_empty()
     }
 }
 

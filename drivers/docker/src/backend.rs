@@ -20,7 +20,7 @@ use sweep_swarms::{
     StackObjects, StackPart, SwarmBackend, VolumesByStack, KEEP_LABEL,
 };
 
-use crate::client::{check_object_name, check_release, label_filter, Client, Failure};
+use crate::client::{check_object_name, check_release, label_filter, CallFailure, Client};
 use crate::endpoint::Endpoint;
 use crate::labels::{self, ConfigLabels, RECORD_TYPE, RELEASE, STACK_NAMESPACE, TYPE};
 
@@ -429,8 +429,8 @@ impl DockerSwarm {
             Kind::Config => self.client.call(&what, docker.delete_config(id)).await,
         };
         match result {
-            Ok(()) | Err(Failure::Status { code: 404, .. }) => Ok(()),
-            Err(Failure::Status { code, message }) if in_use(code, &message) => {
+            Ok(()) | Err(CallFailure::Status { code: 404, .. }) => Ok(()),
+            Err(CallFailure::Status { code, message }) if in_use(code, &message) => {
                 Err(BackendError::InUse {
                     object: what,
                     message,
@@ -593,9 +593,10 @@ impl SwarmBackend for DockerSwarm {
         let mut versions = record_versions(&configs)?;
         Ok(releases
             .into_iter()
-            .map(|r| {
-                let records = versions.remove(&r.name).unwrap_or_default();
-                r.with_records(records)
+            .map(|r| match versions.remove(&r.name) {
+                // Records not found stay "not read", never "none".
+                Some(records) if !records.is_empty() => r.with_records(records),
+                _ => r,
             })
             .collect())
     }

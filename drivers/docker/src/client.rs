@@ -23,24 +23,26 @@ use crate::endpoint::{Endpoint, Transport};
 use crate::labels::STACK_NAMESPACE;
 use crate::transport::{self, reply_limit_of, returning, Pool, REPLY_LIMIT};
 
-/// How a daemon call failed, before the caller decides what a status means
-/// (404 is success for a removal, 409 is "in use" for a volume).
+/// How one daemon call failed, before the caller decides what a status
+/// means (404 is success for a removal, 409 is "in use" for a volume): not
+/// yet the seam's [`BackendError`], let alone the core's classified
+/// `sweep::Failure`.
 #[derive(Debug)]
-pub(crate) enum Failure {
+pub(crate) enum CallFailure {
     Status { code: u16, message: String },
     Backend(BackendError),
 }
 
-impl Failure {
+impl CallFailure {
     /// The error to report for a failed call about `what`.
     pub(crate) fn into_backend(self, what: &str) -> BackendError {
         match self {
-            Failure::Status { code, message } => BackendError::Refused {
+            CallFailure::Status { code, message } => BackendError::Refused {
                 object: what.to_owned(),
                 status: code,
                 message,
             },
-            Failure::Backend(e) => e,
+            CallFailure::Backend(e) => e,
         }
     }
 }
@@ -254,9 +256,9 @@ impl Client {
         &self,
         what: &str,
         fut: impl Future<Output = Result<T, DockerError>>,
-    ) -> Result<T, Failure> {
+    ) -> Result<T, CallFailure> {
         match returning(tokio::time::timeout(self.timeout, fut)).await {
-            Err(_) => Err(Failure::Backend(BackendError::Timeout {
+            Err(_) => Err(CallFailure::Backend(BackendError::Timeout {
                 endpoint: self.endpoint.clone(),
                 after: self.timeout,
             })),
@@ -399,8 +401,8 @@ impl Client {
             )
             .await
         {
-            Ok(()) | Err(Failure::Status { code: 404, .. }) => Ok(()),
-            Err(Failure::Status { code: 409, message }) => Err(BackendError::InUse {
+            Ok(()) | Err(CallFailure::Status { code: 404, .. }) => Ok(()),
+            Err(CallFailure::Status { code: 409, message }) => Err(BackendError::InUse {
                 object: what,
                 message,
             }),
@@ -432,11 +434,11 @@ fn pin_version(uri: &str, prefix: &str) -> Option<String> {
 }
 
 /// Translates one bollard error about `what`.
-fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> Failure {
+fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> CallFailure {
     // Checked first: the refusal arrives as an IO or hyper error, which
     // would otherwise read as an unreachable daemon.
     if let Some(limit) = reply_limit_of(&e) {
-        return Failure::Backend(BackendError::Invalid {
+        return CallFailure::Backend(BackendError::Invalid {
             what: what.to_owned(),
             message: format!("the reply from {endpoint} {limit}; nothing was decided from it"),
         });
@@ -446,7 +448,7 @@ fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> F
             status_code,
             message,
         } => {
-            return Failure::Status {
+            return CallFailure::Status {
                 code: status_code,
                 message,
             }
@@ -473,7 +475,7 @@ fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> F
             message: format!("{what}: {}", chain(&other)),
         },
     };
-    Failure::Backend(backend)
+    CallFailure::Backend(backend)
 }
 
 /// Volumes as listed (name, namespace label), grouped by namespace, each
@@ -544,64 +546,27 @@ pub(crate) fn check_object_name(kind: &str, name: &str) -> Result<(), BackendErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+    use sweep_testkit::fake_daemon::{FakeDaemon, Reply, Routes};
 
-    const VERSION_REPLY: &str =
-        r#"{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}"#;
+    /// A volume listing of stack `app` that fits in every limit here.
+    const SMALL: &str = r#"{"Volumes":[{"Name":"app_data","Driver":"local","Mountpoint":"/m","Labels":{"com.docker.stack.namespace":"app"},"Scope":"local","Options":{}}],"Warnings":[]}"#;
 
-    /// Serves one connection like a daemon that answers `/version` and
-    /// `/_ping` normally, a volume listing with `small` when given, and
-    /// everything else with an endless body.
-    async fn serve<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, small: Option<&str>) {
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            match stream.read(&mut byte).await {
-                Ok(1) => head.push(byte[0]),
-                _ => return,
-            }
-        }
-        let head = String::from_utf8_lossy(&head).into_owned();
-        let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
-        let fixed = |body: &str| {
-            format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                body.len()
-            )
-        };
-        let reply = if path.ends_with("/version") {
-            Some(fixed(VERSION_REPLY))
-        } else if path.ends_with("/_ping") {
-            Some(fixed("OK"))
-        } else if path.contains("/volumes") && small.is_some() {
-            small.map(fixed)
-        } else {
-            None
-        };
-        if let Some(reply) = reply {
-            let _ = stream.write_all(reply.as_bytes()).await;
-            return;
-        }
-        let start = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
-        if stream.write_all(start.as_bytes()).await.is_err() {
-            return;
-        }
-        let chunk = format!("8000\r\n{}\r\n", "[".repeat(0x8000));
-        // Until the client hangs up.
-        while stream.write_all(chunk.as_bytes()).await.is_ok() {}
+    /// A daemon that answers `/version` and `/_ping` normally, a volume
+    /// listing with `small` when given, and everything else with an
+    /// endless body.
+    fn daemon(small: Option<&str>) -> FakeDaemon {
+        let routes = Routes::new().otherwise(Reply::endless("[", 4 * crate::REPLY_LIMIT));
+        FakeDaemon::new(match small {
+            Some(small) => routes.on("/volumes", Reply::json(small)),
+            None => routes,
+        })
     }
 
     #[tokio::test]
     async fn an_endless_reply_is_refused_at_the_limit_over_a_unix_socket() {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("endless.sock");
-        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, None));
-            }
-        });
-        let endpoint = Endpoint::parse(&format!("unix://{}", socket.display()), None).unwrap();
+        let endpoint = Endpoint::parse(&daemon(None).listen_unix(&socket), None).unwrap();
         let client = Client::connect_limited(&endpoint, Duration::from_secs(30), 256 * 1024)
             .await
             .expect("the version reply is small");
@@ -622,14 +587,7 @@ mod tests {
     #[tokio::test]
     async fn replies_within_the_limit_are_read_over_tcp() {
         // Loopback only: tests never send traffic off the machine.
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let small = r#"{"Volumes":[{"Name":"app_data","Driver":"local","Mountpoint":"/m","Labels":{"com.docker.stack.namespace":"app"},"Scope":"local","Options":{}}],"Warnings":[]}"#;
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, Some(small)));
-            }
-        });
+        let port = daemon(Some(SMALL)).listen_tcp().await;
         let endpoint = Endpoint::parse(&format!("tcp://127.0.0.1:{port}"), None).unwrap();
         let client = Client::connect_limited(&endpoint, Duration::from_secs(30), 64 * 1024)
             .await
@@ -661,44 +619,6 @@ mod tests {
         );
     }
 
-    /// Serves requests on one connection until the client closes it, like
-    /// a daemon keeping connections alive: `/version`, a volume listing
-    /// with `small`, and an endless configs listing.
-    async fn serve_kept(mut stream: tokio::net::UnixStream, small: &'static str) {
-        loop {
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") {
-                match stream.read(&mut byte).await {
-                    Ok(1) => head.push(byte[0]),
-                    _ => return,
-                }
-            }
-            let head = String::from_utf8_lossy(&head).into_owned();
-            let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
-            let body = if path.ends_with("/version") {
-                VERSION_REPLY
-            } else if path.contains("/volumes") {
-                small
-            } else {
-                let start = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
-                if stream.write_all(start.as_bytes()).await.is_err() {
-                    return;
-                }
-                let chunk = format!("8000\r\n{}\r\n", " ".repeat(0x8000));
-                while stream.write_all(chunk.as_bytes()).await.is_ok() {}
-                return;
-            };
-            let reply = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                body.len()
-            );
-            if stream.write_all(reply.as_bytes()).await.is_err() {
-                return;
-            }
-        }
-    }
-
     /// Replies on a kept connection are bounded each on its own: the count
     /// starts from zero for every request (ten replies, together past the
     /// limit, are all read), and a reply past the limit is still refused,
@@ -706,20 +626,10 @@ mod tests {
     /// closed on request.
     #[tokio::test]
     async fn kept_connections_bound_every_reply_on_its_own() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("kept.sock");
-        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let small = r#"{"Volumes":[{"Name":"app_data","Driver":"local","Mountpoint":"/m","Labels":{"com.docker.stack.namespace":"app"},"Scope":"local","Options":{}}],"Warnings":[]}"#;
-        let counter = accepted.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                counter.fetch_add(1, Ordering::SeqCst);
-                tokio::spawn(serve_kept(stream, small));
-            }
-        });
-        let endpoint = Endpoint::parse(&format!("unix://{}", socket.display()), None).unwrap();
+        let fake = daemon(Some(SMALL));
+        let endpoint = Endpoint::parse(&fake.listen_unix(&socket), None).unwrap();
         let limit = 1024;
         let client = Client::connect_limited(&endpoint, Duration::from_secs(30), limit)
             .await
@@ -727,7 +637,7 @@ mod tests {
         for _ in 0..10 {
             assert_eq!(client.stack_volumes("app").await.unwrap(), vec!["app_data"]);
         }
-        assert_eq!(accepted.load(Ordering::SeqCst), 1, "one connection for all");
+        assert_eq!(fake.connections().accepted(), 1, "one connection for all");
         assert_eq!(client.idle_connections(), 1);
 
         let what = "configs";
@@ -750,7 +660,7 @@ mod tests {
             "a refused reply's connection is not kept"
         );
         assert_eq!(client.stack_volumes("app").await.unwrap(), vec!["app_data"]);
-        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+        assert_eq!(fake.connections().accepted(), 2);
         assert_eq!(client.idle_connections(), 1);
         client.close_idle();
         assert_eq!(client.idle_connections(), 0);
@@ -760,45 +670,22 @@ mod tests {
     /// it asks again.
     #[tokio::test]
     async fn the_node_list_in_flight_is_shared_and_never_reused_after() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("nodes.sock");
-        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
-        let lists = Arc::new(AtomicUsize::new(0));
-        let counter = lists.clone();
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                let counter = counter.clone();
-                tokio::spawn(async move {
-                    loop {
-                        let mut head = Vec::new();
-                        let mut byte = [0u8; 1];
-                        while !head.ends_with(b"\r\n\r\n") {
-                            match stream.read(&mut byte).await {
-                                Ok(1) => head.push(byte[0]),
-                                _ => return,
-                            }
-                        }
-                        let head = String::from_utf8_lossy(&head).into_owned();
-                        let body = if head.contains("/nodes") {
-                            counter.fetch_add(1, Ordering::SeqCst);
-                            tokio::time::sleep(Duration::from_millis(200)).await;
-                            r#"[{"ID":"n1","Description":{"Hostname":"h1"}}]"#
-                        } else {
-                            VERSION_REPLY
-                        };
-                        let reply = format!(
-                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                            body.len()
-                        );
-                        if stream.write_all(reply.as_bytes()).await.is_err() {
-                            return;
-                        }
-                    }
-                });
-            }
-        });
-        let endpoint = Endpoint::parse(&format!("unix://{}", socket.display()), None).unwrap();
+        let fake = FakeDaemon::new(
+            Routes::new().on(
+                "/nodes",
+                Reply::json(r#"[{"ID":"n1","Description":{"Hostname":"h1"}}]"#)
+                    .after(Duration::from_millis(200)),
+            ),
+        );
+        let endpoint = Endpoint::parse(&fake.listen_unix(&socket), None).unwrap();
+        let lists = || {
+            fake.requests()
+                .iter()
+                .filter(|r| r.bare == "/nodes")
+                .count()
+        };
         let client = Client::connect(&endpoint, Duration::from_secs(30))
             .await
             .unwrap();
@@ -809,9 +696,9 @@ mod tests {
             (a.unwrap(), b.unwrap(), c.unwrap()),
             (expected.clone(), expected.clone(), expected.clone())
         );
-        assert_eq!(lists.load(Ordering::SeqCst), 1);
+        assert_eq!(lists(), 1);
         assert_eq!(client.node_list().await.unwrap(), expected);
-        assert_eq!(lists.load(Ordering::SeqCst), 2);
+        assert_eq!(lists(), 2);
     }
 
     #[test]
@@ -839,7 +726,7 @@ mod tests {
                 message: "in use".into(),
             },
         );
-        assert!(matches!(f, Failure::Status { code: 409, .. }));
+        assert!(matches!(f, CallFailure::Status { code: 409, .. }));
         assert_eq!(
             f.into_backend("volume \"v\""),
             BackendError::Refused {

@@ -313,8 +313,9 @@ pub(crate) fn container_events(docker: &Docker, endpoint: &str) -> ContainerEven
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
     use std::time::Duration;
+
+    use sweep_testkit::fake_daemon::{FakeDaemon, Reply, Routes};
 
     use super::*;
     use crate::client::Client;
@@ -393,102 +394,29 @@ mod tests {
         );
     }
 
-    /// One `/events` reply of the fake daemon: `first`, then (once the
-    /// test says so through the daemon's `go`) `rest`, so that what comes
-    /// first is read before what follows.
-    struct Reply {
-        first: String,
-        rest: String,
-    }
-
-    impl Reply {
-        fn whole(body: String) -> Self {
-            Reply {
-                first: body,
-                rest: String::new(),
-            }
-        }
-    }
-
-    /// A fake daemon: its replies to `/events` in order, the paths it was
-    /// asked for, and the go-ahead for the rest of a reply.
-    #[derive(Clone, Default)]
-    struct Fake {
-        replies: Arc<Mutex<Vec<Reply>>>,
-        asked: Arc<Mutex<Vec<String>>>,
-        go: Arc<tokio::sync::Notify>,
-    }
-
-    /// Serves one connection like a daemon that answers `/events` with the
-    /// next of `fake`'s replies (then ends the reply).
-    async fn serve(mut stream: tokio::net::UnixStream, fake: Fake) {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        loop {
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") {
-                match stream.read(&mut byte).await {
-                    Ok(1) => head.push(byte[0]),
-                    _ => return,
-                }
-            }
-            let head = String::from_utf8_lossy(&head).into_owned();
-            let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
-            let reply = if path.ends_with("/version") {
-                Reply::whole(
-                    r#"{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}"#
-                        .to_owned(),
-                )
-            } else if path.ends_with("/_ping") {
-                Reply::whole("OK".to_owned())
-            } else {
-                fake.asked.lock().unwrap().push(path);
-                let mut replies = fake.replies.lock().unwrap();
-                if replies.is_empty() {
-                    Reply::whole(String::new())
-                } else {
-                    replies.remove(0)
-                }
-            };
-            let start = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
-                reply.first.len() + reply.rest.len(),
-                reply.first
-            );
-            if stream.write_all(start.as_bytes()).await.is_err() {
-                return;
-            }
-            if !reply.rest.is_empty() {
-                fake.go.notified().await;
-                if stream.write_all(reply.rest.as_bytes()).await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
-
-    /// A client of a fake daemon answering `/events` with `replies`, its
-    /// replies bounded by `limit`.
+    /// A client of a fake daemon answering `/events` with `replies` in
+    /// turn (then with empty replies), its replies bounded by `limit`.
     async fn fake_daemon(
         dir: &tempfile::TempDir,
         replies: Vec<Reply>,
         limit: u64,
-    ) -> (Client, Fake) {
+    ) -> (Client, FakeDaemon) {
         let socket = dir.path().join("events.sock");
-        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
-        let fake = Fake::default();
-        *fake.replies.lock().unwrap() = replies;
-        let served = fake.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, served.clone()));
-            }
-        });
-        let endpoint = Endpoint::parse(&format!("unix://{}", socket.display()), None).unwrap();
+        let fake = FakeDaemon::new(Routes::new().in_turn("/events", replies, Reply::json("")));
+        let endpoint = Endpoint::parse(&fake.listen_unix(&socket), None).unwrap();
         let client = Client::connect_limited(&endpoint, Duration::from_secs(10), limit)
             .await
             .unwrap();
         (client, fake)
+    }
+
+    /// The paths the fake daemon was asked for, but its version.
+    fn asked(fake: &FakeDaemon) -> Vec<String> {
+        fake.requests()
+            .into_iter()
+            .filter(|r| r.bare != "/version" && r.bare != "/_ping")
+            .map(|r| r.path)
+            .collect()
     }
 
     async fn next(events: &mut ContainerEvents) -> Option<Result<ContainerGone, BackendError>> {
@@ -511,13 +439,13 @@ mod tests {
         .join("\n")
             + "\n";
         let dir = tempfile::tempdir().unwrap();
-        let (client, fake) = fake_daemon(&dir, vec![Reply::whole(body)], crate::REPLY_LIMIT).await;
+        let (client, fake) = fake_daemon(&dir, vec![Reply::json(body)], crate::REPLY_LIMIT).await;
         let mut events = container_events(client.docker(), client.endpoint());
         assert_eq!(next(&mut events).await, Some(Ok(ContainerGone::new("web"))));
         assert_eq!(next(&mut events).await, Some(Ok(ContainerGone::new("db"))));
         // The daemon ended the reply: the subscription is over.
         assert_eq!(next(&mut events).await, None);
-        let asked = fake.asked.lock().unwrap().clone();
+        let asked = asked(&fake);
         assert_eq!(asked.len(), 1, "{asked:?}");
         assert!(
             asked[0].starts_with("/v1.41/events?filters=%7B"),
@@ -531,10 +459,7 @@ mod tests {
         // Each reply: one event, then more bytes than a reply may have.
         let padding = format!("{}\n", " ".repeat(8 * 1024));
         let replies: Vec<Reply> = (0..=MAX_RENEWALS)
-            .map(|i| Reply {
-                first: ok(&format!("r{i}")),
-                rest: padding.clone(),
-            })
+            .map(|i| Reply::held(ok(&format!("r{i}")), padding.clone()))
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let (client, fake) = fake_daemon(&dir, replies, 4 * 1024).await;
@@ -544,13 +469,13 @@ mod tests {
                 next(&mut events).await,
                 Some(Ok(ContainerGone::new(format!("r{i}"))))
             );
-            fake.go.notify_one();
+            fake.go();
         }
         assert!(matches!(
             next(&mut events).await,
             Some(Err(BackendError::Invalid { .. }))
         ));
         assert_eq!(next(&mut events).await, None);
-        assert_eq!(fake.asked.lock().unwrap().len() as u32, MAX_RENEWALS + 1);
+        assert_eq!(asked(&fake).len() as u32, MAX_RENEWALS + 1);
     }
 }

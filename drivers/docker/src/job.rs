@@ -28,7 +28,7 @@ use sweep_core::escape::escape;
 use sweep_core::UnixTime;
 use sweep_swarms::BackendError;
 
-use crate::client::{label_filter, Client, Failure};
+use crate::client::{label_filter, CallFailure, Client};
 
 /// Where the node's docker socket is mounted in the agent's container.
 const SOCKET_IN_TASK: &str = "/var/run/docker.sock";
@@ -355,7 +355,7 @@ async fn remove_job(client: &Client, id: &str) {
         .call(&what, docker.delete_service(&crate::url_path::segment(id)))
         .await
     {
-        Ok(()) | Err(Failure::Status { code: 404, .. }) => {}
+        Ok(()) | Err(CallFailure::Status { code: 404, .. }) => {}
         Err(f) => {
             let error = f.into_backend(&what);
             tracing::warn!(job = id, %error, "cannot remove the volume job; the next run removes it");

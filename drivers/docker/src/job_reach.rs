@@ -46,6 +46,9 @@ pub(crate) struct SwarmJobs {
 }
 
 struct Pending {
+    /// The nodes whose backends asked: the job runs on these, besides the
+    /// last listing's.
+    nodes: BTreeSet<String>,
     list: BTreeSet<String>,
     remove: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
     done: watch::Receiver<Option<Arc<JobOutcome>>>,
@@ -65,15 +68,19 @@ impl SwarmJobs {
         }
     }
 
-    /// The backend of `node`, when the last listing reached it.
-    pub(crate) fn node(self: &Arc<Self>, node: &str) -> Option<JobNode> {
+    /// The backend of `node`. It needs no earlier listing on this
+    /// instance (a saved plan is carried out by a process that may not
+    /// have listed): every call runs a job placed on that node, and only
+    /// the node's own result line counts, so a node the job cannot reach
+    /// is unreachable, never assumed.
+    pub(crate) fn node(self: &Arc<Self>, node: &str) -> JobNode {
         let listed = self
             .reached
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(node)
-            .cloned()?;
-        Some(JobNode::new(Arc::clone(self), node.to_owned(), listed))
+            .cloned();
+        JobNode::new(Arc::clone(self), node.to_owned(), listed)
     }
 
     async fn image(&self) -> &str {
@@ -150,6 +157,7 @@ impl SwarmJobs {
     /// waits for its outcome.
     async fn ask(
         self: &Arc<Self>,
+        node: &str,
         ask: impl FnOnce(
             &mut BTreeSet<String>,
             &mut BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
@@ -159,12 +167,14 @@ impl SwarmJobs {
             let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
             match pending.as_mut() {
                 Some(p) => {
+                    p.nodes.insert(node.to_owned());
                     ask(&mut p.list, &mut p.remove);
                     p.done.clone()
                 }
                 None => {
                     let (tx, rx) = watch::channel(None);
                     let mut p = Pending {
+                        nodes: BTreeSet::from([node.to_owned()]),
                         list: BTreeSet::new(),
                         remove: BTreeMap::new(),
                         done: rx.clone(),
@@ -208,11 +218,15 @@ impl SwarmJobs {
         let mut list = request.list.take().unwrap_or_default();
         list.extend(pending.list);
         request.list = Some(list);
-        let nodes = self
+        let mut nodes: BTreeSet<String> = self
             .nodes
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+            .iter()
+            .cloned()
+            .collect();
+        nodes.extend(pending.nodes);
+        let nodes: Vec<String> = nodes.into_iter().collect();
         let outcome = self.run_job(&request, &nodes).await?;
         for (node, reached) in &outcome {
             if let NodeReached::Reached(result) = reached {
@@ -288,12 +302,13 @@ fn why_not(outcome: Option<&NodeReached>) -> String {
 pub(crate) struct JobNode {
     jobs: Arc<SwarmJobs>,
     node: String,
-    /// What the listing job found on it, for the snapshot.
-    listed: VolumesByStack,
+    /// What the listing job found on it, for the snapshot; `None` when no
+    /// listing on this instance reached it.
+    listed: Option<VolumesByStack>,
 }
 
 impl JobNode {
-    pub(crate) fn new(jobs: Arc<SwarmJobs>, node: String, listed: VolumesByStack) -> Self {
+    pub(crate) fn new(jobs: Arc<SwarmJobs>, node: String, listed: Option<VolumesByStack>) -> Self {
         JobNode { jobs, node, listed }
     }
 
@@ -316,7 +331,7 @@ impl NodeBackend for JobNode {
         crate::client::check_release(release)?;
         let outcome = self
             .jobs
-            .ask(|list, _| {
+            .ask(&self.node, |list, _| {
                 list.insert(release.to_owned());
             })
             .await;
@@ -328,22 +343,22 @@ impl NodeBackend for JobNode {
             .unwrap_or_default())
     }
 
+    /// What the listing job found; `None` (list stack by stack) when no
+    /// listing on this instance reached the node.
     async fn volumes_by_stack(&self) -> Result<Option<VolumesByStack>, BackendError> {
-        Ok(Some(self.listed.clone()))
+        Ok(self.listed.clone())
     }
 
     /// From the newest job that reached the node: the listing job, or a
-    /// removal job since (every agent lists its node's containers). No job
-    /// runs for it.
+    /// removal job since (every agent lists its node's containers). When
+    /// none has on this instance, a job lists them now.
     async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
-        let containers = self.jobs.found().containers_of(&self.node);
-        match containers {
-            Some(containers) => Ok(Some(containers)),
-            None => Err(BackendError::Unreachable {
-                endpoint: format!("node {} through a volume job", self.node),
-                message: "no volume job listed its containers".into(),
-            }),
+        if let Some(containers) = self.jobs.found().containers_of(&self.node) {
+            return Ok(Some(containers));
         }
+        let outcome = self.jobs.ask(&self.node, |_, _| {}).await;
+        let result = self.own(&outcome)?;
+        Ok(Some(result.container_uses()))
     }
 
     async fn remove_volume(&self, name: &str) -> Result<(), BackendError> {
@@ -359,7 +374,7 @@ impl NodeBackend for JobNode {
         };
         let outcome = self
             .jobs
-            .ask(|_, remove| {
+            .ask(&self.node, |_, remove| {
                 remove
                     .entry(self.node.clone())
                     .or_default()

@@ -16,8 +16,10 @@ use std::collections::{BTreeMap, HashMap};
 
 use sweep_swarms::{BackendError, ReleaseRecord};
 
-/// The label `docker stack deploy` puts on every object of a stack.
-pub const STACK_NAMESPACE: &str = "com.docker.stack.namespace";
+/// The label `docker stack deploy` puts on every object of a stack: the
+/// core's [`STACK_LABEL`](sweep_swarms::STACK_LABEL), under the name the
+/// daemon's API gives it.
+pub use sweep_swarms::STACK_LABEL as STACK_NAMESPACE;
 /// The label marking a config as a release record (value [`RECORD_TYPE`]).
 pub const TYPE: &str = "com.swarmcli.type";
 /// The value of [`TYPE`] on release records.

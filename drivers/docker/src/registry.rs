@@ -103,7 +103,7 @@ impl Registry for LocalRegistry {
     async fn backend(&self, target: &Target) -> Result<Arc<dyn SwarmBackend>, RegistryError> {
         if !target.is_local() {
             return Err(RegistryError::UnknownSwarm {
-                swarm: target.swarm.clone(),
+                swarm: target.as_str().to_owned(),
             });
         }
         let backend = self
@@ -147,6 +147,9 @@ pub struct FileRegistry {
     reached: Mutex<HashMap<String, HashMap<String, Endpoint>>>,
     /// The volume jobs of each swarm with `node_reach = "job"`.
     jobs: HashMap<String, OnceCell<Arc<SwarmJobs>>>,
+    /// Held while a swarm's nodes are found again for a node backend, so
+    /// that the actions of a sweep started at once probe the daemons once.
+    discovering: HashMap<String, tokio::sync::Mutex<()>>,
 }
 
 impl FileRegistry {
@@ -176,6 +179,11 @@ impl FileRegistry {
             .filter(|s| s.job.is_some())
             .map(|s| (s.name.clone(), OnceCell::new()))
             .collect();
+        let discovering = config
+            .swarms
+            .iter()
+            .map(|s| (s.name.clone(), tokio::sync::Mutex::new(())))
+            .collect();
         FileRegistry {
             config,
             clients,
@@ -183,7 +191,24 @@ impl FileRegistry {
             node_daemons,
             reached: Mutex::new(HashMap::new()),
             jobs,
+            discovering,
         }
+    }
+
+    /// The endpoint the last listing of `swarm` found answering as `node`.
+    fn reached_endpoint(&self, swarm: &str, node: &str) -> Option<Endpoint> {
+        self.reached
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(swarm)
+            .and_then(|r| r.get(node))
+            .cloned()
+    }
+
+    fn discovering(&self, swarm: &str) -> &tokio::sync::Mutex<()> {
+        // Every configured swarm has one; `swarm_config` found it.
+        static NONE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+        self.discovering.get(swarm).unwrap_or(&NONE)
     }
 
     /// The configuration the registry serves.
@@ -195,9 +220,9 @@ impl FileRegistry {
         self.config
             .swarms
             .iter()
-            .find(|s| s.name == target.swarm)
+            .find(|s| s.name == target.as_str())
             .ok_or_else(|| RegistryError::UnknownSwarm {
-                swarm: target.swarm.clone(),
+                swarm: target.as_str().to_owned(),
             })
     }
 
@@ -207,7 +232,7 @@ impl FileRegistry {
             .backends
             .get(&config.name)
             .ok_or_else(|| RegistryError::UnknownSwarm {
-                swarm: target.swarm.clone(),
+                swarm: target.as_str().to_owned(),
             })?;
         let swarm = cell
             .get_or_try_init(|| async {
@@ -530,25 +555,30 @@ impl NodeReach for FileRegistry {
         let config = self.swarm_config(target)?;
         if let Some(settings) = &config.job {
             let jobs = self.swarm_jobs(config, settings).await?;
-            return match jobs.node(&node.id) {
-                Some(node) => Ok(Arc::new(node)),
-                None => Err(RegistryError::UnknownNode {
-                    swarm: config.name.clone(),
-                    node: node.id.clone(),
-                }),
-            };
+            return Ok(Arc::new(jobs.node(&node.id)));
         }
-        let endpoint = self
-            .reached
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&config.name)
-            .and_then(|r| r.get(&node.id))
-            .cloned()
-            .ok_or_else(|| RegistryError::UnknownNode {
-                swarm: config.name.clone(),
-                node: node.id.clone(),
-            })?;
+        let endpoint = match self.reached_endpoint(&config.name, &node.id) {
+            Some(endpoint) => endpoint,
+            // No listing on this instance reached the node (a saved plan
+            // carried out by a process of its own, or a node that answers
+            // again): find the endpoint that answers as that node now, by
+            // its own daemon's word and the manager's node list, as a
+            // listing does. Once per swarm at a time.
+            None => {
+                let _one = self.discovering(&config.name).lock().await;
+                match self.reached_endpoint(&config.name, &node.id) {
+                    Some(endpoint) => endpoint,
+                    None => {
+                        self.nodes(target).await?;
+                        self.reached_endpoint(&config.name, &node.id)
+                            .ok_or_else(|| RegistryError::UnknownNode {
+                                swarm: config.name.clone(),
+                                node: node.id.clone(),
+                            })?
+                    }
+                }
+            }
+        };
         Ok(self.node_daemon(&config.name, &endpoint).await?)
     }
 }

@@ -4,82 +4,33 @@
 //! every malformed, partial or oversized answer is an error naming what
 //! was read, never a panic and never a shorter list.
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-mod fake;
-
-use fake::VERSION_REPLY;
 use sweep_core::usage::{ContainerUse, ServiceUse};
-use sweep_docker::{DockerNode, DockerSwarm, Endpoint};
+use sweep_docker::{DockerNode, DockerSwarm, Endpoint, REPLY_LIMIT};
 use sweep_swarms::{BackendError, NodeBackend, ServiceEntry, SwarmBackend};
-use tokio::io::AsyncWriteExt;
-use tokio::net::{UnixListener, UnixStream};
+use sweep_testkit::fake_daemon::{FakeDaemon, Reply, Routes};
 
-/// What the fake daemon answers per path (without version or query); any
+/// A daemon answering `replies` per path (without version or query); any
 /// other path is an empty list.
-#[derive(Clone, Default)]
-struct Replies(Arc<HashMap<&'static str, Reply>>);
-
-#[derive(Clone)]
-enum Reply {
-    Json(String),
-    /// A body that goes on until the client hangs up (at most four times
-    /// the limit).
-    Endless,
-}
-
-async fn serve(mut stream: UnixStream, replies: Replies) {
-    loop {
-        let Some(head) = fake::read_head(&mut stream).await else {
-            return;
-        };
-        let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
-        let path = path.split('?').next().unwrap_or("").to_owned();
-        let bare = match path.strip_prefix("/v") {
-            Some(rest) => rest.find('/').map_or(path.as_str(), |i| &rest[i..]),
-            None => path.as_str(),
-        };
-        let reply = if bare == "/version" {
-            Reply::Json(VERSION_REPLY.to_owned())
-        } else {
-            replies
-                .0
-                .get(bare)
-                .cloned()
-                .unwrap_or_else(|| Reply::Json("[]".to_owned()))
-        };
-        match reply {
-            Reply::Json(body) => {
-                let reply = format!("{}{body}", fake::json_head(body.len()));
-                if stream.write_all(reply.as_bytes()).await.is_err() {
-                    return;
-                }
-            }
-            Reply::Endless => {
-                fake::write_endless(&mut stream, "1\r\n[\r\n").await;
-                return;
-            }
-        }
-    }
-}
-
 fn spawn_daemon(dir: &Path, name: &str, replies: &[(&'static str, Reply)]) -> Endpoint {
-    let socket = dir.join(format!("{name}.sock"));
-    let listener = UnixListener::bind(&socket).expect("bind fake daemon socket");
-    let replies = Replies(Arc::new(replies.iter().cloned().collect()));
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(serve(stream, replies.clone()));
-        }
-    });
-    Endpoint::parse(&format!("unix://{}", socket.display()), None).unwrap()
+    let routes = replies.iter().cloned().fold(
+        Routes::new().otherwise(Reply::json("[]")),
+        |routes, (path, reply)| routes.on(path, reply),
+    );
+    let endpoint = FakeDaemon::new(routes).listen_unix(&dir.join(format!("{name}.sock")));
+    Endpoint::parse(&endpoint, None).unwrap()
 }
 
 fn json(value: serde_json::Value) -> Reply {
-    Reply::Json(value.to_string())
+    Reply::json(value.to_string())
+}
+
+/// A body that goes on until the client hangs up (at most four times the
+/// limit).
+fn endless() -> Reply {
+    Reply::endless("[", 4 * REPLY_LIMIT)
 }
 
 const NS: &str = "com.docker.stack.namespace";
@@ -254,19 +205,14 @@ async fn a_daemon_without_a_node_id_is_invalid() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn endless_listings_are_refused_at_the_byte_limit() {
     let dir = tempfile::tempdir().unwrap();
-    let s = swarm(dir.path(), "endless", &[("/networks", Reply::Endless)]).await;
+    let s = swarm(dir.path(), "endless", &[("/networks", endless())]).await;
     let e = s.stack_objects().await.unwrap_err();
     assert!(
         matches!(&e, BackendError::Invalid { what, message }
             if what == "the stack networks" && message.contains("exceeds")),
         "{e:?}"
     );
-    let s = swarm(
-        dir.path(),
-        "endless-volumes",
-        &[("/volumes", Reply::Endless)],
-    )
-    .await;
+    let s = swarm(dir.path(), "endless-volumes", &[("/volumes", endless())]).await;
     assert_invalid("endless volumes", s.volumes_by_stack().await);
 }
 
@@ -347,10 +293,7 @@ async fn endless_service_and_container_listings_are_refused_at_the_byte_limit() 
     let s = swarm(
         dir.path(),
         "endless-uses",
-        &[
-            ("/services", Reply::Endless),
-            ("/containers/json", Reply::Endless),
-        ],
+        &[("/services", endless()), ("/containers/json", endless())],
     )
     .await;
     assert_invalid("endless services", s.service_uses().await);

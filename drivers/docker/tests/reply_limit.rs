@@ -4,13 +4,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-mod fake;
-
-use fake::VERSION_REPLY;
 use sweep_docker::{DockerSwarm, Endpoint, REPLY_LIMIT};
 use sweep_swarms::{BackendError, SwarmBackend};
-use tokio::io::AsyncWriteExt;
-use tokio::net::{UnixListener, UnixStream};
+use sweep_testkit::fake_daemon::{FakeDaemon, Reply, Routes};
 
 /// The process's peak resident memory so far.
 fn peak_rss_bytes() -> u64 {
@@ -23,60 +19,35 @@ fn peak_rss_bytes() -> u64 {
     kib * 1024
 }
 
-/// What the fake daemon answers to anything but `/version`.
-#[derive(Clone, Copy)]
-enum Listing {
-    /// A chunked body that goes on until the client hangs up (or, so that
-    /// a client without a bound is not taken down with the machine, until
-    /// four times the limit).
-    Endless,
-    /// `[{},{},...]` with this many objects: small in bytes, large once
-    /// decoded.
-    EmptyObjects(usize),
+/// A daemon at `socket` answering anything but `/version` and `/_ping`
+/// with `listing`.
+fn spawn_daemon(socket: &Path, listing: Reply) -> Endpoint {
+    let daemon = FakeDaemon::new(Routes::new().otherwise(listing));
+    Endpoint::parse(&daemon.listen_unix(socket), None).unwrap()
 }
 
-async fn serve(mut stream: UnixStream, listing: Listing) {
-    let Some(head) = fake::read_head(&mut stream).await else {
-        return;
-    };
-    let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
-    let fixed = |body: &str| fake::json_head(body.len());
-    if path.ends_with("/version") {
-        let _ = stream.write_all(fixed(VERSION_REPLY).as_bytes()).await;
-        let _ = stream.write_all(VERSION_REPLY.as_bytes()).await;
-        return;
-    }
-    match listing {
-        Listing::Endless => {
-            fake::write_endless(&mut stream, "1\r\n[\r\n").await;
-        }
-        Listing::EmptyObjects(n) => {
-            let mut body = String::with_capacity(3 * n + 2);
-            body.push('[');
-            for i in 0..n {
-                body.push_str(if i == 0 { "{}" } else { ",{}" });
-            }
-            body.push(']');
-            let _ = stream.write_all(fixed(&body).as_bytes()).await;
-            let _ = stream.write_all(body.as_bytes()).await;
-        }
-    }
+/// A chunked body that goes on until the client hangs up (or, so that a
+/// client without a bound is not taken down with the machine, until four
+/// times the limit).
+fn endless() -> Reply {
+    Reply::endless("[", 4 * REPLY_LIMIT)
 }
 
-fn spawn_daemon(socket: &Path, listing: Listing) -> Endpoint {
-    let listener = UnixListener::bind(socket).expect("bind fake daemon socket");
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(serve(stream, listing));
-        }
-    });
-    Endpoint::parse(&format!("unix://{}", socket.display()), None).unwrap()
+/// `[{},{},...]` with `n` objects: small in bytes, large once decoded.
+fn empty_objects(n: usize) -> Reply {
+    let mut body = String::with_capacity(3 * n + 2);
+    body.push('[');
+    for i in 0..n {
+        body.push_str(if i == 0 { "{}" } else { ",{}" });
+    }
+    body.push(']');
+    Reply::json(body)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endless_listing_is_refused_at_the_byte_limit() {
     let dir = tempfile::tempdir().unwrap();
-    let endpoint = spawn_daemon(&dir.path().join("endless.sock"), Listing::Endless);
+    let endpoint = spawn_daemon(&dir.path().join("endless.sock"), endless());
     let timeout = Duration::from_secs(120);
     let swarm = DockerSwarm::connect(&endpoint, timeout).await.unwrap();
     let started = Instant::now();
@@ -103,10 +74,7 @@ async fn a_listing_of_millions_of_empty_objects_is_refused_before_decoding() {
     let dir = tempfile::tempdir().unwrap();
     // 6 MB of JSON that bollard would decode into 2 million 256-byte
     // configs: 512 MB.
-    let endpoint = spawn_daemon(
-        &dir.path().join("objects.sock"),
-        Listing::EmptyObjects(2_000_000),
-    );
+    let endpoint = spawn_daemon(&dir.path().join("objects.sock"), empty_objects(2_000_000));
     let swarm = DockerSwarm::connect(&endpoint, Duration::from_secs(120))
         .await
         .unwrap();

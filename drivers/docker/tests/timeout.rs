@@ -2,62 +2,24 @@
 //! (no Docker engine needed).
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-mod fake;
-
-use fake::VERSION_REPLY;
 use sweep_docker::{DockerSwarm, Endpoint, FileRegistry};
 use sweep_swarms::{BackendError, Node, Registry, RegistryError, SwarmBackend, Target};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{UnixListener, UnixStream};
+use sweep_testkit::fake_daemon::{FakeDaemon, Reply, Routes};
 
-/// Reads one request head; returns its path.
-async fn read_request(stream: &mut UnixStream) -> Option<String> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 1024];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let head = String::from_utf8_lossy(&buf);
-    head.split_whitespace().nth(1).map(str::to_owned)
-}
-
-/// A daemon that answers `/version` like Docker 20.10 and never answers
-/// anything else; records the paths it was asked for.
-fn spawn_daemon(socket: &Path, answer_version: bool) -> Arc<Mutex<Vec<String>>> {
-    let listener = UnixListener::bind(socket).expect("bind fake daemon socket");
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                return;
-            };
-            let log = log.clone();
-            tokio::spawn(async move {
-                while let Some(path) = read_request(&mut stream).await {
-                    log.lock().unwrap().push(path.clone());
-                    if answer_version && path.ends_with("/version") {
-                        let reply =
-                            format!("{}{VERSION_REPLY}", fake::json_head(VERSION_REPLY.len()));
-                        if stream.write_all(reply.as_bytes()).await.is_err() {
-                            return;
-                        }
-                    } else {
-                        // Hold the connection open and say nothing.
-                        tokio::time::sleep(Duration::from_secs(3600)).await;
-                    }
-                }
-            });
-        }
-    });
-    seen
+/// A daemon that answers `/version` like Docker 20.10 (when
+/// `answer_version`) and never answers anything else, holding the
+/// connection open and silent; it records the requests it was sent.
+fn spawn_daemon(socket: &Path, answer_version: bool) -> FakeDaemon {
+    let routes = if answer_version {
+        Routes::new().on("/_ping", Reply::silent())
+    } else {
+        Routes::none()
+    };
+    let daemon = FakeDaemon::new(routes.otherwise(Reply::silent()));
+    daemon.listen_unix(socket);
+    daemon
 }
 
 #[tokio::test]
@@ -129,7 +91,7 @@ async fn negotiated_version_is_used_and_every_call_times_out() {
         Err(BackendError::Timeout { .. })
     ));
 
-    let paths = seen.lock().unwrap().clone();
+    let paths: Vec<String> = seen.requests().into_iter().map(|r| r.path).collect();
     let configs = paths
         .iter()
         .find(|p| p.contains("/configs"))
@@ -138,59 +100,25 @@ async fn negotiated_version_is_used_and_every_call_times_out() {
     assert!(configs.starts_with("/v1.41/configs"), "{configs}");
 }
 
-/// What a scripted daemon answers to a request path (API version prefix
-/// and query removed): after how long, with which JSON; `None`: never.
-type Script = fn(&str) -> Option<(Duration, String)>;
-
-/// A daemon on `socket` answering as `script` says; holds unanswered
-/// requests open until the client gives up.
-fn spawn_scripted(socket: &Path, script: Script) {
-    let listener = UnixListener::bind(socket).expect("bind fake daemon socket");
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                return;
-            };
-            tokio::spawn(async move {
-                while let Some(path) = read_request(&mut stream).await {
-                    let path = path.split('?').next().unwrap_or_default().to_owned();
-                    let path = match path.strip_prefix("/v") {
-                        Some(rest) => rest
-                            .find('/')
-                            .map_or(path.clone(), |i| rest[i..].to_owned()),
-                        None => path,
-                    };
-                    let Some((delay, body)) = script(&path) else {
-                        tokio::time::sleep(Duration::from_secs(3600)).await;
-                        return;
-                    };
-                    tokio::time::sleep(delay).await;
-                    let reply = format!("{}{body}", fake::json_head(body.len()));
-                    if stream.write_all(reply.as_bytes()).await.is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-}
-
-fn manager_script(path: &str) -> Option<(Duration, String)> {
-    let body = match path {
-        "/version" => VERSION_REPLY.to_owned(),
-        "/nodes" => r#"[{"ID":"mgr-id","Description":{"Hostname":"mgr"}},{"ID":"w1-id","Description":{"Hostname":"w1"}}]"#.to_owned(),
-        "/info" => r#"{"Name":"mgr","Swarm":{"NodeID":"mgr-id"}}"#.to_owned(),
-        _ => return None,
-    };
-    Some((Duration::ZERO, body))
+/// A manager that lists itself and `w1`, and never answers anything but
+/// its version, node list and information.
+fn manager_routes() -> Routes {
+    Routes::new()
+        .on("/_ping", Reply::silent())
+        .otherwise(Reply::silent())
+        .on(
+            "/nodes",
+            Reply::json(r#"[{"ID":"mgr-id","Description":{"Hostname":"mgr"}},{"ID":"w1-id","Description":{"Hostname":"w1"}}]"#),
+        )
+        .on("/info", Reply::json(r#"{"Name":"mgr","Swarm":{"NodeID":"mgr-id"}}"#))
 }
 
 /// Answers the version just inside the per-call timeout, then never again.
-fn slow_node_script(path: &str) -> Option<(Duration, String)> {
-    match path {
-        "/version" => Some((Duration::from_millis(1500), VERSION_REPLY.to_owned())),
-        _ => None,
-    }
+fn slow_node_routes() -> Routes {
+    Routes::none().otherwise(Reply::silent()).on(
+        "/version",
+        Reply::json(sweep_testkit::fake_daemon::VERSION_REPLY).after(Duration::from_millis(1500)),
+    )
 }
 
 /// A node daemon that answers the version slowly and its info never is
@@ -203,8 +131,8 @@ async fn a_node_probe_is_bounded_as_a_whole_and_the_answers_are_kept() {
     let dir = tempfile::tempdir().unwrap();
     let manager = dir.path().join("mgr.sock");
     let slow = dir.path().join("slow.sock");
-    spawn_scripted(&manager, manager_script);
-    spawn_scripted(&slow, slow_node_script);
+    FakeDaemon::new(manager_routes()).listen_unix(&manager);
+    FakeDaemon::new(slow_node_routes()).listen_unix(&slow);
     let file = dir.path().join("registry.toml");
     std::fs::write(
         &file,

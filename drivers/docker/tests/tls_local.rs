@@ -7,14 +7,11 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-mod fake;
-
-use fake::VERSION_REPLY;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use sweep_docker::{DockerSwarm, Endpoint, TlsFiles, REPLY_LIMIT};
 use sweep_swarms::{BackendError, SwarmBackend};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use sweep_testkit::fake_daemon::{FakeDaemon, Reply, Routes};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
@@ -174,39 +171,20 @@ fn acceptor(dir: &Path) -> TlsAcceptor {
     TlsAcceptor::from(Arc::new(config))
 }
 
-/// Answers `/version` (keeping the connection, as a daemon does), and
-/// anything else with an endless body (stopping at four times the limit,
-/// so that a client without one survives).
-async fn serve<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S) {
-    loop {
-        let Some(head) = fake::read_head(&mut stream).await else {
-            return;
-        };
-        if !head
-            .split_whitespace()
-            .nth(1)
-            .is_some_and(|p| p.ends_with("/version"))
-        {
-            break;
-        }
-        let reply = format!("{}{VERSION_REPLY}", fake::json_head(VERSION_REPLY.len()));
-        if stream.write_all(reply.as_bytes()).await.is_err() || stream.flush().await.is_err() {
-            return;
-        }
-    }
-    fake::write_endless(&mut stream, "").await;
-}
-
 async fn spawn_tls_daemon(dir: &Path) -> String {
     let acceptor = acceptor(dir);
+    // Answers `/version` (keeping the connection, as a daemon does), and
+    // anything else with an endless body (stopping at four times the
+    // limit, so that a client without one survives).
+    let daemon = FakeDaemon::new(Routes::new().otherwise(Reply::endless("", 4 * REPLY_LIMIT)));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
-            let acceptor = acceptor.clone();
+            let (acceptor, daemon) = (acceptor.clone(), daemon.clone());
             tokio::spawn(async move {
                 if let Ok(tls) = acceptor.accept(tcp).await {
-                    serve(tls).await;
+                    daemon.serve(tls).await;
                 }
             });
         }

@@ -10,11 +10,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod bed;
 
-use bed::{docker, docker_in, registry, sock, unique, Cleanup, IMAGE};
+use bed::{docker, docker_in, registry, sock, unique, wait_running, Cleanup, IMAGE};
 use sweep_core::agent::{AgentRequest, Removal};
 use sweep_core::objects::ObjectRef;
 use sweep_core::usage::{ContainerUse, ServiceUse};
@@ -224,22 +224,6 @@ async fn every_service_names_what_it_uses_whatever_its_stack_mode_or_replicas() 
     assert_eq!(names.len(), uses.len());
 }
 
-/// Waits until a task of `service` runs on alpha.
-fn wait_running(service: &str) {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        let states = docker(
-            MANAGER,
-            &["service", "ps", service, "--format", "{{.CurrentState}}"],
-        );
-        if states.lines().any(|l| l.starts_with("Running")) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{service} not running: {states}");
-        std::thread::sleep(Duration::from_millis(500));
-    }
-}
-
 /// Runs a container named `name` on `node` that mounts `volume` and exits
 /// at once: a stopped container that still holds the volume.
 fn stopped_container(cleanup: &mut Cleanup, node: &str, name: &str, volume: &str) -> String {
@@ -291,7 +275,7 @@ async fn a_node_lists_its_stopped_and_task_containers_with_their_volumes() {
             "3600",
         ],
     );
-    wait_running(&task);
+    wait_running(MANAGER, &task);
     let task_service = id_of("service", &task);
 
     let reg = registry();

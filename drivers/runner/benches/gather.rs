@@ -1,7 +1,7 @@
 //! Gathering's wall time in round trips, and the requests it makes.
 //!
 //! Fake Docker daemons on unix sockets in a temporary directory (no network
-//! traffic at all, see `fake_swarms`) answer every request after [`DELAY`]
+//! traffic at all, see `tests/support`) answer every request after [`DELAY`]
 //! with canned JSON; a registry file names [`SWARMS`] swarms of [`NODES`]
 //! daemons each (the manager and two more nodes, every one of them listed
 //! as a node). One
@@ -17,13 +17,13 @@
 //! `SWEEP_BENCH_SWARMS` and `SWEEP_BENCH_DELAY_MS` change the size and the
 //! delay.
 
-mod fake_swarms;
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fake_swarms::{registry, Counts, NODES};
+use support::{registry, Fleet, NODES};
 use sweep_core::{AppSet, Application, Policy};
 use sweep_runner::{gather, raise_open_file_limit, GatherSettings};
 
@@ -61,8 +61,8 @@ fn main() {
 
 async fn run(swarms: usize, delay: Duration) {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let counts = Arc::new(Counts::default());
-    let registry = registry(dir.path(), swarms, delay, &counts);
+    let fleet = Fleet::default();
+    let registry = registry(dir.path(), swarms, delay, &fleet);
 
     let started = Instant::now();
     let snapshot = gather(
@@ -86,7 +86,7 @@ async fn run(swarms: usize, delay: Duration) {
     );
 
     // Requests by role and path, per swarm: the manager (n0) and the others.
-    let requests = counts.requests();
+    let requests = fleet.requests();
     let mut by_role: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     let mut repeated = 0;
     for ((daemon, path), n) in &requests {
@@ -117,7 +117,7 @@ async fn run(swarms: usize, delay: Duration) {
         );
     }
     println!("  (daemon, path) pairs asked more than once: {repeated}");
-    let connections: usize = counts.connections().values().sum();
+    let connections: usize = fleet.accepted().values().sum();
     println!(
         "  connections: {connections} for {total} requests ({:.2} requests per connection)",
         total as f64 / connections.max(1) as f64

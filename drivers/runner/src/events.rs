@@ -13,9 +13,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, SelectAll, Stream, StreamExt};
-use sweep_core::sweep::Event;
+use sweep_core::sweep::{Event, MANAGER};
 use sweep_core::{NodeEntry, SwarmName, SweepPlan};
-use sweep_swarms::{ContainerEvents, Node, Registry, Target};
+use sweep_swarms::{ContainerEvents, Registry, Target};
 
 /// Where one subscription listens, and what it passes on.
 struct Source {
@@ -102,10 +102,7 @@ fn listen(registry: &dyn Registry, source: Source) -> impl Stream<Item = Event> 
 /// The events of `source`'s daemon, or `None` (logged) when no name of its
 /// swarm reaches it.
 async fn open(registry: &dyn Registry, source: &Source) -> Option<ContainerEvents> {
-    let daemon = source
-        .node
-        .as_ref()
-        .map_or("(manager)", |n| n.display_name());
+    let daemon = source.node.as_ref().map_or(MANAGER, |n| n.display_name());
     let mut last_error = None;
     for name in &source.names {
         let target = Target::new(name.as_str());
@@ -115,8 +112,7 @@ async fn open(registry: &dyn Registry, source: &Source) -> Option<ContainerEvent
                     last_error = Some("the registry cannot reach nodes individually".to_owned());
                     break;
                 };
-                let wanted = Node::new(node.id.clone(), node.hostname.clone());
-                match reach.node_backend(&target, &wanted).await {
+                match reach.node_backend(&target, node).await {
                     Ok(backend) => backend.container_events().await,
                     Err(e) => {
                         last_error = Some(e.to_string());
@@ -157,7 +153,7 @@ fn relay(source: Source, events: ContainerEvents) -> impl Stream<Item = Event> +
         ..
     } = source;
     let node_id = node.as_ref().map(|n| n.id.clone());
-    let daemon = node.map_or_else(|| "(manager)".to_owned(), |n| n.display_name().to_owned());
+    let daemon = node.map_or_else(|| MANAGER.to_owned(), |n| n.display_name().to_owned());
     let (failed_swarm, failed_daemon) = (swarm.clone(), daemon.clone());
     let ended = stream::once(async move {
         tracing::debug!(%swarm, node = %daemon, "container events ended; retries go by the interval");

@@ -4,7 +4,6 @@
 //! runs what it hands out, at most `concurrency` at a time, each under a
 //! timeout, and sleeps until its retry deadline when nothing is ready.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +14,7 @@ use sweep_core::sweep::{
 };
 use sweep_core::usage::{NodeContainers, Usage};
 use sweep_core::{ReleaseEntry, SwarmName, SweepPlan};
-use sweep_swarms::{Node, NodeBackend, Registry, RegistryError, SwarmBackend, Target};
+use sweep_swarms::{NodeBackend, Registry, RegistryError, SwarmBackend, Target};
 use tokio::time::{sleep_until, timeout, Instant};
 
 use crate::classify::{classify_backend, classify_registry};
@@ -230,13 +229,6 @@ async fn drive(
     let mut sweep = Sweep::new(plan, settings.sweep);
     let mut tally = on_progress.as_ref().map(|_| Tally::new());
     let mut running = FuturesUnordered::new();
-    // A cluster seen under several names is planned under one of them, but
-    // its nodes may have been reached under another: try every name.
-    let names: BTreeMap<&SwarmName, &[SwarmName]> = plan
-        .swarms
-        .iter()
-        .map(|s| (&s.swarm, s.names.as_slice()))
-        .collect();
 
     // The engine's own word on when what is in use may be free: each event
     // is handed to the sweep, which decides what it wakes.
@@ -252,8 +244,7 @@ async fn drive(
                         t.current = Some(CurrentStep::of(&action.kind));
                         started = true;
                     }
-                    let aliases = names.get(action.kind.swarm()).copied().unwrap_or_default();
-                    running.push(run(registry, aliases, action, settings.action_timeout))
+                    running.push(run(registry, action, settings.action_timeout))
                 }
                 None => break,
             }
@@ -322,13 +313,12 @@ fn report_progress(
 
 async fn run(
     registry: &dyn Registry,
-    aliases: &[SwarmName],
     action: Action,
     limit: Duration,
 ) -> (ActionId, Step, Outcome) {
     let id = action.id;
     let step = action.kind.step();
-    let outcome = match timeout(limit, perform(registry, aliases, &action.kind)).await {
+    let outcome = match timeout(limit, perform(registry, &action.kind)).await {
         Ok(outcome) => outcome,
         Err(_) => Outcome::Failed(Failure::Unreachable(format!(
             "{} did not finish within {limit:?}",
@@ -347,9 +337,13 @@ fn failed<E>(classify: impl Fn(&E) -> Failure) -> impl Fn(E) -> Outcome {
     move |e| Outcome::Failed(classify(&e))
 }
 
-async fn perform(registry: &dyn Registry, aliases: &[SwarmName], kind: &ActionKind) -> Outcome {
-    if let ActionKind::ReadStamps { target, names, .. } = kind {
-        return read_stamps(registry, &target.release.release, names).await;
+/// Carries out one action with nothing but the action and the registry:
+/// every name the action concerns travels with it (a cluster seen under
+/// several names is planned under one of them, but its nodes may have been
+/// reached under another, so a node is looked for under each).
+async fn perform(registry: &dyn Registry, kind: &ActionKind) -> Outcome {
+    if let ActionKind::ReadStamps { target, .. } = kind {
+        return read_stamps(registry, &target.release.release, &target.names).await;
     }
     let swarm = Target::new(kind.swarm().as_str());
     let backend = match registry.backend(&swarm).await {
@@ -379,22 +373,12 @@ async fn perform(registry: &dyn Registry, aliases: &[SwarmName], kind: &ActionKi
                     .await,
             )
         }
-        ActionKind::ReadUsage { target, at } => {
-            read_usage(
-                registry,
-                &backend,
-                &swarm,
-                aliases,
-                &target.release.release,
-                at,
-            )
-            .await
-        }
+        ActionKind::ReadUsage { target, at } => read_usage(registry, &backend, target, at).await,
         ActionKind::ListVolumes { target, at } => {
             let release = &target.release.release;
             let listed = match at {
                 Where::Manager => backend.stack_volumes(release).await,
-                Where::Node(node) => match node_backend(registry, &swarm, aliases, node).await {
+                Where::Node(node) => match node_backend(registry, target, node).await {
                     Ok(n) => n.stack_volumes(release).await,
                     Err(outcome) => return outcome,
                 },
@@ -402,10 +386,10 @@ async fn perform(registry: &dyn Registry, aliases: &[SwarmName], kind: &ActionKi
             listed.map_or_else(failed(classify_backend), Outcome::Volumes)
         }
         ActionKind::RemoveVolume { target, at, volume } => {
-            tracing::info!(swarm = %target.release.swarm, release = %target.release.release, node = at.node_id().unwrap_or("(manager)"), %volume, "removing volume");
+            tracing::info!(swarm = %target.release.swarm, release = %target.release.release, node = at.node_id().unwrap_or(MANAGER), %volume, "removing volume");
             match at {
                 Where::Manager => done(backend.remove_volume(volume).await),
-                Where::Node(node) => match node_backend(registry, &swarm, aliases, node).await {
+                Where::Node(node) => match node_backend(registry, target, node).await {
                     Ok(n) => done(n.remove_volume(volume).await),
                     Err(outcome) => outcome,
                 },
@@ -424,8 +408,8 @@ async fn perform(registry: &dyn Registry, aliases: &[SwarmName], kind: &ActionKi
             Err(e) => Outcome::Failed(classify_backend(&e)),
         },
         // Answered above, before a backend for one name was looked up.
-        ActionKind::ReadStamps { target, names, .. } => {
-            read_stamps(registry, &target.release.release, names).await
+        ActionKind::ReadStamps { target, .. } => {
+            read_stamps(registry, &target.release.release, &target.names).await
         }
     }
 }
@@ -438,11 +422,10 @@ async fn perform(registry: &dyn Registry, aliases: &[SwarmName], kind: &ActionKi
 async fn read_usage(
     registry: &dyn Registry,
     backend: &Arc<dyn SwarmBackend>,
-    swarm: &Target,
-    aliases: &[SwarmName],
-    release: &str,
+    target: &sweep_core::sweep::Target,
     at: &[Where],
 ) -> Outcome {
+    let release = target.release.release.as_str();
     let unread = |what: &str| {
         Outcome::Failed(Failure::Other(format!(
             "the backend does not read {what}, so nothing proves the release's objects unused by \
@@ -463,7 +446,7 @@ async fn read_usage(
     for place in at {
         let (node, listed) = match place {
             Where::Manager => (MANAGER.to_owned(), backend.containers().await),
-            Where::Node(node) => match node_backend(registry, swarm, aliases, node).await {
+            Where::Node(node) => match node_backend(registry, target, node).await {
                 Ok(n) => (node.id.clone(), n.containers().await),
                 Err(outcome) => return outcome,
             },
@@ -503,12 +486,14 @@ async fn read_stamps(registry: &dyn Registry, release: &str, names: &[SwarmName]
     Outcome::Stamps(reads)
 }
 
+/// The backend of `node` under the first name of `target`'s cluster that
+/// reaches it, its own swarm first.
 async fn node_backend(
     registry: &dyn Registry,
-    swarm: &Target,
-    aliases: &[SwarmName],
+    target: &sweep_core::sweep::Target,
     node: &sweep_core::NodeEntry,
 ) -> Result<Arc<dyn NodeBackend>, Outcome> {
+    let swarm: Target = target.release.swarm.clone();
     let Some(reach) = registry.as_node_reach() else {
         // The plan listed a node, so the registry that gathered it had node
         // reach; a different registry here cannot reach it.
@@ -517,16 +502,16 @@ async fn node_backend(
             node.display_name()
         ))));
     };
-    let wanted = Node::new(node.id.clone(), node.hostname.clone());
-    let others = aliases
+    let others = target
+        .names
         .iter()
-        .filter(|a| a.as_str() != swarm.swarm)
-        .map(|a| Target::new(a.as_str()));
+        .filter(|a| *a != &target.release.swarm)
+        .cloned();
     // Any name of the cluster that reaches the node will do; the first
     // error is the one reported when none does.
     let mut first_error = None;
     for target in std::iter::once(swarm.clone()).chain(others) {
-        match reach.node_backend(&target, &wanted).await {
+        match reach.node_backend(&target, node).await {
             Ok(backend) => return Ok(backend),
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -534,7 +519,7 @@ async fn node_backend(
         }
     }
     let error = first_error.unwrap_or(RegistryError::UnknownNode {
-        swarm: swarm.swarm.clone(),
+        swarm: swarm.as_str().to_owned(),
         node: node.id.clone(),
     });
     Err(Outcome::Failed(classify_registry(&error)))

@@ -286,7 +286,7 @@ async fn read_swarm(
         Ok(read) => read,
         Err(message) => {
             tracing::error!(swarm = %target, %message, "swarm could not be read; it is held");
-            return SwarmSnapshot::unreadable(target.swarm.as_str(), message);
+            return SwarmSnapshot::unreadable(target.clone(), message);
         }
     };
 
@@ -323,7 +323,7 @@ async fn read_swarm(
         containers.push(NodeContainers::new(id.clone(), read.containers));
         volumes.insert(id, read.volumes);
     }
-    let mut snapshot = SwarmSnapshot::new(target.swarm.as_str());
+    let mut snapshot = SwarmSnapshot::new(target.clone());
     snapshot.cluster_id = Some(manager.cluster_id);
     snapshot.releases = manager
         .releases
@@ -352,9 +352,11 @@ fn release_entry(
     objects: Option<&BTreeMap<String, StackObjects>>,
     volumes: &BTreeMap<String, VolumesByStack>,
 ) -> ReleaseEntry {
+    // Only what the seam's read says: the name, the stamp and the record
+    // versions (none listed is none read, a release has at least one).
     let mut entry = ReleaseEntry::new(release.name, release.owner);
-    if !release.records.is_empty() {
-        entry = entry.with_records(release.records);
+    if let Some(records) = release.records.filter(|r| !r.is_empty()) {
+        entry = entry.with_records(records);
     }
     if let Some(stacks) = objects {
         let mut stack = stacks.get(&entry.name).cloned().unwrap_or_default();
@@ -447,10 +449,7 @@ async fn read_manager(
     // The node list only names uncovered nodes; without it they are counted.
     let members = match members {
         Ok(Ok(list)) => {
-            let mut list: Vec<NodeEntry> = list
-                .into_iter()
-                .map(|n| NodeEntry::new(n.id, n.hostname))
-                .collect();
+            let mut list: Vec<NodeEntry> = list;
             list.sort();
             list.dedup_by(|a, b| a.id == b.id);
             Some(list)
@@ -517,10 +516,7 @@ async fn read_nodes(registry: &dyn Registry, target: &Target, limit: Duration) -
         Ok(Ok(Some(mut listed))) => {
             listed.sort();
             listed.dedup_by(|a, b| a.id == b.id);
-            let mut nodes: Vec<NodeEntry> = listed
-                .iter()
-                .map(|n| NodeEntry::new(n.id.clone(), n.hostname.clone()))
-                .collect();
+            let mut nodes: Vec<NodeEntry> = listed.clone();
             nodes.sort();
             read.listed = listed;
             Some(nodes)

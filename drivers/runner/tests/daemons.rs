@@ -7,7 +7,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use support::{registry_file, spawn, three_node_swarms, Connections, Daemon};
+use support::{registry_file, spawn, three_node_swarms, Daemon, Fleet};
 use sweep_core::{plan, AppSet, Application, NodeEntry, Policy, Snapshot, SwarmSnapshot};
 use sweep_docker::FileRegistry;
 use sweep_runner::{gather, GatherSettings};
@@ -33,7 +33,7 @@ fn swarm<'a>(snapshot: &'a Snapshot, name: &str) -> &'a SwarmSnapshot {
 #[tokio::test]
 async fn a_silent_node_costs_only_itself_when_gather_waits_as_long_as_a_call() {
     let dir = tempfile::tempdir().unwrap();
-    let connections = Arc::new(Connections::default());
+    let fleet = Fleet::default();
     let manager = spawn(
         dir.path(),
         "mgr",
@@ -44,9 +44,9 @@ async fn a_silent_node_costs_only_itself_when_gather_waits_as_long_as_a_call() {
             &[("mgr-id", "alpha-mgr"), ("w1-id", "alpha-w1")],
         )
         .slow_node_list(Duration::from_millis(300)),
-        connections.clone(),
+        &fleet,
     );
-    let silent = spawn(dir.path(), "w1", Daemon::Silent, connections.clone());
+    let silent = spawn(dir.path(), "w1", Daemon::Silent, &fleet);
     let file = registry_file(
         dir.path(),
         1,
@@ -99,8 +99,8 @@ async fn connections_open_at_once_stay_within_the_gather_budget() {
     const BUDGET: usize = 2 * PER_SWARM;
 
     let dir = tempfile::tempdir().unwrap();
-    let connections = Arc::new(Connections::default());
-    let swarms = three_node_swarms(dir.path(), SWARMS, Duration::from_millis(100), &connections);
+    let fleet = Fleet::default();
+    let swarms = three_node_swarms(dir.path(), SWARMS, Duration::from_millis(100), &fleet);
     let registry = FileRegistry::load(registry_file(dir.path(), 10, &swarms)).unwrap();
 
     let snapshot = gather(
@@ -124,7 +124,7 @@ async fn connections_open_at_once_stay_within_the_gather_budget() {
     // A connection the client has closed is noticed here a moment later,
     // so the next swarm's may overlap the last one's briefly: at most one
     // swarm's worth. Unbounded, all twelve swarms' reads were open at once.
-    let peak = connections.peak();
+    let peak = fleet.connections().peak();
     assert!(
         peak <= BUDGET + PER_SWARM,
         "{peak} connections open at once"
@@ -184,7 +184,7 @@ async fn a_node_that_could_not_be_checked_is_named_at_warn_level() {
     let _guard = tracing::subscriber::set_default(subscriber);
 
     let dir = tempfile::tempdir().unwrap();
-    let connections = Arc::new(Connections::default());
+    let fleet = Fleet::default();
     let manager = spawn(
         dir.path(),
         "mgr",
@@ -198,14 +198,14 @@ async fn a_node_that_could_not_be_checked_is_named_at_warn_level() {
                 ("w2-id", "alpha-w2"),
             ],
         ),
-        connections.clone(),
+        &fleet,
     );
-    let silent = spawn(dir.path(), "silent", Daemon::Silent, connections.clone());
+    let silent = spawn(dir.path(), "silent", Daemon::Silent, &fleet);
     let stranger = spawn(
         dir.path(),
         "stranger",
         Daemon::node("other-swarm-node", "elsewhere"),
-        connections.clone(),
+        &fleet,
     );
     let missing = format!("unix://{}", dir.path().join("missing.sock").display());
     let file = registry_file(

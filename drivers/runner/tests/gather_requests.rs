@@ -1,16 +1,14 @@
 //! What gathering asks each daemon, counted by fake daemons on unix
-//! sockets (the benchmark's, `benches/fake_swarms`). No Docker engine
+//! sockets (the benchmark's too). No Docker engine
 //! needed, and nothing here is timed: the wall time is the benchmark's to
 //! measure (`cargo bench -p sweep-runner --bench gather`).
 
-#[path = "../benches/fake_swarms/mod.rs"]
-mod fake_swarms;
+mod support;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
-use fake_swarms::{registry, Counts, NODES};
+use support::{registry, Fleet, NODES};
 use sweep_core::{AppSet, Application, Policy};
 use sweep_runner::{gather, GatherSettings};
 
@@ -26,10 +24,10 @@ const SWARMS: usize = 3;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_daemon_is_asked_each_thing_once_over_kept_connections() {
     let dir = tempfile::tempdir().unwrap();
-    let counts = Arc::new(Counts::default());
+    let fleet = Fleet::default();
     // A delay, so that the reads of one swarm that could share a request
     // are in flight together, as against real daemons.
-    let registry = registry(dir.path(), SWARMS, Duration::from_millis(100), &counts);
+    let registry = registry(dir.path(), SWARMS, Duration::from_millis(100), &fleet);
 
     let snapshot = gather(
         &registry,
@@ -53,7 +51,7 @@ async fn each_daemon_is_asked_each_thing_once_over_kept_connections() {
     assert_eq!(snapshot.swarms.len(), SWARMS);
 
     let mut asked: BTreeMap<String, Vec<(String, usize)>> = BTreeMap::new();
-    for ((daemon, path), n) in counts.requests() {
+    for ((daemon, path), n) in fleet.requests() {
         asked.entry(daemon).or_default().push((path, n));
     }
     let once = |paths: &[&str]| -> Vec<(String, usize)> {
@@ -95,7 +93,7 @@ async fn each_daemon_is_asked_each_thing_once_over_kept_connections() {
     // over; the manager's reads at once (records, four stack object kinds,
     // every service, cluster id, node list, info, volumes, containers, and
     // its probe as a node) take the version's and twelve more at most.
-    for (daemon, accepted) in counts.connections() {
+    for (daemon, accepted) in fleet.accepted() {
         let most = if daemon.ends_with("-n0") { 13 } else { 1 };
         assert!(accepted <= most, "{daemon}: {accepted} connections");
     }
@@ -103,9 +101,13 @@ async fn each_daemon_is_asked_each_thing_once_over_kept_connections() {
     // Kept connections are closed once their swarm is read: the client
     // closes them as gathering returns, the daemons notice a moment later.
     let mut waited = Duration::ZERO;
-    while counts.open() > 0 && waited < Duration::from_secs(10) {
+    while fleet.connections().open() > 0 && waited < Duration::from_secs(10) {
         tokio::time::sleep(Duration::from_millis(20)).await;
         waited += Duration::from_millis(20);
     }
-    assert_eq!(counts.open(), 0, "connections left open after gathering");
+    assert_eq!(
+        fleet.connections().open(),
+        0,
+        "connections left open after gathering"
+    );
 }

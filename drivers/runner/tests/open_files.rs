@@ -5,10 +5,9 @@
 
 mod support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use support::{registry_file, three_node_swarms, Connections};
+use support::{registry_file, three_node_swarms, Fleet};
 use sweep_core::{AppSet, Application, Policy};
 use sweep_docker::FileRegistry;
 use sweep_runner::{gather, open_file_limit, raise_open_file_limit, GatherSettings};
@@ -43,8 +42,8 @@ async fn a_low_open_file_limit_loses_no_node_once_connections_are_bounded() {
     const BUDGET: usize = 28;
 
     let dir = tempfile::tempdir().unwrap();
-    let connections = Arc::new(Connections::default());
-    let swarms = three_node_swarms(dir.path(), SWARMS, Duration::from_millis(50), &connections);
+    let fleet = Fleet::default();
+    let swarms = three_node_swarms(dir.path(), SWARMS, Duration::from_millis(50), &fleet);
     let registry = FileRegistry::load(registry_file(dir.path(), 10, &swarms)).unwrap();
 
     // What is open now (the daemons' listening sockets included), both

@@ -798,7 +798,10 @@ async fn a_volume_another_service_mounts_stays_with_the_records_until_it_is_free
     let r = &report.releases[0];
     assert_eq!(r.outcome, ReleaseOutcome::InUse);
     assert_eq!(r.in_use_by, d.in_use_by);
-    assert_eq!(report.exit_code(), 1);
+    assert_eq!(
+        sweep_core::apply_status(&plan, &report),
+        sweep_core::Status::NeedsAttention
+    );
     assert!(
         registry.stack("alpha", "old").is_none(),
         "services and network went"

@@ -9,48 +9,25 @@ use futures_util::Stream;
 pub use sweep_core::objects::ObjectRef;
 pub use sweep_core::sweep::StackPart;
 pub use sweep_core::usage::{ContainerUse, ServiceUse};
-pub use sweep_core::{ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL};
+pub use sweep_core::{ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL, STACK_LABEL};
 use thiserror::Error;
 
 use crate::target::Node;
 
-/// One release as the swarm's release records describe it.
+/// One release as the swarm's release records describe it: the core's
+/// [`ReleaseEntry`](sweep_core::ReleaseEntry), under the name the seam
+/// gives it, so that a release read from a swarm is the value the
+/// snapshot carries.
 ///
-/// A release may have many record revisions; this is the release, with the
-/// owner stamp of its newest revision.
-#[non_exhaustive]
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReleaseRecord {
-    /// The release name (also the stack namespace of its stack).
-    pub name: String,
-    /// The raw owner stamp of the newest record revision, `None` when that
-    /// revision carries none. Passed through unparsed: deciding whose stamp
-    /// it is belongs to the caller.
-    pub owner: Option<String>,
-    /// Every record revision of the release (its config id and version
-    /// index), in no particular order; empty when the backend does not read
-    /// them. A release always has at least one record, so empty never
-    /// means "none": it means "not read", and nothing may be proven from it.
-    pub records: Vec<ObjectVersion>,
-}
-
-impl ReleaseRecord {
-    /// The release `name` whose newest record is stamped `owner`, its
-    /// record versions not read.
-    pub fn new(name: impl Into<String>, owner: Option<String>) -> Self {
-        ReleaseRecord {
-            name: name.into(),
-            owner,
-            records: Vec::new(),
-        }
-    }
-
-    /// With the id and version of every record revision of the release.
-    pub fn with_records(mut self, records: Vec<ObjectVersion>) -> Self {
-        self.records = records;
-        self
-    }
-}
+/// A backend fills its name, the raw owner stamp of its newest record
+/// revision (`None` when that revision carries none; deciding whose stamp
+/// it is belongs to the caller) and, when it reads them, every record
+/// revision ([`ReleaseEntry::with_records`](sweep_core::ReleaseEntry::with_records)).
+/// A release always has at least one record, so records never read are
+/// `None`, never an empty list. What else the snapshot says of a release
+/// (its stack's objects, since when it is departed) is the caller's to
+/// find out: a caller takes only these three from a backend.
+pub use sweep_core::ReleaseEntry as ReleaseRecord;
 
 /// Names of stack volumes on one daemon, by stack namespace.
 pub type VolumesByStack = BTreeMap<String, Vec<String>>;
@@ -271,7 +248,10 @@ pub trait SwarmBackend: Send + Sync {
     /// at the first that fails: a removal interrupted half-way then leaves
     /// the newest record, whose stamp judged the release, to judge it
     /// again. The other way round an older stamp (one from before a rename
-    /// handover, say) would decide the next sweep.
+    /// handover, say) would decide the next sweep. Records that claim the
+    /// same revision go by config name (byte order), never in the order the
+    /// engine happens to list them: an interruption then leaves the same
+    /// records behind on every backend and in every run.
     async fn remove_release_records(&self, release: &str) -> Result<(), BackendError>;
 
     /// How many nodes the manager's node list holds, down nodes included (a

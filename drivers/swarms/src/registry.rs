@@ -109,10 +109,10 @@ pub enum RegistryError {
 ///     async fn backend(&self, target: &Target) -> Result<Arc<dyn SwarmBackend>, RegistryError> {
 ///         // The same `Arc` every time; no fallback for a name not configured.
 ///         self.swarms
-///             .get(&target.swarm)
+///             .get(target.as_str())
 ///             .cloned()
 ///             .ok_or_else(|| RegistryError::UnknownSwarm {
-///                 swarm: target.swarm.clone(),
+///                 swarm: target.as_str().to_owned(),
 ///             })
 ///     }
 /// }
@@ -246,7 +246,7 @@ pub trait Lister: Send + Sync {
 /// impl NodeReach for LocalNodes {
 ///     async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError> {
 ///         if !target.is_local() {
-///             return Err(RegistryError::UnknownSwarm { swarm: target.swarm.clone() });
+///             return Err(RegistryError::UnknownSwarm { swarm: target.as_str().to_owned() });
 ///         }
 ///         let mut reached: Vec<Node> = Vec::new();
 ///         for daemon in &self.daemons {
@@ -270,7 +270,7 @@ pub trait Lister: Send + Sync {
 ///         match self.daemons.iter().find(|d| d.answers_as == Some(node.id.as_str())) {
 ///             Some(daemon) if self.member(&node.id).is_some() => Ok(daemon.clone()),
 ///             _ => Err(RegistryError::UnknownNode {
-///                 swarm: target.swarm.clone(),
+///                 swarm: target.as_str().to_owned(),
 ///                 node: node.id.clone(),
 ///             }),
 ///         }

@@ -338,7 +338,7 @@ impl<R: Registry> Faulty<R> {
         let wrapper: Arc<dyn SwarmBackend> = Arc::new(FaultyBackend {
             inner: inner.clone(),
             shared: self.shared.clone(),
-            swarm: target.swarm.clone(),
+            swarm: target.as_str().to_owned(),
         });
         backends.insert(target.clone(), (inner, wrapper.clone()));
         wrapper
@@ -360,7 +360,7 @@ impl<R: Registry> Faulty<R> {
         let wrapper: Arc<dyn NodeBackend> = Arc::new(FaultyNodeBackend {
             inner: inner.clone(),
             shared: self.shared.clone(),
-            swarm: target.swarm.clone(),
+            swarm: target.as_str().to_owned(),
             node: node.id.clone(),
         });
         backends.insert(key, (inner, wrapper.clone()));
@@ -370,10 +370,10 @@ impl<R: Registry> Faulty<R> {
 
 fn connect_error(target: &Target, node: Option<&Node>, source: BackendError) -> RegistryError {
     RegistryError::Connect {
-        swarm: target.swarm.clone(),
+        swarm: target.as_str().to_owned(),
         endpoint: format!(
             "faulty://{}/{}",
-            target.swarm,
+            target.as_str(),
             node.map_or("manager", |n| n.id.as_str())
         ),
         message: source.to_string(),
@@ -384,7 +384,7 @@ fn connect_error(target: &Target, node: Option<&Node>, source: BackendError) -> 
 impl<R: Registry> Registry for Faulty<R> {
     async fn backend(&self, target: &Target) -> Result<Arc<dyn SwarmBackend>, RegistryError> {
         let at = At {
-            swarm: &target.swarm,
+            swarm: target.as_str(),
             node: None,
             call: Call::Connect,
             subject: "",
@@ -446,7 +446,7 @@ impl<R: Registry> NodeReach for Faulty<R> {
             return Ok(None);
         };
         let at = At {
-            swarm: &target.swarm,
+            swarm: target.as_str(),
             node: None,
             call: Call::Nodes,
             subject: "",
@@ -454,7 +454,7 @@ impl<R: Registry> NodeReach for Faulty<R> {
         let listed = self
             .shared
             .apply(at, reach.nodes(target), |source| RegistryError::Manager {
-                swarm: target.swarm.clone(),
+                swarm: target.as_str().to_owned(),
                 source,
             })
             .await?;
@@ -466,7 +466,7 @@ impl<R: Registry> NodeReach for Faulty<R> {
         let mut reached = Vec::with_capacity(listed.len());
         for node in listed {
             let at = At {
-                swarm: &target.swarm,
+                swarm: target.as_str(),
                 node: Some(&node.id),
                 call: Call::Connect,
                 subject: "",
@@ -504,12 +504,12 @@ impl<R: Registry> NodeReach for Faulty<R> {
     ) -> Result<Arc<dyn NodeBackend>, RegistryError> {
         let Some(reach) = self.inner.as_node_reach() else {
             return Err(RegistryError::UnknownNode {
-                swarm: target.swarm.clone(),
+                swarm: target.as_str().to_owned(),
                 node: node.id.clone(),
             });
         };
         let at = At {
-            swarm: &target.swarm,
+            swarm: target.as_str(),
             node: Some(&node.id),
             call: Call::Connect,
             subject: "",

@@ -8,7 +8,16 @@
 //!   slow) into it and into every backend it hands out. It wraps the memory
 //!   registry and the docker registries alike, so one fault schedule can
 //!   run against the model and against real engines.
+//! - [`contract`]: the seam's contract as checks run against any registry
+//!   (the in-memory one in this crate's tests, the docker one on real
+//!   engines in `sweep-docker`'s).
+//! - `fake_daemon` (feature `fake-daemon`): one fake Docker daemon, for
+//!   the unit tests of what a client does with replies an engine gives
+//!   rarely or never.
 
+pub mod contract;
+#[cfg(feature = "fake-daemon")]
+pub mod fake_daemon;
 mod faulty;
 mod memory;
 

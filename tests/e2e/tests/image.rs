@@ -17,7 +17,7 @@ use sweep_e2e::{
     workspace_root, Cleanup, Remains, Scenario, Stack, ALPHA, DOCKER, IMAGE,
 };
 
-/// The stack name the README deploys the controller as, and the
+/// The stack name docs/guide.md deploys the controller as, and the
 /// `self_stack` of `deploy/registry.toml`.
 const STACK: &str = "swarm-sweep";
 const SERVICE: &str = "swarm-sweep_swarm-sweep";
@@ -118,7 +118,7 @@ impl<'a> Deployment<'a> {
 }
 
 /// `docker stack deploy` of `deploy/stack.yml` as stack `swarm-sweep` on
-/// alpha, as the README says, with the settings of this scenario: its
+/// alpha, as docs/guide.md says, with the settings of this scenario: its
 /// controller id, its app set, a short interval, alpha-1's socket, and the
 /// socket's group as the task's group so that it runs unprivileged.
 fn deploy_controller(s: &Scenario, image: &str, d: &Deployment<'_>) -> u32 {

@@ -338,3 +338,104 @@ fn second_apply_after_a_successful_one_plans_nothing_and_exits_0() {
     assert!(list(&out["report"], "releases").is_empty(), "{out:#}");
     assert_eq!(out["report"]["totals"]["planned"], 0);
 }
+
+/// What one command made of the same three steps: each step's exit status,
+/// the releases (by base name) its state file lists as departed after it,
+/// and whether the departed release is gone and the declared one intact.
+#[derive(Debug, PartialEq, Eq)]
+struct CycleSteps {
+    codes: Vec<Option<i32>>,
+    departed: Vec<Vec<String>>,
+    gone: Vec<bool>,
+}
+
+/// Runs one scenario through `command` (`apply` or `watch --once`), as a
+/// controller of its own: a departed release inside its grace period, then
+/// with the period off, then with an app set that does not parse.
+fn cycle_steps(command: &str) -> CycleSteps {
+    let s = Scenario::new();
+    let gone = s.release("gone");
+    let kept = s.release("kept");
+    let mut cleanup = Cleanup::new(&ALPHA);
+    cleanup.add(&gone);
+    cleanup.add(&kept);
+    for (release, application) in [(&gone, "old"), (&kept, "shop")] {
+        let stack = Stack::new(release)
+            .on("alpha-2")
+            .with_volume()
+            .with_network_secret_config();
+        create_record(&ALPHA, release, 1, Some(&s.stamp(application, release)));
+        s.deploy(&ALPHA, &stack);
+        wait_deployed(&ALPHA, &stack, &["alpha-2"]);
+    }
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
+    let apps = s.app_set("apps.json", json!([app("shop", "alpha", &[&kept])]));
+    let broken = s.write("broken.yaml", "loaded: [unclosed\n");
+    let state = s.dir().join("state.json");
+    let state_arg = state.display().to_string();
+    let run = |app_set: &std::path::Path, extra: &[&str]| {
+        let mut sweep = s.sweep(command, Some(&config), app_set);
+        if command == "watch" {
+            sweep = sweep.arg("--once");
+        }
+        sweep
+            .args(&["--state", &state_arg, "--prune-volumes"])
+            .args(QUICK)
+            .args(extra)
+            .run()
+    };
+    let departed = || -> Vec<String> {
+        let text = std::fs::read_to_string(&state).expect("the state file");
+        let state: serde_json::Value = serde_json::from_str(&text).expect("state JSON");
+        list(&state, "departed")
+            .iter()
+            .map(|d| {
+                let release = d["release"].as_str().unwrap_or_default();
+                release
+                    .strip_suffix(&format!("-{}", s.token))
+                    .unwrap_or(release)
+                    .to_owned()
+            })
+            .collect()
+    };
+    let mut steps = CycleSteps {
+        codes: Vec::new(),
+        departed: Vec::new(),
+        gone: Vec::new(),
+    };
+    for (app_set, extra) in [
+        (&apps, &["--min-departed-for", "1h"][..]),
+        (&apps, &["--min-departed-for", "off"][..]),
+        (&broken, &[][..]),
+    ] {
+        let run = run(app_set, extra);
+        steps.codes.push(run.code());
+        steps.departed.push(departed());
+        steps.gone.push(Remains::read(&ALPHA, &gone).is_gone());
+        assert_intact(&ALPHA, &kept, &["alpha-2"]);
+    }
+    steps
+}
+
+/// `apply` and `watch --once` run one sweep cycle: the same scenario gives
+/// the same exit statuses, the same grace state and the same engine state
+/// after every step.
+#[test]
+fn apply_and_watch_once_agree_step_by_step() {
+    let (apply, watch) = std::thread::scope(|scope| {
+        let apply = scope.spawn(|| cycle_steps("apply"));
+        let watch = scope.spawn(|| cycle_steps("watch"));
+        (apply.join().unwrap(), watch.join().unwrap())
+    });
+    assert_eq!(
+        apply,
+        CycleSteps {
+            // Inside the window: nothing needs a person and nothing goes;
+            // then it goes; then a broken app set is bad input.
+            codes: vec![Some(0), Some(0), Some(2)],
+            departed: vec![vec!["gone".into()], vec![], vec![]],
+            gone: vec![false, true, true],
+        }
+    );
+    assert_eq!(watch, apply);
+}

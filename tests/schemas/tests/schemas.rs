@@ -106,10 +106,10 @@ fn snapshots() -> Vec<(String, String)> {
 /// re-listing finds the releases gone.
 fn succeeding(kind: &ActionKind, controller: &str) -> Outcome {
     match kind {
-        ActionKind::ReadStamps { target, names, .. } => {
+        ActionKind::ReadStamps { target, .. } => {
             let release = &target.release.release;
             let stamp = format!("cd/{controller}/{}:release/{release}", target.application);
-            Outcome::same_stamps(names, release, Some(&stamp))
+            Outcome::same_stamps(&target.names, release, Some(&stamp))
         }
         ActionKind::ListVolumes { target, .. } => {
             Outcome::Volumes(vec![format!("{}_data", target.release.release)])

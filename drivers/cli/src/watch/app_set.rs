@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use sweep_core::AppSet;
 
-use super::Stop;
 use crate::input;
+use sweep_runner::Stop;
 
 /// The longest one read of the app set may take before its sweep is held
 /// (shorter with a shorter `--interval`: see [`read_limit`]).

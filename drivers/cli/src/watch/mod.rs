@@ -1,17 +1,19 @@
 //! `swarm-sweep watch`: the sweep on an interval, for a controller that
 //! runs as a service.
 //!
-//! One sweep is what `apply --yes` does: read the app set, gather, plan,
-//! carry the plan out. The app set is read afresh every time, and one
-//! that cannot be read or parsed holds that sweep before any swarm is
-//! read: it never stands in as an empty set, and a read that never ends
-//! holds only its own sweep (`app_set.rs`). `--once` runs the very same
-//! sweep once and ends with `apply`'s exit status, for cron.
+//! One sweep is the cycle `apply --yes` runs (`sweep_runner::Cycle`):
+//! read the app set, gather, plan, keep the grace state, carry the plan
+//! out. The app set is read afresh every time, and one that cannot be read
+//! or parsed holds that sweep (the core's `app_set_not_loaded` hold)
+//! before any swarm is read: it never stands in as an empty set, and a
+//! read that never ends holds only its own sweep (`app_set.rs`). `--once`
+//! runs the very same sweep once and ends with `apply`'s exit status, for
+//! cron; there an app set that cannot be read is bad input (status 2), as
+//! for `apply`.
 //!
-//! The first SIGTERM or SIGINT lets the steps in flight finish, starts
-//! nothing new and ends the process with status 0; a second ends it at
-//! once (130). Either is safe: a release's records go last, so the next
-//! sweep finds whatever an interrupted one left.
+//! Signals are every command's (`crate::signals`): the first SIGTERM or
+//! SIGINT lets the steps in flight finish, starts nothing new and ends
+//! the process with status 0; a second ends it at once (130).
 
 mod app_set;
 mod http;
@@ -19,18 +21,19 @@ mod metrics;
 mod shared;
 
 use std::cell::Cell;
-use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use sweep_core::sweep::SweepReport;
-use sweep_core::verdict::{apply_status, Status, BAD_INPUT};
-use sweep_core::{plan, GraceState, Policy, SweepPlan};
-use sweep_runner::{execute_until_with, gather, ExecuteSettings, GatherSettings};
+use sweep_core::verdict::Status;
+use sweep_core::{GraceState, Policy, SweepPlan, UnixTime};
+use sweep_runner::{
+    AppSetRead, Approval, Cycle, CycleError, Event, ExecuteSettings, GatherSettings, Host, Outcome,
+    Runs, Stop,
+};
 use sweep_swarms::Registry;
-use tokio::sync::watch;
 
 use crate::cli::Source;
 use crate::input::{self, InputError};
@@ -68,9 +71,9 @@ pub fn default_state_max_age(interval: Duration, once: bool) -> Option<Duration>
     (!once).then(|| interval.saturating_mul(3).max(MIN_DEFAULT_STATE_MAX_AGE))
 }
 
-/// Runs `watch`: its exit status, or bad input (status 2) found before
-/// any swarm was read.
-pub fn run(options: Options) -> Result<u8, InputError> {
+/// Runs `watch`: its verdict, or bad input found before any swarm was
+/// read.
+pub fn run(options: Options) -> Result<Status, InputError> {
     let Options {
         policy,
         settings,
@@ -97,22 +100,25 @@ pub fn run(options: Options) -> Result<u8, InputError> {
         app_set_file.display().to_string(),
         shared::app_set_patience(interval),
     ));
-    let sweeper = Sweeper {
-        registry: registry.as_ref(),
-        app_set: AppSetReader::new(
-            Arc::new(FileAppSet(app_set_file)),
-            read_limit(interval, once),
+    let sweeper = Sweeper::new(
+        registry.as_ref(),
+        WatchHost::new(
+            AppSetReader::new(
+                Arc::new(FileAppSet(app_set_file)),
+                read_limit(interval, once),
+            ),
+            shared.clone(),
+            state,
+            if once { Runs::Once } else { Runs::Repeatedly },
         ),
         policy,
-        gather: GatherSettings::new(limit),
-        execute: settings,
-        shared: shared.clone(),
-        grace: Mutex::new(grace),
-        state_file: state,
-        state_max_age: max_age,
-    };
-    let status = runtime.block_on(async {
-        let stop = Stop::on_signals()
+        GatherSettings::new(limit),
+        settings,
+        grace,
+        max_age,
+    );
+    let verdict = runtime.block_on(async {
+        let stop = crate::signals::stop_on_signals()
             .map_err(|e| InputError::Runtime(format!("cannot handle signals: {e}")))?;
         if let Some(addr) = listen {
             let listener = http::bind(addr)
@@ -122,32 +128,18 @@ pub fn run(options: Options) -> Result<u8, InputError> {
             http::serve(listener, shared.clone());
         }
         if once {
-            let swept = sweeper.sweep(&stop).await;
-            let status = if persist_state(&sweeper) {
-                swept.status
-            } else {
-                swept.status.max(Status::NeedsAttention.code())
-            };
-            return Ok(status);
+            return Ok(sweeper.sweep(&stop).await.verdict);
         }
         watch_loop(&sweeper, interval, &stop).await;
         // Said again on the way out, whatever the last sweep's write did.
-        persist_state(&sweeper);
+        sweeper.persist_state();
         output::warn_line("stopped");
-        Ok(Status::Success.code())
+        Ok(Status::Success)
     });
     // Reads of the app set stuck for good (a FIFO nobody writes) must not
     // keep the process from ending: the runtime would wait for them.
     runtime.shutdown_background();
-    status
-}
-
-/// Writes the grace-period state, when a file was given, after each sweep
-/// and on exit; `false` when it could not be written (said on stderr), so
-/// `--once` ends with status 1 as `apply` would.
-fn persist_state(sweeper: &Sweeper<'_>) -> bool {
-    let state = sweeper.grace().clone();
-    crate::state::save(sweeper.state_file.as_deref(), &state)
+    verdict
 }
 
 /// Sweeps every `interval`, start to start, until `stop`; a sweep that
@@ -156,7 +148,6 @@ async fn watch_loop(sweeper: &Sweeper<'_>, interval: Duration, stop: &Stop) {
     loop {
         let started = tokio::time::Instant::now();
         sweeper.sweep(stop).await;
-        persist_state(sweeper);
         if stop.requested() {
             return;
         }
@@ -167,149 +158,169 @@ async fn watch_loop(sweeper: &Sweeper<'_>, interval: Duration, stop: &Stop) {
     }
 }
 
-/// One sweep's inputs, the same for every sweep.
+/// The sweep cycle with `watch`'s host: the same cycle `apply` runs, every
+/// interval.
 pub struct Sweeper<'a> {
-    pub registry: &'a dyn Registry,
-    pub app_set: AppSetReader,
-    pub policy: Policy,
-    pub gather: GatherSettings,
-    pub execute: ExecuteSettings,
-    pub shared: Arc<Shared>,
-    /// When each departed release was first seen so, carried from one
-    /// sweep to the next.
-    pub grace: Mutex<GraceState>,
-    pub state_file: Option<PathBuf>,
-    /// How old the state may be at each sweep before its clocks restart
-    /// (`--state-max-age`, or [`default_state_max_age`]).
-    pub state_max_age: Option<Duration>,
+    cycle: Cycle<'a>,
+    host: WatchHost,
 }
 
 /// How one sweep ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Swept {
     pub outcome: SweepOutcome,
-    /// The exit status `apply` would have had (`--once` ends with it).
-    pub status: u8,
+    /// What `--once` ends with: the verdict `apply` would have had.
+    pub verdict: Status,
 }
 
-impl Sweeper<'_> {
-    fn grace(&self) -> MutexGuard<'_, GraceState> {
-        self.grace.lock().unwrap_or_else(|p| p.into_inner())
+impl<'a> Sweeper<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        registry: &'a dyn Registry,
+        host: WatchHost,
+        policy: Policy,
+        gather: GatherSettings,
+        execute: ExecuteSettings,
+        grace: GraceState,
+        state_max_age: Option<Duration>,
+    ) -> Self {
+        let cycle = Cycle::new(registry, policy, gather, execute, host.runs)
+            .with_grace(grace, state_max_age);
+        Sweeper { cycle, host }
     }
 
-    /// One sweep: read the app set, gather, plan, carry the plan out,
-    /// log a summary line. Stops between steps when `stop` is requested.
+    /// The grace state as the last sweep left it.
+    pub fn grace(&self) -> GraceState {
+        self.cycle
+            .grace()
+            .expect("watch always keeps a grace state")
+    }
+
+    /// Writes the grace state where it is kept; `false` when it could not
+    /// be written (said on stderr).
+    fn persist_state(&self) -> bool {
+        self.host.save_state(&self.grace())
+    }
+
+    /// One sweep: read the app set, gather, plan, carry the plan out, log
+    /// a summary line. Stops between steps when `stop` is requested.
     pub async fn sweep(&self, stop: &Stop) -> Swept {
         let started = Instant::now();
-        let app_set = match self.app_set.read(stop).await {
-            Read::AppSet(app_set) => {
-                self.shared.app_set_read();
-                app_set
-            }
-            Read::Stopped => return self.interrupted_before_deleting(started),
-            Read::Unreadable(e) => {
-                self.shared.app_set_unreadable(started, e.to_string());
-                // Planning with no app set would read as "every
-                // application left": hold, and say why.
-                output::warn_line(&format!(
-                    "the app set cannot be read, so this sweep is held and nothing is deleted: {e}"
-                ));
-                return self.finish(
-                    SweepOutcome::AppSetUnreadable,
-                    Status::NeedsAttention.code(),
-                    started,
-                    None,
-                );
-            }
-        };
-        if stop.requested() {
-            return self.interrupted_before_deleting(started);
-        }
-        let gather_started = Instant::now();
-        let gathering = gather(self.registry, self.policy.clone(), app_set, self.gather);
-        // Gathering only reads: a stop drops it where it stands.
-        let mut snapshot = tokio::select! {
-            snapshot = gathering => snapshot,
-            () = stop.wait() => return self.interrupted_before_deleting(started),
-        };
-        self.shared.gathered(&snapshot, gather_started.elapsed());
-        let clocked = crate::state::clock_current(
-            &mut snapshot,
-            &mut self.grace(),
-            self.state_max_age,
-            self.state_file.as_deref(),
-        );
-        let now = match clocked {
-            Ok(now) => now,
+        self.host.started.set(started);
+        let ended = self.cycle.run(&self.host, stop).await;
+        let (outcome, verdict, done) = match &ended {
+            Ok(ended) => (
+                outcome_of(ended.outcome),
+                ended.status,
+                ended.plan.as_ref().zip(ended.report.as_ref()),
+            ),
             Err(e) => {
-                output::warn_line(&format!("{e}; nothing is deleted"));
-                return self.finish(
-                    SweepOutcome::NeedsAttention,
-                    Status::NeedsAttention.code(),
-                    started,
-                    None,
-                );
+                output::warn_line(&e.to_string());
+                let outcome = match e {
+                    CycleError::AppSet(_) => SweepOutcome::AppSetUnreadable,
+                    _ => SweepOutcome::NeedsAttention,
+                };
+                (outcome, Status::BadInput, None)
             }
         };
-        let plan = match plan(&snapshot) {
-            Ok(plan) => plan,
-            Err(e) => {
-                output::warn_line(&format!(
-                    "the gathered snapshot cannot be planned, so nothing is deleted: {e}"
-                ));
-                return self.finish(SweepOutcome::NeedsAttention, BAD_INPUT, started, None);
-            }
-        };
-        drop(snapshot);
-        self.shared.planned(&plan);
-        if stop.requested() {
-            *self.grace() = GraceState::after_plan(&plan, now);
-            return self.interrupted_before_deleting(started);
+        if let Some((plan, report)) = done {
+            self.host.shared.executed(plan, report);
         }
-        let interrupted = Cell::new(false);
-        let stopped = async {
-            stop.wait().await;
-            interrupted.set(true);
-        };
-        // No progress line: the log's line per deletion is the record of
-        // a sweep nobody watches.
-        let report = execute_until_with(self.registry, &plan, self.execute, stopped, |_| {}).await;
-        self.shared.executed(&plan, &report);
-        *self.grace() = GraceState::after_sweep(&plan, &report, now);
-        let status = apply_status(&plan, &report).code();
-        let outcome = if interrupted.get() {
-            SweepOutcome::Interrupted
-        } else if plan.is_held() {
-            SweepOutcome::Held
-        } else if status == Status::Success.code() {
-            SweepOutcome::Success
-        } else {
-            SweepOutcome::NeedsAttention
-        };
-        self.finish(outcome, status, started, Some((&plan, &report)))
-    }
-
-    fn interrupted_before_deleting(&self, started: Instant) -> Swept {
-        self.finish(
-            SweepOutcome::Interrupted,
-            Status::NeedsAttention.code(),
-            started,
-            None,
-        )
-    }
-
-    fn finish(
-        &self,
-        outcome: SweepOutcome,
-        status: u8,
-        started: Instant,
-        done: Option<(&SweepPlan, &SweepReport)>,
-    ) -> Swept {
         let took = started.elapsed();
         let at = SystemTime::now();
-        self.shared.finished(outcome, took, at);
+        self.host.shared.finished(outcome, took, at);
         output::warn_line(&summary(outcome, done, took, at));
-        Swept { outcome, status }
+        Swept { outcome, verdict }
+    }
+}
+
+/// How a sweep ended, as the metrics count it. Stale and declined plans are
+/// `apply`'s alone: `watch` plans afresh and never asks.
+fn outcome_of(outcome: Outcome) -> SweepOutcome {
+    match outcome {
+        Outcome::Success => SweepOutcome::Success,
+        Outcome::Held => SweepOutcome::Held,
+        Outcome::AppSetUnreadable => SweepOutcome::AppSetUnreadable,
+        Outcome::Interrupted => SweepOutcome::Interrupted,
+        Outcome::NeedsAttention | Outcome::Stale | Outcome::Declined => {
+            SweepOutcome::NeedsAttention
+        }
+    }
+}
+
+/// What `watch` does around the cycle: reads the app set within a bound,
+/// approves every plan (the controller runs unattended), keeps the state
+/// file and tells the HTTP endpoints and the log.
+pub struct WatchHost {
+    app_set: AppSetReader,
+    shared: Arc<Shared>,
+    state_file: Option<PathBuf>,
+    runs: Runs,
+    /// When the sweep under way started.
+    started: Cell<Instant>,
+}
+
+impl WatchHost {
+    pub fn new(
+        app_set: AppSetReader,
+        shared: Arc<Shared>,
+        state_file: Option<PathBuf>,
+        runs: Runs,
+    ) -> Self {
+        WatchHost {
+            app_set,
+            shared,
+            state_file,
+            runs,
+            started: Cell::new(Instant::now()),
+        }
+    }
+}
+
+impl Host for WatchHost {
+    async fn read_app_set(&self, stop: &Stop) -> AppSetRead {
+        match self.app_set.read(stop).await {
+            Read::AppSet(app_set) => AppSetRead::Read(app_set),
+            Read::Unreadable(e) => AppSetRead::Unreadable(e.to_string()),
+            Read::Stopped => AppSetRead::Stopped,
+        }
+    }
+
+    fn now(&self) -> Option<UnixTime> {
+        crate::state::now().ok()
+    }
+
+    fn save_state(&self, state: &GraceState) -> bool {
+        crate::state::save(self.state_file.as_deref(), state)
+    }
+
+    fn approve(&self, _plan: &SweepPlan) -> Approval {
+        Approval::Proceed
+    }
+
+    fn event(&self, event: Event<'_>) {
+        match event {
+            Event::AppSetRead => self.shared.app_set_read(),
+            Event::AppSetUnreadable(why) => {
+                self.shared
+                    .app_set_unreadable(self.started.get(), why.to_owned());
+                // A one-shot run says it once, as bad input.
+                if self.runs == Runs::Repeatedly {
+                    output::warn_line(&format!(
+                        "the app set cannot be read, so this sweep is held and nothing is deleted: {why}"
+                    ));
+                }
+            }
+            Event::Gathered { snapshot, took } => self.shared.gathered(snapshot, took),
+            Event::StateNotCurrent(why) => output::warn_line(&match &self.state_file {
+                Some(file) => crate::state::not_current(file, why),
+                None => crate::state::not_current_in_memory(why),
+            }),
+            Event::Planned(plan) => self.shared.planned(plan),
+            // No progress line: the log's line per deletion is the record
+            // of a sweep nobody watches.
+            _ => {}
+        }
     }
 }
 
@@ -336,71 +347,6 @@ pub fn summary(
         "{when} sweep {outcome}: {counts} ({:.1}s)",
         took.as_secs_f64()
     )
-}
-
-/// Whether a stop was asked for, and a future that completes when it is.
-#[derive(Clone)]
-pub struct Stop {
-    asked: watch::Receiver<bool>,
-}
-
-/// Asks a [`Stop`] to stop.
-pub struct StopTrigger(watch::Sender<bool>);
-
-impl StopTrigger {
-    pub fn stop(&self) {
-        self.0.send_replace(true);
-    }
-}
-
-impl Stop {
-    /// A stop that only `trigger` asks for.
-    pub fn new() -> (StopTrigger, Stop) {
-        let (tx, rx) = watch::channel(false);
-        (StopTrigger(tx), Stop { asked: rx })
-    }
-
-    /// A stop asked for by the first SIGTERM or SIGINT; the second ends
-    /// the process at once with status 130. The handlers are in place
-    /// when this returns, before the first sweep starts.
-    pub fn on_signals() -> std::io::Result<Stop> {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate())?;
-        let mut int = signal(SignalKind::interrupt())?;
-        let (trigger, stop) = Stop::new();
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-            output::warn_line(
-                "stopping: finishing the steps in flight, starting no new sweep (signal again to stop at once)",
-            );
-            trigger.stop();
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-            output::warn_line("signalled again; stopping now");
-            std::process::exit(130);
-        });
-        Ok(stop)
-    }
-
-    pub fn requested(&self) -> bool {
-        *self.asked.borrow()
-    }
-
-    /// Completes once a stop is asked for.
-    pub fn wait(&self) -> impl Future<Output = ()> + '_ {
-        let mut asked = self.asked.clone();
-        async move {
-            if asked.wait_for(|s| *s).await.is_err() {
-                // The trigger is gone without asking: no stop will come.
-                std::future::pending::<()>().await;
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use super::app_set::{
 };
 use super::shared::{app_set_patience, Readiness};
 use super::*;
+use sweep_runner::Grace;
 
 fn departed(swarm: MemorySwarm, name: &str) -> MemorySwarm {
     let stamp = format!("cd/default/gone:release/{name}");
@@ -59,28 +60,35 @@ impl AppSetSource for Scripted {
 }
 
 fn sweeper<'a>(registry: &'a dyn Registry, app_set: &Scripted) -> Sweeper<'a> {
-    Sweeper {
+    sweeper_of(registry, app_set, Policy::new("default", false, None))
+}
+
+fn sweeper_of<'a>(registry: &'a dyn Registry, app_set: &Scripted, policy: Policy) -> Sweeper<'a> {
+    Sweeper::new(
         registry,
-        app_set: AppSetReader::new(Arc::new(app_set.clone()), APP_SET_READ_LIMIT),
-        policy: Policy::new("default", false, None),
-        gather: GatherSettings::default(),
-        execute: ExecuteSettings::new(Settings::default(), 1, Duration::from_secs(120)),
-        shared: Arc::new(Shared::new(
-            "apps.yaml",
-            shared::app_set_patience(Duration::from_secs(300)),
-        )),
-        grace: Mutex::new(GraceState::empty(sweep_core::UnixTime::from_secs(0))),
-        state_file: None,
-        state_max_age: None,
-    }
+        WatchHost::new(
+            AppSetReader::new(Arc::new(app_set.clone()), APP_SET_READ_LIMIT),
+            Arc::new(Shared::new(
+                "apps.yaml",
+                shared::app_set_patience(Duration::from_secs(300)),
+            )),
+            None,
+            Runs::Repeatedly,
+        ),
+        policy,
+        GatherSettings::default(),
+        ExecuteSettings::new(Settings::default(), 1, Duration::from_secs(120)),
+        GraceState::empty(sweep_core::UnixTime::from_secs(0)),
+        None,
+    )
 }
 
 fn never() -> Stop {
-    let (trigger, stop) = Stop::new();
-    // Kept alive so the stop never completes by its trigger going away.
-    std::mem::forget(trigger);
-    stop
+    Stop::never()
 }
+
+const SUCCESS: Status = Status::Success;
+const NEEDS_ATTENTION: Status = Status::NeedsAttention;
 
 fn metric(shared: &Shared, series: &str) -> String {
     shared
@@ -97,14 +105,7 @@ fn last(shared: &Shared) -> (SweepPlan, SweepReport) {
 }
 
 fn release_names(registry: &MemoryRegistry, swarm: &str) -> Vec<String> {
-    let mut names: Vec<String> = registry
-        .records(swarm)
-        .into_iter()
-        .map(|r| r.release)
-        .collect();
-    names.sort();
-    names.dedup();
-    names
+    registry.release_names(swarm)
 }
 
 #[tokio::test(start_paused = true)]
@@ -118,33 +119,36 @@ async fn a_departed_release_is_swept_and_counted() {
         swept,
         Swept {
             outcome: SweepOutcome::Success,
-            status: 0
+            verdict: SUCCESS
         }
     );
     assert_eq!(release_names(&registry, "alpha"), ["web"]);
     assert!(registry.stack("alpha", "old").is_none_or(|s| s.is_empty()));
     assert_eq!(
         metric(
-            &s.shared,
+            &s.host.shared,
             "swarm_sweep_deletions_total{reason=\"departed\"}"
         ),
         "1"
     );
     assert_eq!(
-        metric(&s.shared, "swarm_sweep_sweeps_total{outcome=\"success\"}"),
+        metric(
+            &s.host.shared,
+            "swarm_sweep_sweeps_total{outcome=\"success\"}"
+        ),
         "1"
     );
-    assert_eq!(metric(&s.shared, "swarm_sweep_failures_total"), "0");
+    assert_eq!(metric(&s.host.shared, "swarm_sweep_failures_total"), "0");
     assert_ne!(
-        metric(&s.shared, "swarm_sweep_last_success_timestamp_seconds"),
+        metric(&s.host.shared, "swarm_sweep_last_success_timestamp_seconds"),
         "0"
     );
     assert_eq!(
-        metric(&s.shared, "swarm_sweep_gather_duration_seconds_count"),
+        metric(&s.host.shared, "swarm_sweep_gather_duration_seconds_count"),
         "1"
     );
-    assert_eq!(s.shared.readiness(), shared::Readiness::Ready);
-    let (plan, report) = last(&s.shared);
+    assert_eq!(s.host.shared.readiness(), shared::Readiness::Ready);
+    let (plan, report) = last(&s.host.shared);
     assert_eq!(plan.deletions.len(), 1);
     assert_eq!(report.totals.deleted, 1);
 
@@ -153,19 +157,22 @@ async fn a_departed_release_is_swept_and_counted() {
     assert_eq!(swept.outcome, SweepOutcome::Success);
     assert_eq!(
         metric(
-            &s.shared,
+            &s.host.shared,
             "swarm_sweep_deletions_total{reason=\"departed\"}"
         ),
         "1"
     );
     assert_eq!(
-        metric(&s.shared, "swarm_sweep_sweeps_total{outcome=\"success\"}"),
+        metric(
+            &s.host.shared,
+            "swarm_sweep_sweeps_total{outcome=\"success\"}"
+        ),
         "2"
     );
 }
 
 #[tokio::test(start_paused = true)]
-async fn an_unreadable_app_set_holds_the_sweep_and_keeps_the_last_plan() {
+async fn an_unreadable_app_set_holds_the_sweep_with_the_cores_hold() {
     let registry = MemoryRegistry::new()
         .with_swarm(kept(departed(MemorySwarm::new("alpha", "A"), "old"), "web"));
     // Unreadable first: nothing may be deleted, whatever the swarm holds.
@@ -185,38 +192,62 @@ async fn an_unreadable_app_set_holds_the_sweep_and_keeps_the_last_plan() {
         swept,
         Swept {
             outcome: SweepOutcome::AppSetUnreadable,
-            status: 1
+            verdict: NEEDS_ATTENTION
         }
     );
     assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
-    assert!(s.shared.plan().is_none() && s.shared.report().is_none());
-    assert_eq!(s.shared.readiness(), shared::Readiness::NotYet);
+    // The plan served is the core's: the whole sweep held because the app
+    // set was not loaded, as any snapshot without one is; nothing ran.
+    let held = |s: &Sweeper<'_>| -> SweepPlan {
+        serde_json::from_slice(&s.host.shared.plan().expect("a plan")).unwrap()
+    };
+    let plan = held(&s);
+    assert!(plan.is_held() && plan.deletions.is_empty());
     assert_eq!(
-        metric(&s.shared, "swarm_sweep_gather_duration_seconds_count"),
+        plan.holds.iter().map(|h| h.reason).collect::<Vec<_>>(),
+        [sweep_core::HoldReason::AppSetNotLoaded]
+    );
+    assert_eq!(
+        metric(
+            &s.host.shared,
+            "swarm_sweep_holds{reason=\"app_set_not_loaded\"}"
+        ),
+        "1"
+    );
+    assert!(s.host.shared.report().is_none());
+    assert_eq!(s.host.shared.readiness(), shared::Readiness::NotYet);
+    assert_eq!(
+        metric(&s.host.shared, "swarm_sweep_gather_duration_seconds_count"),
         "0",
         "nothing was gathered"
     );
 
     // Readable, and `old` is declared again: a plan that deletes nothing.
     assert_eq!(s.sweep(&never()).await.outcome, SweepOutcome::Success);
-    let before = s.shared.plan().unwrap();
+    let before = s.host.shared.plan().unwrap();
+
+    assert!(!held(&s).is_held());
 
     // Unreadable again, with `old` no longer declared by anything that
-    // could be read: held, the previous plan still served.
+    // could be read: held again, nothing deleted.
     let swept = s.sweep(&never()).await;
     assert_eq!(swept.outcome, SweepOutcome::AppSetUnreadable);
     assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
-    assert_eq!(s.shared.plan().unwrap(), before);
+    assert_ne!(s.host.shared.plan().unwrap(), before);
+    assert_eq!(
+        held(&s).holds.iter().map(|h| h.reason).collect::<Vec<_>>(),
+        [sweep_core::HoldReason::AppSetNotLoaded]
+    );
     assert_eq!(
         metric(
-            &s.shared,
+            &s.host.shared,
             "swarm_sweep_sweeps_total{outcome=\"app_set_unreadable\"}"
         ),
         "2"
     );
     assert_eq!(
         metric(
-            &s.shared,
+            &s.host.shared,
             "swarm_sweep_deletions_total{reason=\"departed\"}"
         ),
         "0"
@@ -239,14 +270,17 @@ async fn the_status_is_the_one_apply_would_have() {
     ))]);
     let s = sweeper(&registry, &source);
     let swept = s.sweep(&never()).await;
-    let (plan, report) = last(&s.shared);
-    assert_eq!(swept.status, apply_status(&plan, &report).code());
-    assert_eq!(swept.status, 1);
+    let (plan, report) = last(&s.host.shared);
+    assert_eq!(
+        swept.verdict,
+        sweep_core::verdict::apply_status(&plan, &report)
+    );
+    assert_eq!(swept.verdict, NEEDS_ATTENTION);
     assert_eq!(swept.outcome, SweepOutcome::NeedsAttention);
     assert_eq!(release_names(&registry, "alpha"), Vec::<String>::new());
     assert_eq!(release_names(&registry, "beta"), ["old"]);
     assert_eq!(
-        s.shared.readiness(),
+        s.host.shared.readiness(),
         shared::Readiness::Unreadable(vec!["beta".into()])
     );
 
@@ -256,18 +290,24 @@ async fn the_status_is_the_one_apply_would_have() {
     let source = Scripted::new(vec![Ok(AppSet::new(true, Vec::new()))]);
     let s = sweeper(&registry, &source);
     let swept = s.sweep(&never()).await;
-    let (plan, report) = last(&s.shared);
-    assert_eq!(swept.status, apply_status(&plan, &report).code());
+    let (plan, report) = last(&s.host.shared);
+    assert_eq!(
+        swept.verdict,
+        sweep_core::verdict::apply_status(&plan, &report)
+    );
     assert_eq!(
         swept,
         Swept {
             outcome: SweepOutcome::Held,
-            status: 1
+            verdict: NEEDS_ATTENTION
         }
     );
     assert_eq!(release_names(&registry, "alpha"), ["old"]);
     assert_eq!(
-        metric(&s.shared, "swarm_sweep_holds{reason=\"empty_app_set\"}"),
+        metric(
+            &s.host.shared,
+            "swarm_sweep_holds{reason=\"empty_app_set\"}"
+        ),
         "1"
     );
 }
@@ -292,17 +332,17 @@ async fn a_stop_finishes_the_step_in_flight_and_the_next_sweep_converges() {
         trigger.stop();
     });
     assert_eq!(swept.outcome, SweepOutcome::Interrupted);
-    assert_eq!(swept.status, 1);
+    assert_eq!(swept.verdict, NEEDS_ATTENTION);
     // Records go last: both releases are still found.
     assert_eq!(release_names(&memory, "alpha"), ["one", "two"]);
     assert_eq!(
         metric(
-            &s.shared,
+            &s.host.shared,
             "swarm_sweep_sweeps_total{outcome=\"interrupted\"}"
         ),
         "1"
     );
-    assert_eq!(metric(&s.shared, "swarm_sweep_failures_total"), "0");
+    assert_eq!(metric(&s.host.shared, "swarm_sweep_failures_total"), "0");
 
     registry.clear();
     let swept = s.sweep(&never()).await;
@@ -310,7 +350,7 @@ async fn a_stop_finishes_the_step_in_flight_and_the_next_sweep_converges() {
     assert_eq!(release_names(&memory, "alpha"), Vec::<String>::new());
     assert_eq!(
         metric(
-            &s.shared,
+            &s.host.shared,
             "swarm_sweep_deletions_total{reason=\"departed\"}"
         ),
         "2"
@@ -342,7 +382,10 @@ async fn the_loop_sweeps_every_interval_until_stopped() {
     });
     // Sweeps at 0 s, 60 s and 120 s; the stop at 150 s ends the wait.
     assert_eq!(
-        metric(&s.shared, "swarm_sweep_sweeps_total{outcome=\"success\"}"),
+        metric(
+            &s.host.shared,
+            "swarm_sweep_sweeps_total{outcome=\"success\"}"
+        ),
         "3"
     );
     let ended = began.elapsed();
@@ -374,21 +417,19 @@ async fn the_grace_period_is_carried_between_sweeps_and_written() {
     let source = Scripted::new(vec![Ok(apps())]);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("state.json");
-    let mut s = sweeper(&registry, &source);
-    s.policy =
-        Policy::new("default", false, None).with_min_departed_for(Some(Duration::from_secs(3600)));
-    s.state_file = Some(file.clone());
+    let mut s = with_an_hour(&registry, &source);
+    s.host.state_file = Some(file.clone());
 
-    // Seen departed now: its hour starts, nothing is deleted.
+    // Seen departed now: its hour starts, nothing is deleted; the sweep
+    // itself wrote the state.
     s.sweep(&never()).await;
-    assert!(persist_state(&s));
     assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
     let since = s
         .grace()
         .since(&"alpha".into(), "old")
         .expect("the clock started");
     let written = crate::state::read(&file).unwrap().expect("a state file");
-    assert_eq!(written, *s.grace());
+    assert_eq!(written, s.grace());
 
     // Still inside the hour: the first-seen time is kept, not restarted.
     s.sweep(&never()).await;
@@ -396,18 +437,18 @@ async fn the_grace_period_is_carried_between_sweeps_and_written() {
     assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
 
     // Seen departed two hours ago: it goes, and leaves the state.
-    *s.grace() = GraceState::new(
+    s.cycle.replace_grace(Grace::new(GraceState::new(
         vec![sweep_core::Departed::new(
             "alpha",
             "old",
             sweep_core::UnixTime::from_secs(since.as_secs() - 7200),
         )],
         since,
-    );
+    )));
     assert_eq!(s.sweep(&never()).await.outcome, SweepOutcome::Success);
     assert_eq!(release_names(&registry, "alpha"), ["web"]);
     assert_eq!(s.grace().since(&"alpha".into(), "old"), None);
-    assert!(persist_state(&s));
+    assert!(s.persist_state());
     let written = crate::state::read(&file).unwrap().expect("a state file");
     assert!(written.departed.is_empty());
     assert!(written.written_at >= since);
@@ -442,10 +483,11 @@ fn old_and_web() -> MemoryRegistry {
 
 /// A sweeper of `registry` with an hour's grace period.
 fn with_an_hour<'a>(registry: &'a dyn Registry, app_set: &Scripted) -> Sweeper<'a> {
-    let mut s = sweeper(registry, app_set);
-    s.policy =
-        Policy::new("default", false, None).with_min_departed_for(Some(Duration::from_secs(3600)));
-    s
+    sweeper_of(
+        registry,
+        app_set,
+        Policy::new("default", false, None).with_min_departed_for(Some(Duration::from_secs(3600))),
+    )
 }
 
 #[tokio::test(start_paused = true)]
@@ -463,9 +505,12 @@ async fn a_state_file_left_behind_restarts_the_clocks_and_deletes_nothing_in_its
         let s = with_an_hour(&registry, &source);
         let file = state_file_of(dir.path(), written_ago);
         let now = crate::state::now().unwrap();
-        *s.grace() = crate::state::load(&file, now, max_age).unwrap();
+        s.cycle.replace_grace(Grace {
+            state: crate::state::load(&file, now, max_age).unwrap(),
+            max_age: None,
+        });
         s.sweep(&never()).await;
-        let (plan, _) = last(&s.shared);
+        let (plan, _) = last(&s.host.shared);
         if deleted {
             assert_eq!(release_names(&registry, "alpha"), ["web"]);
             assert_eq!(s.grace().since(&"alpha".into(), "old"), None);
@@ -489,12 +534,14 @@ async fn a_state_kept_in_memory_through_a_long_hold_restarts_the_clocks() {
     for (renewed_ago, deleted) in [(60, true), (20 * 60, false)] {
         let registry = old_and_web();
         let source = Scripted::new(vec![Ok(apps())]);
-        let mut s = with_an_hour(&registry, &source);
-        s.state_max_age = default_state_max_age(Duration::from_secs(300), false);
+        let s = with_an_hour(&registry, &source);
         let now = crate::state::now().unwrap().as_secs();
-        *s.grace() = old_state(renewed_ago);
+        s.cycle.replace_grace(Grace {
+            state: old_state(renewed_ago),
+            max_age: default_state_max_age(Duration::from_secs(300), false),
+        });
         s.sweep(&never()).await;
-        let (plan, _) = last(&s.shared);
+        let (plan, _) = last(&s.host.shared);
         if deleted {
             assert_eq!(release_names(&registry, "alpha"), ["web"]);
         } else {
@@ -576,7 +623,7 @@ async fn an_app_set_that_never_reads_holds_its_sweep_and_not_the_stop() {
         MemoryRegistry::new().with_swarm(departed(MemorySwarm::new("alpha", "A"), "old"));
     let stuck = Stuck::default();
     let mut s = sweeper(&registry, &Scripted::new(vec![Ok(apps())]));
-    s.app_set = AppSetReader::new(Arc::new(stuck.clone()), Duration::from_millis(200));
+    s.host.app_set = AppSetReader::new(Arc::new(stuck.clone()), Duration::from_millis(200));
     // A stop is heard while the read hangs.
     let (trigger, stop) = Stop::new();
     let (swept, ()) = tokio::join!(s.sweep(&stop), async {
@@ -595,7 +642,7 @@ async fn an_app_set_that_never_reads_holds_its_sweep_and_not_the_stop() {
     // dropped.
     stuck.release();
     until("the stuck reads to end", Duration::from_secs(5), || {
-        s.app_set.alive() == 0
+        s.host.app_set.alive() == 0
     })
     .await;
     assert_eq!(s.sweep(&never()).await.outcome, SweepOutcome::Success);
@@ -702,17 +749,17 @@ async fn a_read_stuck_on_a_silent_fifo_is_abandoned_and_sweeps_resume_once_the_a
     let path = dir.path().join("apps.yaml");
     let writer = silent_fifo(&path);
     let mut s = sweeper(&registry, &Scripted::new(vec![Ok(apps())]));
-    s.app_set = AppSetReader::new(
+    s.host.app_set = AppSetReader::new(
         Arc::new(FileAppSet(path.clone())),
         read_limit(interval, false),
     );
-    s.shared = Arc::new(Shared::new(
+    s.host.shared = Arc::new(Shared::new(
         path.display().to_string(),
         app_set_patience(interval),
     ));
     let unreadable = |s: &Sweeper<'_>| {
         metric(
-            &s.shared,
+            &s.host.shared,
             "swarm_sweep_sweeps_total{outcome=\"app_set_unreadable\"}",
         )
         .parse::<u32>()
@@ -727,13 +774,16 @@ async fn a_read_stuck_on_a_silent_fifo_is_abandoned_and_sweeps_resume_once_the_a
             unreadable(&s) >= 1
         })
         .await;
-        assert_eq!(s.shared.readiness(), Readiness::NotYet);
+        assert_eq!(s.host.shared.readiness(), Readiness::NotYet);
         until("/readyz to fail", Duration::from_secs(20), || {
-            matches!(s.shared.readiness(), Readiness::AppSetUnreadable { .. })
+            matches!(
+                s.host.shared.readiness(),
+                Readiness::AppSetUnreadable { .. }
+            )
         })
         .await;
         assert!(began.elapsed() > app_set_patience(interval));
-        let Readiness::AppSetUnreadable { file, for_, .. } = s.shared.readiness() else {
+        let Readiness::AppSetUnreadable { file, for_, .. } = s.host.shared.readiness() else {
             unreachable!()
         };
         assert_eq!(file, path.display().to_string());
@@ -744,7 +794,7 @@ async fn a_read_stuck_on_a_silent_fifo_is_abandoned_and_sweeps_resume_once_the_a
         // The stuck read is abandoned, and the later ones do not open the
         // same FIFO to get stuck beside it: one alive, and perhaps the
         // current sweep's, about to find that out.
-        assert!(s.app_set.alive() <= 2, "{}", s.app_set.alive());
+        assert!(s.host.app_set.alive() <= 2, "{}", s.host.app_set.alive());
 
         // A regular file renamed over the FIFO, whose silent writer stays:
         // the next sweep reads it and goes on.
@@ -757,7 +807,10 @@ async fn a_read_stuck_on_a_silent_fifo_is_abandoned_and_sweeps_resume_once_the_a
         std::fs::rename(&next, &path).unwrap();
         let restored = Instant::now();
         until("a sweep after the restore", Duration::from_secs(10), || {
-            metric(&s.shared, "swarm_sweep_sweeps_total{outcome=\"success\"}") == "1"
+            metric(
+                &s.host.shared,
+                "swarm_sweep_sweeps_total{outcome=\"success\"}",
+            ) == "1"
         })
         .await;
         let resumed = restored.elapsed();
@@ -766,7 +819,7 @@ async fn a_read_stuck_on_a_silent_fifo_is_abandoned_and_sweeps_resume_once_the_a
             resumed < interval * 2 + Duration::from_secs(1),
             "{resumed:?}"
         );
-        assert_eq!(s.shared.readiness(), Readiness::Ready);
+        assert_eq!(s.host.shared.readiness(), Readiness::Ready);
         trigger.stop();
     };
     tokio::join!(watch_loop(&s, interval, &stop), watched);

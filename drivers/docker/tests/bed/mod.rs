@@ -355,3 +355,59 @@ configs:
         ],
     );
 }
+
+/// The swarm node id the daemon of bed node `node` reports, if it answers.
+#[allow(dead_code)]
+pub fn node_id(node: &str) -> Option<String> {
+    let out = docker_raw(node, &["info", "--format", "{{.Swarm.NodeID}}"], None);
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    (out.status.success() && !id.is_empty()).then_some(id)
+}
+
+/// Waits until a task of `service` runs, so that removal meets a network
+/// still attached to a live task.
+#[allow(dead_code)]
+pub fn wait_running(node: &str, service: &str) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let states = docker(
+            node,
+            &["service", "ps", service, "--format", "{{.CurrentState}}"],
+        );
+        if states.lines().any(|l| l.starts_with("Running")) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{service} not running: {states}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// The daemon's own record of which configs of `names` were removed since
+/// `since` (a unix time in seconds), in the order it removed them.
+#[allow(dead_code)]
+pub fn configs_removed_since(node: &str, since: u64, names: &[String]) -> Vec<String> {
+    let until = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() + 1)
+        .unwrap_or(0);
+    docker(
+        node,
+        &[
+            "events",
+            "--since",
+            &since.to_string(),
+            "--until",
+            &until.to_string(),
+            "--filter",
+            "type=config",
+            "--filter",
+            "event=remove",
+            "--format",
+            "{{.Actor.Attributes.name}}",
+        ],
+    )
+    .lines()
+    .map(str::to_owned)
+    .filter(|n| names.contains(n))
+    .collect()
+}

@@ -1,44 +1,60 @@
-//! Fake Docker daemons on unix sockets in a temporary directory (never a
-//! network address), read through the docker registry: just enough of the
-//! API for gathering, with delays and silence on demand, counting the
-//! connections open at once.
+//! Fake swarms for gathering, for the tests and the gather benchmark:
+//! fake Docker daemons (`sweep_testkit::fake_daemon`) on unix sockets in a
+//! temporary directory (never a network address), read through the docker
+//! registry: just enough of the API for gathering, with delays and
+//! silence on demand, every request and connection counted.
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{UnixListener, UnixStream};
+use sweep_docker::FileRegistry;
+use sweep_testkit::fake_daemon::{swarm_manager, Connections, FakeDaemon, Reply, Routes};
 
-const VERSION_REPLY: &str =
-    r#"{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}"#;
+/// Daemons per swarm of [`three_node_swarms`], the manager included.
+pub const NODES: usize = 3;
 
-/// Connections open at once, over every daemon sharing it.
-#[derive(Debug, Default)]
-pub struct Connections {
-    open: AtomicUsize,
-    peak: AtomicUsize,
+/// Every fake daemon started, by name, and the connections open at once
+/// over all of them.
+#[derive(Default)]
+pub struct Fleet {
+    connections: Arc<Connections>,
+    daemons: Mutex<BTreeMap<String, FakeDaemon>>,
 }
 
-impl Connections {
-    pub fn peak(&self) -> usize {
-        self.peak.load(Ordering::SeqCst)
+impl Fleet {
+    /// Connections over every daemon: open now, the most at once.
+    pub fn connections(&self) -> &Connections {
+        &self.connections
     }
 
-    pub fn open(&self) -> usize {
-        self.open.load(Ordering::SeqCst)
+    /// Requests so far, per (daemon, path without version or query).
+    pub fn requests(&self) -> BTreeMap<(String, String), usize> {
+        let mut counts = BTreeMap::new();
+        for (name, daemon) in self.daemons() {
+            for request in daemon.requests() {
+                *counts.entry((name.clone(), request.bare)).or_default() += 1;
+            }
+        }
+        counts
     }
 
-    fn opened(&self) {
-        let now = self.open.fetch_add(1, Ordering::SeqCst) + 1;
-        self.peak.fetch_max(now, Ordering::SeqCst);
+    /// Connections accepted so far, per daemon.
+    pub fn accepted(&self) -> BTreeMap<String, usize> {
+        self.daemons()
+            .into_iter()
+            .map(|(name, daemon)| (name, daemon.connections().accepted()))
+            .collect()
     }
 
-    fn closed(&self) {
-        self.open.fetch_sub(1, Ordering::SeqCst);
+    fn daemons(&self) -> BTreeMap<String, FakeDaemon> {
+        self.daemons
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -63,14 +79,7 @@ pub enum Daemon {
 impl Daemon {
     /// A daemon of node `id` (hostname `host`) answering at once.
     pub fn node(id: &str, host: &str) -> Self {
-        Daemon::Answering {
-            node_id: id.to_owned(),
-            hostname: host.to_owned(),
-            cluster: String::new(),
-            members: Vec::new(),
-            delay: Duration::ZERO,
-            node_list_delay: Duration::ZERO,
-        }
+        Self::manager(id, host, "", &[])
     }
 
     /// A manager, node `id`, of cluster `cluster` whose node list is `members`.
@@ -107,155 +116,64 @@ impl Daemon {
         self
     }
 
-    /// The reply to `path` (without its API version prefix), and how long
-    /// to wait before it; `None`: never answer.
-    fn reply(&self, path: &str) -> Option<(Duration, u16, String)> {
-        let Daemon::Answering {
-            node_id,
-            hostname,
-            cluster,
-            members,
-            delay,
-            node_list_delay,
-        } = self
-        else {
-            return None;
-        };
-        let path = path.split('?').next().unwrap_or(path);
-        let path = match path.strip_prefix("/v") {
-            Some(rest) => rest.find('/').map_or(path, |i| &rest[i..]),
-            None => path,
-        };
-        let json = |v: serde_json::Value| v.to_string();
-        let (extra, status, body) = match path {
-            "/version" => (Duration::ZERO, 200, VERSION_REPLY.to_owned()),
-            "/configs" | "/services" | "/networks" | "/secrets" | "/containers/json" => {
-                (Duration::ZERO, 200, "[]".to_owned())
+    fn routes(&self) -> Routes {
+        match self {
+            Daemon::Answering {
+                node_id,
+                hostname,
+                cluster,
+                members,
+                delay,
+                node_list_delay,
+            } => {
+                swarm_manager(node_id, hostname, cluster, members, *node_list_delay).delayed(*delay)
             }
-            "/volumes" => (
-                Duration::ZERO,
-                200,
-                r#"{"Volumes":[],"Warnings":null}"#.to_owned(),
-            ),
-            "/swarm" => (
-                Duration::ZERO,
-                200,
-                json(serde_json::json!({ "ID": cluster })),
-            ),
-            "/nodes" => {
-                let list: Vec<serde_json::Value> = members
-                    .iter()
-                    .map(|(id, host)| {
-                        serde_json::json!({
-                            "ID": id,
-                            "Description": { "Hostname": host },
-                            "Status": { "State": "ready" },
-                        })
-                    })
-                    .collect();
-                (*node_list_delay, 200, json(serde_json::Value::Array(list)))
-            }
-            "/info" => (
-                Duration::ZERO,
-                200,
-                json(serde_json::json!({ "Name": hostname, "Swarm": { "NodeID": node_id } })),
-            ),
-            _ => (Duration::ZERO, 404, r#"{"message":"not faked"}"#.to_owned()),
-        };
-        Some((*delay + extra, status, body))
-    }
-}
-
-/// Reads one request head; returns its path. `None` at end of stream.
-async fn read_request(stream: &mut UnixStream) -> Option<String> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 1024];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let head = String::from_utf8_lossy(&buf);
-    head.split_whitespace().nth(1).map(str::to_owned)
-}
-
-async fn serve(mut stream: UnixStream, daemon: Daemon) {
-    while let Some(path) = read_request(&mut stream).await {
-        let Some((delay, status, body)) = daemon.reply(&path) else {
-            // Say nothing; notice when the client gives up.
-            let mut sink = [0u8; 1024];
-            while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
-            return;
-        };
-        tokio::time::sleep(delay).await;
-        let reason = if status == 200 { "OK" } else { "Not Found" };
-        let reply = format!(
-            "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        if stream.write_all(reply.as_bytes()).await.is_err() {
-            return;
+            Daemon::Silent => Routes::none().otherwise(Reply::silent()),
         }
     }
 }
 
-/// Serves `daemon` on a new socket `name` in `dir`; returns its endpoint.
-pub fn spawn(dir: &Path, name: &str, daemon: Daemon, connections: Arc<Connections>) -> String {
-    let socket: PathBuf = dir.join(format!("{name}.sock"));
-    let listener = UnixListener::bind(&socket).expect("bind a fake daemon socket");
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let daemon = daemon.clone();
-            let connections = connections.clone();
-            connections.opened();
-            tokio::spawn(async move {
-                serve(stream, daemon).await;
-                connections.closed();
-            });
-        }
-    });
-    format!("unix://{}", socket.display())
+/// Serves `daemon` on a new socket `name` in `dir`, counted in `fleet`;
+/// returns its endpoint.
+pub fn spawn(dir: &Path, name: &str, daemon: Daemon, fleet: &Fleet) -> String {
+    let fake = FakeDaemon::counted_in(daemon.routes(), fleet.connections.clone());
+    let endpoint = fake.listen_unix(&dir.join(format!("{name}.sock")));
+    fleet
+        .daemons
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(name.to_owned(), fake);
+    endpoint
 }
 
-/// `count` swarms `s<i>` of three fake daemons each (the manager `s<i>-n0`
-/// and nodes `s<i>-n1`, `s<i>-n2`), every answer `delay` late, in the
-/// shape [`registry_file`] takes.
+/// `count` swarms `s<i>` of [`NODES`] fake daemons each (the manager
+/// `s<i>-n0` and nodes `s<i>-n1`, `s<i>-n2`), every answer `delay` late,
+/// each daemon a node of its swarm (the manager too, as a registry file
+/// lists every node), in the shape [`registry_file`] takes.
 pub fn three_node_swarms(
     dir: &Path,
     count: usize,
     delay: Duration,
-    connections: &Arc<Connections>,
+    fleet: &Fleet,
 ) -> Vec<(String, String, Vec<String>)> {
     let mut swarms = Vec::new();
     for i in 0..count {
-        let ids: Vec<(String, String)> = (0..3)
+        let ids: Vec<(String, String)> = (0..NODES)
             .map(|n| (format!("s{i}-n{n}"), format!("s{i}-host{n}")))
             .collect();
         let members: Vec<(&str, &str)> = ids
             .iter()
             .map(|(id, host)| (id.as_str(), host.as_str()))
             .collect();
-        let manager = spawn(
-            dir,
-            &format!("s{i}-n0"),
-            Daemon::manager(&ids[0].0, &ids[0].1, &format!("cluster-{i}"), &members).delayed(delay),
-            connections.clone(),
-        );
-        let mut nodes = vec![manager.clone()];
-        for (id, host) in &ids[1..] {
-            nodes.push(spawn(
-                dir,
-                id,
-                Daemon::node(id, host).delayed(delay),
-                connections.clone(),
-            ));
-        }
-        swarms.push((format!("s{i}"), manager, nodes));
+        let cluster = format!("cluster-{i}");
+        let nodes: Vec<String> = ids
+            .iter()
+            .map(|(id, host)| {
+                let daemon = Daemon::manager(id, host, &cluster, &members).delayed(delay);
+                spawn(dir, id, daemon, fleet)
+            })
+            .collect();
+        swarms.push((format!("s{i}"), nodes[0].clone(), nodes));
     }
     swarms
 }
@@ -278,4 +196,11 @@ pub fn registry_file(
     let file = dir.join("registry.toml");
     std::fs::write(&file, text).expect("write the registry file");
     file
+}
+
+/// [`three_node_swarms`] of `swarms` swarms, every request answered after
+/// `delay`, in a loaded registry file.
+pub fn registry(dir: &Path, swarms: usize, delay: Duration, fleet: &Fleet) -> FileRegistry {
+    let swarms = three_node_swarms(dir, swarms, delay, fleet);
+    FileRegistry::load(registry_file(dir, 30, &swarms)).expect("load the registry file")
 }
