@@ -18,12 +18,11 @@
 //! names are refused).
 
 use std::fmt;
-use std::marker::PhantomData;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use thiserror::Error;
 
-use crate::snapshot::{AppSet, AppState, Application, Snapshot, SnapshotError};
+use crate::snapshot::{AppSet, Policy, Snapshot, SnapshotError};
 
 /// Why an app-set document was refused: data, one line when displayed.
 ///
@@ -215,66 +214,18 @@ pub fn parse(text: &str) -> Result<AppSet, AppSetError> {
 
 /// [`parse`] with explicit budgets.
 pub fn parse_with_limits(text: &str, limits: Limits) -> Result<AppSet, AppSetError> {
-    let MapOnly(doc) = deserialize(text, limits)?;
-    let applications = doc
-        .applications
-        .into_iter()
-        .map(|MapOnly(a)| Application::new(a.name, a.swarm, a.releases, a.state))
-        .collect();
-    let app_set = AppSet::new(doc.loaded, applications);
+    let app_set = deserialize(text, limits)?;
     // The same checks as for a snapshot's app set: duplicate or empty
     // application names make stamps ambiguous.
-    Snapshot::new(Default::default(), app_set.clone(), Vec::new())
-        .validate()
-        .map_err(invalid)?;
-    Ok(app_set)
+    let snapshot = Snapshot::new(Policy::default(), app_set, Vec::new());
+    snapshot.validate().map_err(invalid)?;
+    Ok(snapshot.app_set)
 }
 
-/// The document as written. Kept apart from [`AppSet`] so that the file's
-/// schema is stated here, whatever defaults the snapshot's types have.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AppSetDoc {
-    loaded: bool,
-    #[serde(default)]
-    applications: Vec<MapOnly<ApplicationDoc>>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ApplicationDoc {
-    name: String,
-    swarm: String,
-    #[serde(default)]
-    releases: Option<Vec<String>>,
-    #[serde(default)]
-    state: AppState,
-}
-
-type Doc = MapOnly<AppSetDoc>;
-
-/// A struct that must be written as a mapping: serde's derived structs
-/// also accept a sequence of the field values in order, which no one means
-/// in an app set (`[true, []]` is not `{loaded: true}`).
-struct MapOnly<T>(T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for MapOnly<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MapVisitor<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for MapVisitor<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a mapping")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        deserializer
-            .deserialize_map(MapVisitor(PhantomData))
-            .map(MapOnly)
-    }
-}
+/// The document is read as the snapshot's own [`AppSet`], by the same
+/// derived reader: the same fields, defaults and refusals (unknown fields,
+/// a struct written as a sequence), whichever of YAML or JSON it is in.
+type Doc = AppSet;
 
 /// JSON is read as JSON when it parses as JSON (a few strings valid in
 /// JSON are not in YAML, such as a raw U+0080; JSON has no aliases, and
@@ -704,6 +655,7 @@ impl<'de> Deserialize<'de> for Entry {
 mod tests {
     use super::*;
     use crate::refs::SwarmName;
+    use crate::snapshot::{AppState, Application};
 
     fn err(text: &str) -> AppSetError {
         match parse(text) {

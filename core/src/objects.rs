@@ -6,10 +6,11 @@
 //! planner. They are optional in a snapshot, so a snapshot an embedder
 //! builds without them stays valid: the plan then lists no objects, and a
 //! saved plan cannot prove the release unchanged, so it is never applied
-//! from one (see [`crate::saved`]). Their input schema (defaults,
-//! refusals) is with the snapshot's, in `snapshot::wire`.
+//! from one (see [`crate::saved`]). Each struct states its JSON on its
+//! own fields; it is read only from an object, as every struct of a
+//! snapshot is (see `snapshot::read`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The service label an operator sets (`docker service update --label-add
 /// swarm-sweep.keep=true`) to keep a release whatever its stamp says.
@@ -24,9 +25,9 @@ pub const STACK_LABEL: &str = "com.docker.stack.namespace";
 /// One Swarm object at one moment: its id and its version index, which
 /// the engine raises on every change. Two observations with the same id and
 /// version are of the same, unchanged object.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct ObjectVersion {
     /// The object's id.
@@ -46,9 +47,9 @@ impl ObjectVersion {
 }
 
 /// One service of a release's stack.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct ServiceEntry {
     /// The service's id.
@@ -58,8 +59,7 @@ pub struct ServiceEntry {
     /// Its version index: a redeploy raises it.
     pub version: u64,
     /// The raw value of its [`KEEP_LABEL`] label, if it carries one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(default))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<String>,
 }
 
@@ -85,14 +85,15 @@ impl ServiceEntry {
 /// names such an object by id (the engine resolves names at creation), an
 /// operator by name, so both are kept: the object is removed by its id,
 /// and matched against what other services name by either.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ObjectRef {
     /// The object's name.
     pub name: String,
     /// The object's id; `None` when the snapshot gave only the name (an
     /// older snapshot lists names alone).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
@@ -163,15 +164,15 @@ impl ObjectRef {
 }
 
 /// The named volumes of a release's stack on one node.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct NodeVolumes {
     /// The node's id (as in the swarm's node list).
     pub node: String,
     /// The names of the stack's volumes on that node.
-    #[cfg_attr(feature = "schema", schemars(default))]
+    #[serde(default)]
     pub volumes: Vec<String>,
 }
 
@@ -187,29 +188,28 @@ impl NodeVolumes {
 
 /// The objects labelled with a release's stack namespace, as listed when
 /// the snapshot was gathered.
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct StackObjects {
     /// The stack's services.
-    #[cfg_attr(feature = "schema", schemars(default))]
+    #[serde(default)]
     pub services: Vec<ServiceEntry>,
     /// The stack's networks.
-    #[cfg_attr(feature = "schema", schemars(default))]
+    #[serde(default)]
     pub networks: Vec<ObjectRef>,
     /// The stack's secrets.
-    #[cfg_attr(feature = "schema", schemars(default))]
+    #[serde(default)]
     pub secrets: Vec<ObjectRef>,
     /// The stack's configs (its release records are configs too, but are
     /// never listed here: they are deleted last, separately).
-    #[cfg_attr(feature = "schema", schemars(default))]
+    #[serde(default)]
     pub configs: Vec<ObjectRef>,
     /// The stack's named volumes on each node the registry could list,
     /// one entry per node listed (an empty list where it holds none);
     /// `None` when no node's volumes were listed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(default))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volumes: Option<Vec<NodeVolumes>>,
 }
 

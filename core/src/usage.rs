@@ -29,9 +29,9 @@ use crate::objects::{ObjectRef, StackObjects};
 pub const SERVICE_ID_LABEL: &str = "com.docker.swarm.service.id";
 
 /// One service of the swarm and what its spec names, raw.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct ServiceUse {
     /// The service's id.
@@ -40,24 +40,19 @@ pub struct ServiceUse {
     pub name: String,
     /// Its stack namespace label, if it carries one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(default))]
     pub stack: Option<String>,
     /// The sources of its volume mounts, raw: a template such as
     /// `data-{{.Task.Slot}}` is kept as written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(feature = "schema", schemars(default))]
     pub volumes: Vec<String>,
     /// The networks it attaches to, as its spec gives them (ids, or names).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(feature = "schema", schemars(default))]
     pub networks: Vec<String>,
     /// The secrets it mounts, by id and by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(feature = "schema", schemars(default))]
     pub secrets: Vec<String>,
     /// The configs it mounts, by id and by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(feature = "schema", schemars(default))]
     pub configs: Vec<String>,
 }
 
@@ -131,9 +126,9 @@ pub fn is_template(source: &str) -> bool {
 }
 
 /// One container on a node, and the named volumes it uses.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct ContainerUse {
     /// The container's id.
@@ -142,17 +137,14 @@ pub struct ContainerUse {
     pub name: String,
     /// Its [`SERVICE_ID_LABEL`], when it is a task of a service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(default))]
     pub service: Option<String>,
     /// Its stack namespace label, when it is a task of a stack's service:
     /// a task container outlives its service for a while, and its stack
     /// label still says whose it is once the service is gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(default))]
     pub stack: Option<String>,
     /// The names of the volumes it mounts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(feature = "schema", schemars(default))]
     pub volumes: Vec<String>,
 }
 
@@ -195,16 +187,16 @@ impl ContainerUse {
 
 /// The containers one node's daemon lists (running or stopped) that use a
 /// named volume.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct NodeContainers {
     /// The node's id (as in the swarm's node list), or `(manager)` for the
     /// manager's own daemon when the swarm has no node reach.
     pub node: String,
     /// Its containers that use a named volume.
-    #[cfg_attr(feature = "schema", schemars(default))]
+    #[serde(default)]
     pub containers: Vec<ContainerUse>,
 }
 
@@ -220,16 +212,16 @@ impl NodeContainers {
 
 /// What uses what on one swarm, as read: every service's spec references,
 /// and the containers of each node reached.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct Usage {
     /// Every service of the swarm, of any stack or none.
-    #[cfg_attr(feature = "schema", schemars(default))]
+    #[serde(default)]
     pub services: Vec<ServiceUse>,
     /// The containers using named volumes on each node reached.
-    #[cfg_attr(feature = "schema", schemars(default))]
+    #[serde(default)]
     pub containers: Vec<NodeContainers>,
 }
 

@@ -13,7 +13,7 @@ use crate::duration;
 use crate::objects::{ServiceEntry, KEEP_LABEL};
 use crate::owner::{ControllerId, Ownership};
 use crate::refs::SwarmName;
-use crate::snapshot::{Facts, View};
+use crate::snapshot::{Application, Facts, Snapshot, SnapshotStr};
 use crate::time::UnixTime;
 
 /// The live applications, indexed once per plan so that deciding each
@@ -45,45 +45,47 @@ struct LiveApp<'a> {
 }
 
 impl<'a> AppIndex<'a> {
-    pub(crate) fn of(view: &View<'a>, groups: &Groups<'_>) -> Self {
-        let mut live = HashMap::with_capacity(view.applications.len());
+    pub(crate) fn of<S: SnapshotStr>(snapshot: &'a Snapshot<S>, groups: &Groups<'_>) -> Self {
+        let applications = &snapshot.app_set.applications;
+        let swarm = |app: &'a Application<S>| S::swarm_str(&app.swarm);
+        let mut live = HashMap::with_capacity(applications.len());
         // Counted first, so that each cluster's list is allocated once.
         let mut counts = vec![0; groups.iter().count()];
-        for app in view.applications.iter().filter(|a| a.is_live()) {
-            if let (Some(group), Some(releases)) = (groups.index_of(app.swarm), app.releases) {
+        for app in applications.iter().filter(|a| a.is_live()) {
+            if let (Some(group), Some(releases)) = (groups.index_of(swarm(app)), &app.releases) {
                 counts[group] += releases.len();
             }
         }
         let mut declared: Vec<Vec<(&'a str, &'a str)>> =
             counts.into_iter().map(Vec::with_capacity).collect();
-        let draining_to_unknown = view
-            .applications
+        let draining_to_unknown = applications
             .iter()
-            .filter(|a| !a.is_live() && groups.index_of(a.swarm).is_none())
-            .map(|a| (a.name, a.swarm))
+            .filter(|a| !a.is_live() && groups.index_of(swarm(a)).is_none())
+            .map(|a| (a.name.as_str(), swarm(a)))
             .collect();
         let mut declared_nowhere: HashMap<&'a str, Vec<(&'a str, &'a str)>> = HashMap::new();
-        for app in view.applications.iter().filter(|a| a.is_live()) {
-            let group = groups.index_of(app.swarm);
+        for app in applications.iter().filter(|a| a.is_live()) {
+            let (name, destination) = (app.name.as_str(), swarm(app));
+            let group = groups.index_of(destination);
             live.insert(
-                app.name,
+                name,
                 LiveApp {
-                    swarm: app.swarm,
+                    swarm: destination,
                     group,
                     reconciled: app.has_reconciled(),
                 },
             );
-            let releases = app.releases.into_iter().flat_map(|r| r.iter());
+            let releases = app.releases.iter().flatten().map(S::as_str);
             let Some(group) = group else {
                 for release in releases {
                     declared_nowhere
                         .entry(release)
                         .or_default()
-                        .push((app.name, app.swarm));
+                        .push((name, destination));
                 }
                 continue;
             };
-            declared[group].extend(releases.map(|release| (release, app.name)));
+            declared[group].extend(releases.map(|release| (release, name)));
         }
         for list in &mut declared {
             list.sort_unstable();

@@ -6,19 +6,20 @@ use std::collections::BTreeMap;
 use super::swarms::Groups;
 use super::{Hold, HoldReason};
 use crate::refs::SwarmName;
-use crate::snapshot::{AppState, View};
+use crate::snapshot::{AppState, Snapshot, SnapshotStr};
 
 /// Every hold the snapshot itself calls for. The blast-radius hold needs the
 /// finished plan and is added by the planner.
-pub(crate) fn find_in(view: &View<'_>, groups: &Groups<'_>) -> Vec<Hold> {
+pub(crate) fn find_in<S: SnapshotStr>(snapshot: &Snapshot<S>, groups: &Groups<'_>) -> Vec<Hold> {
+    let app_set = &snapshot.app_set;
     let mut holds = Vec::new();
 
-    if !view.loaded {
+    if !app_set.loaded {
         holds.push(Hold::sweep(
             HoldReason::AppSetNotLoaded,
             "the app set was not loaded; every release would look departed",
         ));
-    } else if !view.applications.iter().any(|a| a.is_live()) {
+    } else if !app_set.applications.iter().any(|a| a.is_live()) {
         // An empty app set and a truncated one look the same.
         holds.push(Hold::sweep(
             HoldReason::EmptyAppSet,
@@ -29,20 +30,21 @@ pub(crate) fn find_in(view: &View<'_>, groups: &Groups<'_>) -> Vec<Hold> {
     // Per swarm: applications that have not said what they declare, or that
     // are still syncing their way out, may yet own or declare anything there.
     let mut per_swarm: BTreeMap<(SwarmName, HoldReason), Vec<String>> = BTreeMap::new();
-    for app in &view.applications {
+    for app in &app_set.applications {
         let reason = match app.state {
             AppState::Draining => HoldReason::Draining,
             _ if !app.has_reconciled() => HoldReason::Unreconciled,
             _ => continue,
         };
-        let swarm = match groups.index_of(app.swarm) {
+        let destination = S::swarm_str(&app.swarm);
+        let swarm = match groups.index_of(destination) {
             Some(i) => groups.at(i).swarm.clone(),
-            None => SwarmName::from(app.swarm),
+            None => SwarmName::from(destination),
         };
         per_swarm
             .entry((swarm, reason))
             .or_default()
-            .push(app.name.to_owned());
+            .push(app.name.as_str().to_owned());
     }
     for ((swarm, reason), mut names) in per_swarm {
         names.sort();
@@ -58,12 +60,13 @@ pub(crate) fn find_in(view: &View<'_>, groups: &Groups<'_>) -> Vec<Hold> {
     // an operator sees it; it holds no swarm (there is none of that name),
     // and the planner spares the application's releases wherever they are.
     let mut unknown: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for app in &view.applications {
-        if groups.index_of(app.swarm).is_none() {
+    for app in &app_set.applications {
+        let destination = S::swarm_str(&app.swarm);
+        if groups.index_of(destination).is_none() {
             unknown
-                .entry(app.swarm)
+                .entry(destination)
                 .or_default()
-                .push(app.name.to_owned());
+                .push(app.name.as_str().to_owned());
         }
     }
     for (swarm, mut names) in unknown {
@@ -88,7 +91,9 @@ pub(crate) fn find_in(view: &View<'_>, groups: &Groups<'_>) -> Vec<Hold> {
                 Vec::new(),
                 Some(error.clone()),
             ));
-        } else if view.purge_volumes && group.nodes.as_ref().is_some_and(|n| n.is_empty()) {
+        } else if snapshot.policy.purge_volumes
+            && group.nodes.as_ref().is_some_and(|n| n.is_empty())
+        {
             // Removing a stack whose volumes nobody can then find would
             // strand its data with no record left to find it by.
             holds.push(Hold::swarm(

@@ -25,7 +25,7 @@ use crate::names::named_enum;
 use crate::objects::{ObjectVersion, StackObjects};
 use crate::owner::ControllerId;
 use crate::refs::{ReleaseRef, SwarmName};
-use crate::snapshot::{Facts, NodeEntry, Snapshot, SnapshotDoc, SnapshotError, View};
+use crate::snapshot::{Facts, NodeEntry, Snapshot, SnapshotError, SnapshotStr, Text};
 use crate::usage::{self, InUse, Usage};
 
 use classify::{Decision, Grace};
@@ -561,27 +561,19 @@ pub struct SwarmPlan {
 /// # Ok::<(), sweep_core::SnapshotError>(())
 /// ```
 pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
-    let view = View::of(snapshot);
-    view.validate()?;
-    plan_valid(&view)
+    snapshot.validate()?;
+    plan_valid(snapshot)
 }
 
 /// Parses a snapshot from JSON text and plans it: the plan, and the error,
 /// [`Snapshot::from_json`] followed by [`plan()`] give, without an owned
-/// copy of the snapshot. Names are read in place from `text`, so a large
-/// snapshot costs its text and the plan, not its text, a copy of every
-/// name and the plan.
+/// copy of the snapshot. Names are read in place from `text` (the same
+/// types, holding [`Text`] instead of `String`), so a large snapshot costs
+/// its text and the plan, not its text, a copy of every name and the plan.
 pub fn plan_json(text: &str) -> Result<SweepPlan, SnapshotError> {
-    match SnapshotDoc::parse(text) {
-        Some(doc) => {
-            let view = View::of_doc(&doc);
-            view.validate()?;
-            plan_valid(&view)
-        }
-        // Read again the one way, for the error and the path to it; should
-        // that way read it after all, its snapshot is what is planned.
-        None => plan(&Snapshot::from_json(text)?),
-    }
+    let snapshot: Snapshot<Text<'_>> = crate::snapshot::one_json_document(text)?;
+    snapshot.validate()?;
+    plan_valid(&snapshot)
 }
 
 /// The uses of `release`'s `objects` by other workloads, as every name of
@@ -597,11 +589,11 @@ fn shared(release: &str, objects: &StackObjects, purge: bool, usage: &[&Usage]) 
     found
 }
 
-/// Plans a snapshot that [`View::validate`] accepted.
-fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
-    let controller = ControllerId::new(snapshot.controller)?;
-    let purge = snapshot.purge_volumes;
-    let groups = swarms::group_view(snapshot);
+/// Plans a snapshot that [`Snapshot::validate`] accepted.
+fn plan_valid<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Result<SweepPlan, SnapshotError> {
+    let controller = ControllerId::new(snapshot.policy.controller.as_str())?;
+    let purge = snapshot.policy.purge_volumes;
+    let groups = swarms::group(snapshot);
     let mut holds = holds::find_in(snapshot, &groups);
     let apps = classify::AppIndex::of(snapshot, &groups);
     let reach: Vec<coverage::GroupReach> = groups.iter().map(coverage::GroupReach::new).collect();
@@ -614,7 +606,7 @@ fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
     let mut spared = Vec::with_capacity(releases);
     let held_by = holds::HoldIndex::new(&holds);
     let grace = Grace {
-        window: snapshot.min_departed_for,
+        window: snapshot.policy.min_departed_for,
         now: snapshot.now,
     };
     let mut departed = Vec::new();
@@ -700,7 +692,7 @@ fn plan_valid(snapshot: &View<'_>) -> Result<SweepPlan, SnapshotError> {
 
     // The blast-radius guard looks at the plan as a whole: a truncated
     // registry listing or a mangled app set shows up as "too many".
-    if let Some(max) = snapshot.max_deletions {
+    if let Some(max) = snapshot.policy.max_deletions {
         if deletions.len() as u64 > max {
             holds.push(Hold::sweep(
                 HoldReason::BlastRadius,
@@ -793,7 +785,7 @@ mod tests {
         let owned = Snapshot::from_json(text).and_then(|s| plan(&s));
         assert_eq!(plan_json(text), owned, "{text}");
         assert_eq!(
-            SnapshotDoc::parse(text).is_some(),
+            serde_json::from_str::<Snapshot<Text<'_>>>(text).is_ok(),
             serde_json::from_str::<Snapshot>(text).is_ok(),
             "{text}"
         );

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::refs::SwarmName;
-use crate::snapshot::{Facts, NodeEntry, NodeView, Snapshot, SwarmView, View};
+use crate::snapshot::{Facts, NodeEntry, Snapshot, SnapshotStr, SwarmSnapshot};
 use crate::time::UnixTime;
 use crate::usage::Usage;
 
@@ -143,32 +143,31 @@ impl<'a> Groups<'a> {
 }
 
 /// Groups the snapshot's swarm entries by cluster id.
-pub(crate) fn group(snapshot: &Snapshot) -> Groups<'_> {
-    group_view(&View::of(snapshot))
-}
-
-/// [`group`] of any snapshot's contents.
-pub(crate) fn group_view<'a>(view: &View<'a>) -> Groups<'a> {
+pub(crate) fn group<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Groups<'_> {
+    fn name<S: SnapshotStr>(s: &SwarmSnapshot<S>) -> &str {
+        S::swarm_str(&s.swarm)
+    }
     // Key: the cluster id when known, else the name alone.
-    let mut keyed: BTreeMap<(bool, &'a str), Vec<usize>> = BTreeMap::new();
-    for (i, s) in view.swarms.iter().enumerate() {
-        let key = match s.cluster_id {
+    let mut keyed: BTreeMap<(bool, &str), Vec<usize>> = BTreeMap::new();
+    for (i, s) in snapshot.swarms.iter().enumerate() {
+        let key = match s.cluster_id.as_ref().map(S::as_str) {
             Some(id) if !id.is_empty() => (true, id),
-            _ => (false, s.swarm),
+            _ => (false, name(s)),
         };
         keyed.entry(key).or_default().push(i);
     }
 
-    let mut grouped: Vec<(SwarmGroup<'a>, Vec<&'a str>)> = Vec::with_capacity(keyed.len());
+    let mut grouped: Vec<(SwarmGroup<'_>, Vec<&str>)> = Vec::with_capacity(keyed.len());
     for members in keyed.values() {
-        let mut entries: Vec<&SwarmView<'a>> = members.iter().map(|&i| &view.swarms[i]).collect();
-        entries.sort_by(|a, b| a.swarm.cmp(b.swarm));
-        let names: Vec<SwarmName> = entries.iter().map(|s| SwarmName::from(s.swarm)).collect();
+        let mut entries: Vec<&SwarmSnapshot<S>> =
+            members.iter().map(|&i| &snapshot.swarms[i]).collect();
+        entries.sort_by(|a, b| name(a).cmp(name(b)));
+        let names: Vec<SwarmName> = entries.iter().map(|s| SwarmName::from(name(s))).collect();
 
         let errors: Vec<String> = entries
             .iter()
             .zip(&names)
-            .filter_map(|(s, name)| s.error.map(|e| (name, e)))
+            .filter_map(|(s, name)| s.error.as_ref().map(|e| (name, e.as_str())))
             .map(|(name, e)| {
                 if entries.len() > 1 {
                     format!("{name}: {e}")
@@ -183,6 +182,8 @@ pub(crate) fn group_view<'a>(view: &View<'a>) -> Groups<'a> {
             names,
             cluster_id: entries[0]
                 .cluster_id
+                .as_ref()
+                .map(S::as_str)
                 .filter(|c| !c.is_empty())
                 .map(str::to_owned),
             error: (!errors.is_empty()).then(|| errors.join("; ")),
@@ -192,13 +193,13 @@ pub(crate) fn group_view<'a>(view: &View<'a>) -> Groups<'a> {
             members: union_by_id(entries.iter().map(|s| s.members.as_deref())),
             self_stacks: entries
                 .iter()
-                .filter_map(|s| s.self_stack)
+                .filter_map(|s| s.self_stack.as_ref().map(S::as_str))
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned)
                 .collect(),
-            usage: entries.iter().filter_map(|s| s.usage).collect(),
+            usage: entries.iter().filter_map(|s| s.usage.as_ref()).collect(),
         };
-        grouped.push((group, entries.iter().map(|s| s.swarm).collect()));
+        grouped.push((group, entries.iter().map(|s| name(s)).collect()));
     }
     grouped.sort_by(|a, b| a.0.swarm.cmp(&b.0.swarm));
     let by_name = grouped
@@ -215,33 +216,27 @@ pub(crate) fn group_view<'a>(view: &View<'a>) -> Groups<'a> {
 /// The nodes of a group's names, one per id; `None` if no name has a list.
 /// First seen wins; entries are in name order, so this is the same
 /// whatever order the snapshot listed them in.
-fn union_by_id<'a>(
-    lists: impl Iterator<Item = Option<&'a [NodeView<'a>]>>,
-) -> Option<Vec<NodeEntry>> {
-    let mut nodes: Option<BTreeMap<&str, &NodeView<'a>>> = None;
+fn union_by_id<'a>(lists: impl Iterator<Item = Option<&'a [NodeEntry]>>) -> Option<Vec<NodeEntry>> {
+    let mut nodes: Option<BTreeMap<&str, &NodeEntry>> = None;
     for list in lists.flatten() {
         let map = nodes.get_or_insert_with(BTreeMap::new);
         for n in list {
-            map.entry(n.id).or_insert(n);
+            map.entry(n.id.as_str()).or_insert(n);
         }
     }
-    nodes.map(|m| {
-        m.into_values()
-            .map(|n| NodeEntry::new(n.id, n.hostname))
-            .collect()
-    })
+    nodes.map(|m| m.into_values().cloned().collect())
 }
 
 /// The releases of a group's names, sorted by name, one entry per name
 /// with the distinct stamps seen for it.
-fn releases<'a>(entries: &[&SwarmView<'a>]) -> Vec<GroupedRelease<'a>> {
+fn releases<'a, S: SnapshotStr>(entries: &[&'a SwarmSnapshot<S>]) -> Vec<GroupedRelease<'a>> {
     let total = entries.iter().map(|s| s.releases.len()).sum();
     let mut all: Vec<GroupedRelease<'a>> = Vec::with_capacity(total);
     for s in entries {
         all.extend(s.releases.iter().map(|r| GroupedRelease {
-            name: r.name,
-            owners: Owners::One(r.owner.filter(|o| !o.is_empty())),
-            facts: r.facts,
+            name: r.name.as_str(),
+            owners: Owners::One(r.owner.as_ref().map(S::as_str).filter(|o| !o.is_empty())),
+            facts: r.facts(),
             disagreeing: None,
             departed_since: r.departed_since,
         }));

@@ -1,0 +1,158 @@
+//! Reading a JSON document: exactly one value, bounded before it is
+//! parsed, every struct only from an object, and the path to the field an
+//! error stopped at.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+use super::text::{ReadStr, WriteStr};
+use super::types::{AppSet, Application, NodeEntry, Policy, ReleaseEntry, Snapshot, SwarmSnapshot};
+use super::SnapshotError;
+use crate::bound::check_values;
+use crate::objects::{NodeVolumes, ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
+use crate::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
+
+/// Reads exactly one JSON value of type `T` from `text`, once its values
+/// are counted within the bound ([`crate::bound`]).
+///
+/// A `serde_json::Deserializer` stops after the first value, and only
+/// `end()` refuses what follows: without it `{..} {..}` or `{..} garbage`
+/// would read as the first document alone, whatever the rest said.
+///
+/// Tracking the path to every value costs as much as the parse itself, and
+/// only an error needs it: a text that parses is read without it, and one
+/// that does not is read again by [`explain`], whose error is the one
+/// returned. Both reads are of the same type through the same
+/// deserializer, so they accept exactly the same texts. `T` may borrow
+/// from `text` (a `Snapshot<Text>`, whose names are not copied).
+pub(crate) fn one_json_document<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, SnapshotError> {
+    check_values(text)?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    if let Ok(value) = T::deserialize(&mut de) {
+        if de.end().is_ok() {
+            return Ok(value);
+        }
+    }
+    explain(text)
+}
+
+/// [`one_json_document`] with the path to the value it stopped at.
+fn explain<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, SnapshotError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| SnapshotError::Parse {
+        path: e.path().to_string().trim_start_matches('.').to_owned(),
+        message: e.inner().to_string(),
+    })?;
+    de.end().map_err(|e| SnapshotError::Parse {
+        path: String::new(),
+        message: e.to_string(),
+    })?;
+    Ok(value)
+}
+
+// serde's derived `Deserialize` also reads a struct from an array of its
+// field values in order, so `"policy": ["default", true, 0]` would bind
+// values by position, past every field name and `deny_unknown_fields`.
+// Every struct of a snapshot therefore derives its reader and writer with
+// `remote = "Self"` (as inherent functions, on the struct's own fields and
+// attributes), and its `Deserialize` here calls that reader only for a map.
+// serde gives those inherent functions the struct's visibility: code that
+// names one (`Policy::deserialize(d)` rather than through the trait) reads
+// the outermost struct alone without the map check; every reader of the
+// crate and every generic serde entry point goes through the trait.
+// `[S]` marks the types generic over their strings.
+macro_rules! map_only {
+    ($($ty:ident $([$s:ident])? => $expecting:literal;)*) => {$(
+        impl<'de $(, $s: ReadStr<'de>)?> Deserialize<'de> for $ty $(<$s>)? {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct MapOnly<T>(PhantomData<T>);
+                impl<'de $(, $s: ReadStr<'de>)?> Visitor<'de> for MapOnly<$ty $(<$s>)?> {
+                    type Value = $ty $(<$s>)?;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($expecting)
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                        <$ty $(<$s>)?>::deserialize(de::value::MapAccessDeserializer::new(map))
+                    }
+                }
+                deserializer.deserialize_map(MapOnly(PhantomData))
+            }
+        }
+
+        impl$(<$s: WriteStr>)? Serialize for $ty $(<$s>)? {
+            fn serialize<W: Serializer>(&self, serializer: W) -> Result<W::Ok, W::Error> {
+                <$ty $(<$s>)?>::serialize(self, serializer)
+            }
+        }
+    )*};
+}
+
+map_only! {
+    Snapshot[S] => "a snapshot object";
+    Policy[S] => "a policy object";
+    AppSet[S] => "an app set object";
+    Application[S] => "an application object";
+    SwarmSnapshot[S] => "a swarm object";
+    ReleaseEntry[S] => "a release object";
+    NodeEntry => "a node object";
+    ObjectVersion => "an object version";
+    ServiceEntry => "a service object";
+    NodeVolumes => "a node's volumes object";
+    StackObjects => "a stack objects object";
+    Usage => "a usage object";
+    ServiceUse => "a service use object";
+    ContainerUse => "a container use object";
+    NodeContainers => "a node's containers object";
+}
+
+// A network, secret or config: an object `{"name", "id"}`, or a bare name
+// (what snapshots listed before ids were read), never anything else.
+impl<'de> Deserialize<'de> for ObjectRef {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct NameOrMap;
+        impl<'de> Visitor<'de> for NameOrMap {
+            type Value = ObjectRef;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object name, or an object with a name and an id")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<ObjectRef, E> {
+                Ok(ObjectRef::named(name))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ObjectRef, A::Error> {
+                ObjectRef::deserialize(de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_any(NameOrMap)
+    }
+}
+
+impl Serialize for ObjectRef {
+    fn serialize<W: Serializer>(&self, serializer: W) -> Result<W::Ok, W::Error> {
+        ObjectRef::serialize(self, serializer)
+    }
+}
+
+/// `T`, read only from a JSON object: for the crate's other documents'
+/// private structs, for the same reason as `map_only!` (a struct written
+/// as an array would bind values by position, past every field name).
+#[derive(Default)]
+pub(crate) struct Obj<T>(pub(crate) T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MapOnly<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for MapOnly<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(MapOnly(PhantomData)).map(Obj)
+    }
+}
