@@ -100,6 +100,7 @@ mod names;
 pub mod objects;
 pub mod owner;
 pub mod plan;
+pub mod reads;
 pub mod refs;
 pub mod render;
 pub mod saved;

@@ -61,7 +61,11 @@ impl SavedPlan {
             .swarms
             .iter()
             .map(|s| {
-                let cluster = s.error.is_none().then(|| s.cluster_id.clone()).flatten();
+                let cluster = s
+                    .why_unreadable()
+                    .is_none()
+                    .then(|| s.cluster_id.clone())
+                    .flatten();
                 (s.swarm.clone(), cluster)
             })
             .collect();
@@ -404,7 +408,7 @@ fn clusters(saved: &SavedPlan, fresh: &Snapshot, changes: &mut BTreeSet<Change>)
         .swarms
         .iter()
         .map(|s| {
-            let cluster = if s.error.is_none() {
+            let cluster = if s.why_unreadable().is_none() {
                 s.cluster_id.as_ref()
             } else {
                 None

@@ -122,7 +122,7 @@ impl Status {
 /// The status of `swarm-sweep snapshot`: a person has to act when a swarm
 /// could not be read, since nothing can be planned for it.
 pub fn snapshot_status(snapshot: &Snapshot) -> Status {
-    Status::from_needs_attention(snapshot.swarms.iter().any(|s| s.error.is_some()))
+    Status::from_needs_attention(snapshot.swarms.iter().any(|s| s.why_unreadable().is_some()))
 }
 
 /// The status of `swarm-sweep plan`.

@@ -3,7 +3,7 @@
 //! shows; the assertions next to the snapshots pin the rule itself, so a
 //! snapshot accepted by mistake still fails.
 
-use sweep_core::{plan, render, Snapshot, SpareReason, SweepPlan};
+use sweep_core::{plan, render, Coverage, Snapshot, SpareReason, SweepPlan};
 
 struct Case {
     name: &'static str,
@@ -40,6 +40,44 @@ fn holds(p: &SweepPlan) -> Vec<String> {
 }
 
 const CASES: &[Case] = &[
+    Case {
+        name: "what_a_gather_could_not_read_is_judged_by_the_planner",
+        // alpha: its services' specs did not read, so nothing proves its
+        // objects unused: held, though its records read. beta: every
+        // listing read, but worker b2 did not answer for its volumes: the
+        // release goes, its purge partial, b2 named as not reached.
+        snapshot: r#"{
+          "policy": {"purge_volumes": true},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": []},
+                                                         {"name": "keep2", "swarm": "beta", "releases": []}]},
+          "swarms": [
+            {"swarm": "alpha", "cluster_id": "A", "node_count": 1,
+             "nodes": [{"id": "a1", "hostname": "alpha-1"}],
+             "failed_reads": [{"listing": "services", "error": "listing services timed out after 30s"},
+                              {"listing": "members", "error": "refused"}],
+             "releases": [{"name": "gone", "owner": "cd/default/gone:release/gone"}]},
+            {"swarm": "beta", "cluster_id": "B", "node_count": 2,
+             "nodes": [{"id": "b1", "hostname": "beta-1"}, {"id": "b2", "hostname": "beta-2"}],
+             "members": [{"id": "b1", "hostname": "beta-1"}, {"id": "b2", "hostname": "beta-2"}],
+             "unread_nodes": [{"id": "b2", "error": "the node's daemon did not answer"}],
+             "releases": [{"name": "old", "owner": "cd/default/old:release/old"}]}]
+        }"#,
+        check: |p| {
+            assert_eq!(deleted(p), ["beta/old"]);
+            assert_eq!(holds(p), ["alpha:swarm_unreadable"]);
+            let alpha = p
+                .swarms
+                .iter()
+                .find(|s| s.swarm.as_str() == "alpha")
+                .unwrap();
+            assert!(!alpha.readable);
+            assert_eq!(p.deletions[0].volumes, Coverage::Partial);
+            assert_eq!(
+                p.uncovered[0].unreached.as_deref(),
+                Some(&["beta-2".to_owned()][..])
+            );
+        },
+    },
     Case {
         name: "what_another_workload_uses_stays_with_the_records",
         snapshot: r#"{

@@ -4,18 +4,19 @@
 //! where release names collide across swarms, swarm names alias one
 //! cluster, and stamps name applications that exist elsewhere.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use proptest::prelude::*;
 use sweep_core::explain::explain;
+use sweep_core::reads::{FailedRead, Listing, UnreadNode};
 use sweep_core::saved::{check, Change, ReleaseChange, SavedPlan};
 use sweep_core::{
     plan, AppSet, AppState, Application, ControllerId, HoldReason, NodeEntry, ObjectVersion,
     Ownership, Policy, ReleaseEntry, ReleaseRef, ServiceEntry, Snapshot, SpareReason, StackObjects,
     SwarmName, SwarmSnapshot, SweepPlan,
 };
-use sweep_core::{GraceState, UnixTime};
+use sweep_core::{Coverage, GraceState, UnixTime};
 
 const SWARMS: &[&str] = &["", "alpha", "beta", "gamma"];
 /// Destinations an application may name: the swarms, and a typo of one
@@ -173,6 +174,16 @@ fn listed(s: &Snapshot, name: &SwarmName) -> bool {
     s.swarms.iter().any(|sw| &sw.swarm == name)
 }
 
+/// How much of a swarm a deletion's purge covers, more is higher.
+fn rank(c: Coverage) -> u8 {
+    match c {
+        Coverage::NodeLocal => 0,
+        Coverage::Partial => 1,
+        Coverage::Complete => 2,
+        _ => 3,
+    }
+}
+
 fn json(p: &SweepPlan) -> String {
     p.to_json_pretty()
 }
@@ -267,6 +278,61 @@ proptest! {
             )
         };
         prop_assert_eq!(elsewhere(&before), elsewhere(&after));
+    }
+
+    /// A failed listing recorded for a swarm never adds a deletion; one
+    /// the planner's rule counts as making the swarm unreadable takes every
+    /// deletion on that swarm's cluster away, whatever else was read.
+    #[test]
+    fn a_failed_read_only_ever_spares(
+        s in snapshot(),
+        index in any::<prop::sample::Index>(),
+        listing in prop::sample::select(Listing::ALL),
+    ) {
+        prop_assume!(!s.swarms.is_empty());
+        let i = index.index(s.swarms.len());
+        let name = s.swarms[i].swarm.clone();
+        let mut failed = s.clone();
+        failed.swarms[i].failed_reads.push(FailedRead::new(listing, "no answer"));
+        let before = plan(&s).unwrap();
+        let after = plan(&failed).unwrap();
+        let deleted = |p: &SweepPlan| -> BTreeSet<String> {
+            p.deletions.iter().map(|d| d.release_ref().to_string()).collect()
+        };
+        prop_assert!(deleted(&after).is_subset(&deleted(&before)));
+        if listing.makes_unreadable() {
+            prop_assert!(!after.deletions.iter().any(|d| same_swarm(&after, &d.swarm, &name)));
+        }
+    }
+
+    /// A reached node recorded as unread never adds a deletion and never
+    /// raises a deletion's volume coverage: it counts as not reached.
+    #[test]
+    fn an_unread_node_only_ever_lowers_coverage(
+        s in snapshot(),
+        index in any::<prop::sample::Index>(),
+    ) {
+        let reached: Vec<(usize, String)> = s
+            .swarms
+            .iter()
+            .enumerate()
+            .flat_map(|(i, sw)| sw.nodes.iter().flatten().map(move |n| (i, n.id.clone())))
+            .collect();
+        prop_assume!(!reached.is_empty());
+        let (i, id) = reached[index.index(reached.len())].clone();
+        let mut unread = s.clone();
+        unread.swarms[i].unread_nodes.push(UnreadNode::new(id, "timed out"));
+        let before = plan(&s).unwrap();
+        let after = plan(&unread).unwrap();
+        let coverage = |p: &SweepPlan| -> BTreeMap<String, Coverage> {
+            p.deletions.iter().map(|d| (d.release_ref().to_string(), d.volumes)).collect()
+        };
+        let (b, a) = (coverage(&before), coverage(&after));
+        for (release, c) in &a {
+            let was = b.get(release);
+            prop_assert!(was.is_some(), "{} deleted only once a node went unread", release);
+            prop_assert!(rank(*c) <= rank(*was.unwrap()), "{}: {:?} after {:?}", release, c, was);
+        }
     }
 
     #[test]

@@ -49,7 +49,11 @@ impl GroupReach {
         let reach = match (&group.nodes, group.node_count) {
             (None, Some(1)) => Coverage::Complete,
             (None, _) => Coverage::NodeLocal,
-            (Some(nodes), Some(count)) if nodes.len() as u64 == count && all_members_reached => {
+            // A reached node that did not answer is a node left out, even
+            // when the others happen to make up the count.
+            (Some(nodes), Some(count))
+                if nodes.len() as u64 == count && all_members_reached && !group.unread_nodes =>
+            {
                 Coverage::Complete
             }
             (Some(_), _) => Coverage::Partial,
@@ -149,6 +153,7 @@ mod tests {
             error: None,
             releases: Vec::new(),
             nodes: nodes.map(list),
+            unread_nodes: false,
             node_count: count,
             members: members.map(list),
             self_stacks: Default::default(),

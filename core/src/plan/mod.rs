@@ -15,6 +15,7 @@
 pub(crate) mod classify;
 mod coverage;
 mod holds;
+mod reads;
 pub(crate) mod swarms;
 
 use serde::{Deserialize, Serialize};

@@ -29,6 +29,10 @@ pub(crate) struct SwarmGroup<'a> {
     pub(crate) releases: Vec<GroupedRelease<'a>>,
     /// Reached nodes (union by id), or `None` if no name reaches nodes.
     pub(crate) nodes: Option<Vec<NodeEntry>>,
+    /// Whether a node the registry reached under any name did not answer
+    /// for its volumes or containers: a node known to be there and not
+    /// covered, so a purge is never complete.
+    pub(crate) unread_nodes: bool,
     /// The largest count any name reported: the cautious one for coverage.
     pub(crate) node_count: Option<u64>,
     /// The swarm's own node list (union by id over its names), if read.
@@ -164,19 +168,21 @@ pub(crate) fn group<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Groups<'_> {
         entries.sort_by(|a, b| name(a).cmp(name(b)));
         let names: Vec<SwarmName> = entries.iter().map(|s| SwarmName::from(name(s))).collect();
 
+        // What a partial read means is the planner's rule (`reads.rs`).
         let errors: Vec<String> = entries
             .iter()
             .zip(&names)
-            .filter_map(|(s, name)| s.error.as_ref().map(|e| (name, e.as_str())))
+            .filter_map(|(s, name)| s.why_unreadable().map(|e| (name, e)))
             .map(|(name, e)| {
                 if entries.len() > 1 {
                     format!("{name}: {e}")
                 } else {
-                    e.to_owned()
+                    e.into_owned()
                 }
             })
             .collect();
 
+        let reached: Vec<_> = entries.iter().map(|s| s.reached_nodes()).collect();
         let group = SwarmGroup {
             swarm: names[0].clone(),
             names,
@@ -188,7 +194,8 @@ pub(crate) fn group<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Groups<'_> {
                 .map(str::to_owned),
             error: (!errors.is_empty()).then(|| errors.join("; ")),
             releases: releases(&entries),
-            nodes: union_by_id(entries.iter().map(|s| s.nodes.as_deref())),
+            nodes: union_by_id(reached.iter().map(|n| n.as_deref())),
+            unread_nodes: entries.iter().any(|s| !s.unread_nodes.is_empty()),
             node_count: entries.iter().filter_map(|s| s.node_count).max(),
             members: union_by_id(entries.iter().map(|s| s.members.as_deref())),
             self_stacks: entries

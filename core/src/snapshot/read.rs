@@ -13,6 +13,7 @@ use super::types::{AppSet, Application, NodeEntry, Policy, ReleaseEntry, Snapsho
 use super::SnapshotError;
 use crate::bound::check_values;
 use crate::objects::{NodeVolumes, ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
+use crate::reads::{FailedRead, UnreadNode};
 use crate::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 
 /// Reads exactly one JSON value of type `T` from `text`, once its values
@@ -106,6 +107,8 @@ map_only! {
     ServiceUse => "a service use object";
     ContainerUse => "a container use object";
     NodeContainers => "a node's containers object";
+    FailedRead => "a failed read object";
+    UnreadNode => "an unread node object";
 }
 
 // A network, secret or config: an object `{"name", "id"}`, or a bare name

@@ -21,6 +21,7 @@ use crate::format::FormatVersion;
 use crate::objects::{ObjectVersion, StackObjects};
 #[cfg(doc)]
 use crate::owner::is_application_name;
+use crate::reads::{FailedRead, UnreadNode};
 use crate::refs::SwarmName;
 use crate::time::UnixTime;
 use crate::usage::Usage;
@@ -371,6 +372,16 @@ pub struct SwarmSnapshot<S: SnapshotStr = String> {
     /// checks it before each removal only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The listings that failed while the swarm was read, each with why.
+    /// What each means is the planner's rule (`plan::reads`): without the
+    /// records, the stacks, the services or the cluster id the swarm is
+    /// not swept; without the node list no node counts as reached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_reads: Vec<FailedRead>,
+    /// Nodes of `nodes` whose daemon did not answer for its volumes or
+    /// containers: they do not count as reached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unread_nodes: Vec<UnreadNode>,
 }
 
 impl SwarmSnapshot {
@@ -386,6 +397,8 @@ impl SwarmSnapshot {
             members: None,
             self_stack: None,
             usage: None,
+            failed_reads: Vec::new(),
+            unread_nodes: Vec::new(),
         }
     }
 

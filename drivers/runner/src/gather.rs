@@ -1,9 +1,12 @@
 //! Gathering: every swarm the registry resolves, read into a snapshot.
 //!
 //! Swarms are read concurrently, and all nodes of a swarm; every read has a
-//! timeout. A swarm that cannot be read becomes a snapshot entry with
-//! `error` set, so the planner holds it: one dead manager must never fail
-//! the whole sweep, nor look like a swarm with no releases.
+//! timeout. Gathering only reads and records: a listing that fails is a
+//! fact of the swarm's entry (`failed_reads`), as is a reached node whose
+//! daemon did not answer (`unread_nodes`), and what each means is the
+//! planner's rule (`SwarmSnapshot::why_unreadable`, `reached_nodes`): one
+//! dead manager holds its swarm, never fails the whole sweep, and never
+//! looks like a swarm with no releases.
 //!
 //! One swarm is read in as few dependent rounds as the registry allows:
 //! its nodes are looked at (through [`NodeReach`]) while the manager is
@@ -15,16 +18,11 @@
 //! What a release consists of is read with it: every record revision's id
 //! and version, and the objects of its stack (services with their keep
 //! labels, networks, secrets, configs, and its volumes on every node whose
-//! volumes were listed). The service list is evidence for sparing a
-//! release, so a swarm whose stack objects cannot be read is unreadable,
-//! as one whose release records cannot be; a node whose volumes cannot be
-//! listed is only left out of the volumes.
+//! volumes were listed).
 //!
 //! What uses what is read with it: every service's spec references from
 //! the manager, and the containers using named volumes on the manager and
-//! on each reached node ([`sweep_core::usage`]). A reached node whose
-//! containers cannot be read counts as not reached: a volume there may be
-//! in use by a workload nobody saw, and the plan must not claim coverage.
+//! on each reached node ([`sweep_core::usage`]).
 //!
 //! Two bounds keep one slow or silent daemon costing only itself:
 //! - the connections open at once stay within a budget
@@ -40,12 +38,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
+use sweep_core::reads::{FailedRead, Listing, UnreadNode};
 use sweep_core::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 use sweep_core::{
     AppSet, NodeEntry, NodeVolumes, Policy, ReleaseEntry, Snapshot, StackObjects, SwarmSnapshot,
 };
-use sweep_swarms::{Node, NodeReach, Registry, SwarmBackend, Target, VolumesByStack};
+use sweep_swarms::{BackendError, Node, NodeReach, Registry, SwarmBackend, Target, VolumesByStack};
 use tokio::sync::Semaphore;
+use tokio::time::error::Elapsed;
 use tokio::time::timeout;
 
 use crate::limits::{connection_budget, open_file_limit};
@@ -115,12 +115,13 @@ impl Default for GatherSettings {
 ///
 /// Two swarms in sweep-testkit's in-memory registry: `alpha` with one
 /// release, `beta` whose manager does not answer. Gathering still
-/// succeeds; `beta` is marked unreadable, which the planner holds, never
-/// reads as "no releases".
+/// succeeds; `beta`'s failed connection is recorded, and the planner holds
+/// it for that, never reads it as "no releases".
 ///
 /// ```
 /// use std::time::Duration;
 ///
+/// use sweep_core::reads::Listing;
 /// use sweep_core::{AppSet, Application, Policy};
 /// use sweep_runner::{gather, GatherSettings};
 /// use sweep_testkit::{MemoryNode, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm};
@@ -143,7 +144,7 @@ impl Default for GatherSettings {
 /// let snapshot = gather(&registry, policy, apps, settings).await;
 ///
 /// let alpha = &snapshot.swarms[0];
-/// assert_eq!((alpha.swarm.as_str(), alpha.error.as_deref()), ("alpha", None));
+/// assert_eq!((alpha.swarm.as_str(), alpha.why_unreadable()), ("alpha", None));
 /// assert_eq!(alpha.cluster_id.as_deref(), Some("cluster-a"));
 /// assert_eq!(alpha.releases[0].name, "web");
 /// assert_eq!(alpha.releases[0].owner.as_deref(), Some("cd/default/shop:release/web"));
@@ -152,7 +153,9 @@ impl Default for GatherSettings {
 ///
 /// let beta = &snapshot.swarms[1];
 /// assert_eq!(beta.swarm.as_str(), "beta");
-/// assert!(beta.error.is_some() && beta.releases.is_empty());
+/// // What failed is recorded; the planner's rule says it cannot be swept.
+/// assert_eq!(beta.failed_reads[0].listing, Listing::Manager);
+/// assert!(beta.why_unreadable().is_some() && beta.releases.is_empty());
 /// # }
 /// ```
 pub async fn gather(
@@ -237,11 +240,12 @@ async fn read_swarm_within(
     snapshot
 }
 
-/// What the manager alone says about a swarm.
+/// What the manager alone says about a swarm, and which of its listings
+/// failed: what that means is the planner's to decide.
 struct ManagerRead {
     backend: Arc<dyn SwarmBackend>,
     releases: Vec<sweep_swarms::ReleaseRecord>,
-    cluster_id: String,
+    cluster_id: Option<String>,
     node_count: Option<u64>,
     members: Option<Vec<NodeEntry>>,
     /// The stacks' objects by namespace; `None`: the backend does not read
@@ -251,8 +255,9 @@ struct ManagerRead {
     /// when all three read.
     volumes: Option<(String, NodeRead)>,
     /// Every service's spec references; `None`: the backend does not read
-    /// them.
+    /// them, or they could not be read (then in `failed`).
     services: Option<Vec<ServiceUse>>,
+    failed: Vec<FailedRead>,
 }
 
 /// What one daemon holds: its stack volumes, and its containers using
@@ -267,6 +272,8 @@ struct NodeRead {
 struct NodesRead {
     nodes: Option<Vec<NodeEntry>>,
     listed: Vec<Node>,
+    /// The node listing, when it failed.
+    failed: Option<FailedRead>,
 }
 
 async fn read_swarm(
@@ -277,16 +284,18 @@ async fn read_swarm(
     let limit = settings.timeout;
     // The nodes are looked at while the manager is read: probing a node
     // starts with connecting to it, which needs nothing from the manager.
-    // A manager that cannot be read ends the read at once (the nodes' look
-    // is dropped): the swarm is held whatever its nodes say.
+    // A manager that cannot be connected to ends the read at once (the
+    // nodes' look is dropped): nothing of the swarm can be read without it.
     let read = tokio::try_join!(read_manager(registry, target, limit), async {
         Ok(read_nodes(registry, target, limit).await)
     });
     let (manager, nodes) = match read {
         Ok(read) => read,
-        Err(message) => {
-            tracing::error!(swarm = %target, %message, "swarm could not be read; it is held");
-            return SwarmSnapshot::unreadable(target.clone(), message);
+        Err(failed) => {
+            tracing::error!(swarm = %target, error = %failed.error, "cannot connect to the swarm's manager");
+            let mut snapshot = SwarmSnapshot::new(target.clone());
+            snapshot.failed_reads.push(failed);
+            return snapshot;
         }
     };
 
@@ -295,27 +304,16 @@ async fn read_swarm(
     let own = manager.volumes.as_ref().map(|(id, _)| id.as_str());
     let others: Vec<Node> = nodes
         .listed
-        .into_iter()
+        .iter()
         .filter(|n| Some(n.id.as_str()) != own)
+        .cloned()
         .collect();
-    let mut reads = match registry.as_node_reach() {
+    let (mut reads, unread_nodes) = match registry.as_node_reach() {
         Some(reach) if !others.is_empty() => node_volumes(reach, target, &others, limit).await,
-        _ => BTreeMap::new(),
+        _ => (BTreeMap::new(), Vec::new()),
     };
     if let Some((id, read)) = manager.volumes {
         reads.insert(id, read);
-    }
-    let mut reached = nodes.nodes;
-    if let Some(list) = &mut reached {
-        // A node whose containers were not read is not reached: a volume
-        // on it may be in use by a workload nobody saw.
-        list.retain(|n| {
-            let read = reads.contains_key(&n.id);
-            if !read {
-                tracing::warn!(swarm = %target, node = n.display_name(), "the node's volumes and containers are not read; it counts as not reached");
-            }
-            read
-        });
     }
     let mut volumes = BTreeMap::new();
     let mut containers = Vec::with_capacity(reads.len());
@@ -324,20 +322,24 @@ async fn read_swarm(
         volumes.insert(id, read.volumes);
     }
     let mut snapshot = SwarmSnapshot::new(target.clone());
-    snapshot.cluster_id = Some(manager.cluster_id);
+    snapshot.cluster_id = manager.cluster_id;
     snapshot.releases = manager
         .releases
         .into_iter()
         .map(|r| release_entry(r, manager.objects.as_ref(), &volumes))
         .collect();
     snapshot.releases.sort_by(|a, b| a.name.cmp(&b.name));
-    snapshot.nodes = reached;
+    snapshot.nodes = nodes.nodes;
     snapshot.node_count = manager.node_count;
     snapshot.members = manager.members;
     snapshot.self_stack = manager.backend.self_stack().map(str::to_owned);
     snapshot.usage = manager
         .services
         .map(|services| Usage::new(services, containers).sorted());
+    snapshot.failed_reads = manager.failed;
+    snapshot.failed_reads.extend(nodes.failed);
+    snapshot.failed_reads.sort();
+    snapshot.unread_nodes = unread_nodes;
     snapshot
 }
 
@@ -379,16 +381,22 @@ fn release_entry(
 }
 
 /// Connects to `target`'s manager and reads what the snapshot needs from
-/// it; `Err` says why the swarm cannot be read.
+/// it, recording each listing that fails; `Err` when it cannot be
+/// connected to at all.
 async fn read_manager(
     registry: &dyn Registry,
     target: &Target,
     limit: Duration,
-) -> Result<ManagerRead, String> {
+) -> Result<ManagerRead, FailedRead> {
     let backend: Arc<dyn SwarmBackend> = match timeout(limit, registry.backend(target)).await {
         Ok(Ok(b)) => b,
-        Ok(Err(e)) => return Err(e.to_string()),
-        Err(_) => return Err(format!("connecting timed out after {limit:?}")),
+        Ok(Err(e)) => return Err(FailedRead::new(Listing::Manager, e.to_string())),
+        Err(_) => {
+            return Err(FailedRead::new(
+                Listing::Manager,
+                format!("connecting timed out after {limit:?}"),
+            ))
+        }
     };
 
     let (releases, objects, cluster_id, node_count, members, own_id, own_volumes) = tokio::join!(
@@ -411,78 +419,32 @@ async fn read_manager(
         }),
     );
     let services = timeout(limit, backend.service_uses()).await;
-    let releases = match releases {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => return Err(format!("listing release records: {e}")),
-        Err(_) => return Err(format!("listing release records timed out after {limit:?}")),
-    };
-    // A service's keep label spares its release: without the full service
-    // list a kept release would look like any other, so the swarm is not
-    // read at all rather than read without it.
-    let objects = match objects {
-        Ok(Ok(o)) => o,
-        Ok(Err(e)) => return Err(format!("listing stack objects: {e}")),
-        Err(_) => return Err(format!("listing stack objects timed out after {limit:?}")),
-    };
-    // Without the cluster id, two names of one cluster could not be told
-    // apart, and a release declared under one name would look undeclared
-    // under the other: such a swarm is not safe to sweep.
-    let cluster_id = match cluster_id {
-        Ok(Ok(id)) if !id.is_empty() => id,
-        Ok(Ok(_)) => return Err("the swarm reports an empty cluster id".to_owned()),
-        Ok(Err(e)) => return Err(format!("reading the cluster id: {e}")),
-        Err(_) => return Err(format!("reading the cluster id timed out after {limit:?}")),
-    };
-    // An unknown count only lowers coverage: never "complete" on a guess.
-    let node_count = match node_count {
-        Ok(Ok(n)) => Some(n as u64),
-        Ok(Err(e)) => {
-            tracing::warn!(swarm = %target, error = %e, "node count unreadable; coverage cannot be complete");
-            None
-        }
-        Err(_) => {
-            tracing::warn!(swarm = %target, "node count timed out; coverage cannot be complete");
-            None
-        }
-    };
-
-    // The node list only names uncovered nodes; without it they are counted.
-    let members = match members {
-        Ok(Ok(list)) => {
-            let mut list: Vec<NodeEntry> = list;
-            list.sort();
-            list.dedup_by(|a, b| a.id == b.id);
-            Some(list)
-        }
-        Ok(Err(e)) => {
-            tracing::warn!(swarm = %target, error = %e, "node list unreadable");
-            None
-        }
-        Err(_) => None,
-    };
-
+    let mut failed = Vec::new();
+    let releases =
+        answered(target, limit, &mut failed, Listing::Releases, releases).unwrap_or_default();
+    let objects = answered(target, limit, &mut failed, Listing::StackObjects, objects).flatten();
+    let cluster_id = answered(target, limit, &mut failed, Listing::ClusterId, cluster_id);
+    let node_count =
+        answered(target, limit, &mut failed, Listing::NodeCount, node_count).map(|n| n as u64);
+    let members = answered(target, limit, &mut failed, Listing::Members, members).map(|list| {
+        let mut list: Vec<NodeEntry> = list;
+        list.sort();
+        list.dedup_by(|a, b| a.id == b.id);
+        list
+    });
     // The manager's volumes only count under its own node id; without it
     // they are left out, as an unreached node's are.
-    let volumes = match (own_id, own_volumes) {
-        (Ok(Ok(Some(id))), Ok(Ok(Some(read)))) => Some((id, read)),
-        (Ok(Ok(None)), _) | (_, Ok(Ok(None))) => None,
-        (Ok(Err(e)), _) | (_, Ok(Err(e))) => {
-            tracing::warn!(swarm = %target, error = %e, "the manager's volumes are not listed");
-            None
-        }
-        (Err(_), _) | (_, Err(_)) => {
-            tracing::warn!(swarm = %target, after = ?limit, "listing the manager's volumes timed out");
-            None
-        }
-    };
-    // Every service's spec is what proves an object unused by anyone
-    // else; a swarm whose services cannot be listed completely is not
-    // read at all, as one whose stack objects cannot be.
-    let services = match services {
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) => return Err(format!("listing services: {e}")),
-        Err(_) => return Err(format!("listing services timed out after {limit:?}")),
-    };
+    let own_id = answered(target, limit, &mut failed, Listing::ManagerVolumes, own_id).flatten();
+    let own_volumes = answered(
+        target,
+        limit,
+        &mut failed,
+        Listing::ManagerVolumes,
+        own_volumes,
+    )
+    .flatten();
+    let volumes = own_id.zip(own_volumes);
+    let services = answered(target, limit, &mut failed, Listing::Services, services).flatten();
     Ok(ManagerRead {
         backend,
         releases,
@@ -492,12 +454,32 @@ async fn read_manager(
         objects,
         volumes,
         services,
+        failed,
     })
 }
 
+/// The value a listing answered with, or `None` with the listing recorded
+/// in `failed`, and why.
+fn answered<T>(
+    target: &Target,
+    limit: Duration,
+    failed: &mut Vec<FailedRead>,
+    listing: Listing,
+    answer: Result<Result<T, BackendError>, Elapsed>,
+) -> Option<T> {
+    let error = match answer {
+        Ok(Ok(value)) => return Some(value),
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => format!("timed out after {limit:?}"),
+    };
+    tracing::warn!(swarm = %target, %listing, %error, "a listing failed");
+    failed.push(FailedRead::new(listing, error));
+    None
+}
+
 /// The nodes the registry reaches: `None` without node reach for this
-/// swarm. A failed listing reaches none (`Some([])`), which holds a purge
-/// rather than pretending the manager alone covers the swarm.
+/// swarm. A failed listing is recorded (the planner then counts none as
+/// reached, rather than pretending the manager alone covers the swarm).
 ///
 /// A registry that bounds its node listing itself answers with the nodes
 /// that did answer; cut off by a shorter bound here, all of them would be
@@ -506,6 +488,7 @@ async fn read_nodes(registry: &dyn Registry, target: &Target, limit: Duration) -
     let mut read = NodesRead {
         nodes: None,
         listed: Vec::new(),
+        failed: None,
     };
     let Some(reach) = registry.as_node_reach() else {
         return read;
@@ -522,12 +505,17 @@ async fn read_nodes(registry: &dyn Registry, target: &Target, limit: Duration) -
             Some(nodes)
         }
         Ok(Err(e)) => {
-            tracing::warn!(swarm = %target, error = %e, "cannot list reachable nodes; none counts as reached");
-            Some(Vec::new())
+            tracing::warn!(swarm = %target, error = %e, "cannot list reachable nodes");
+            read.failed = Some(FailedRead::new(Listing::Nodes, e.to_string()));
+            None
         }
         Err(_) => {
-            tracing::warn!(swarm = %target, after = ?listing_limit, "listing reachable nodes timed out; none counts as reached");
-            Some(Vec::new())
+            tracing::warn!(swarm = %target, after = ?listing_limit, "listing reachable nodes timed out");
+            read.failed = Some(FailedRead::new(
+                Listing::Nodes,
+                format!("timed out after {listing_limit:?}"),
+            ));
+            None
         }
     };
     read
@@ -535,14 +523,14 @@ async fn read_nodes(registry: &dyn Registry, target: &Target, limit: Duration) -
 
 /// The stack volumes and the containers of each of `nodes`, at once, each
 /// bounded by `limit`; a node whose volumes or containers cannot be listed
-/// is left out (and named), never given an empty list, which would say it
-/// holds none.
+/// is recorded as unread (and named), never given an empty list, which
+/// would say it holds none.
 async fn node_volumes(
     reach: &dyn NodeReach,
     target: &Target,
     nodes: &[Node],
     limit: Duration,
-) -> BTreeMap<String, NodeRead> {
+) -> (BTreeMap<String, NodeRead>, Vec<UnreadNode>) {
     let reads = nodes.iter().map(|node| async move {
         let read = async {
             let backend = reach
@@ -561,8 +549,9 @@ async fn node_volumes(
         (node, timeout(limit, read).await)
     });
     let mut volumes = BTreeMap::new();
+    let mut unread = Vec::new();
     for (node, read) in join_all(reads).await {
-        match read {
+        let error = match read {
             Ok(Ok(Some((by_stack, containers)))) => {
                 volumes.insert(
                     node.id.clone(),
@@ -571,17 +560,16 @@ async fn node_volumes(
                         containers,
                     },
                 );
+                continue;
             }
-            Ok(Ok(None)) => {}
-            Ok(Err(error)) => {
-                tracing::warn!(swarm = %target, node = node.display_name(), %error, "the node's volumes are not listed");
-            }
-            Err(_) => {
-                tracing::warn!(swarm = %target, node = node.display_name(), after = ?limit, "listing the node's volumes timed out");
-            }
-        }
+            Ok(Ok(None)) => "the registry does not read its volumes and containers".to_owned(),
+            Ok(Err(error)) => error,
+            Err(_) => format!("listing its volumes and containers timed out after {limit:?}"),
+        };
+        tracing::warn!(swarm = %target, node = node.display_name(), %error, "the node's volumes and containers are not read");
+        unread.push(UnreadNode::new(node.id.clone(), error));
     }
-    volumes
+    (volumes, unread)
 }
 
 /// The bound on node listing: `limit`, or longer than the registry's own

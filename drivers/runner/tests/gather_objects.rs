@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use sweep_core::reads::Listing;
 use sweep_core::{
     AppSet, Application, NodeVolumes, ObjectVersion, Policy, ReleaseEntry, ServiceEntry, Snapshot,
     StackObjects, SwarmSnapshot,
@@ -180,18 +181,24 @@ async fn a_restamped_record_and_an_updated_service_show_new_versions() {
 }
 
 /// The service list is what a keep label is read from: losing it (an
-/// error, or no answer in time) makes the swarm unreadable, named so,
-/// exactly as losing the release records does.
+/// error, or no answer in time) is recorded, and the planner's rule makes
+/// the swarm unreadable, named so, exactly as losing the release records
+/// does. Gathering itself judges nothing: what did read is there.
 #[tokio::test(start_paused = true)]
 async fn a_failed_stack_object_listing_makes_the_swarm_unreadable() {
     for effect in [Effect::Fail(boom()), Effect::Hang] {
         let registry = Faulty::new(MemoryRegistry::new().with_swarm(swarm()));
         registry.inject(Fault::new("alpha", Call::StackObjects, effect.clone()));
         let alpha = gather_alpha(&registry).await;
-        let error = alpha.error.clone().unwrap_or_default();
-        assert!(error.contains("stack objects"), "{effect:?}: {error:?}");
-        assert!(alpha.releases.is_empty(), "{effect:?}: {alpha:?}");
-        assert_eq!(alpha.cluster_id, None, "{effect:?}");
+        let failed: Vec<Listing> = alpha.failed_reads.iter().map(|f| f.listing).collect();
+        assert_eq!(failed, [Listing::StackObjects], "{effect:?}");
+        assert_eq!(alpha.error, None, "{effect:?}");
+        let why = alpha.why_unreadable().unwrap_or_default().into_owned();
+        assert!(why.starts_with("stack_objects: "), "{effect:?}: {why:?}");
+        assert!(
+            alpha.releases.iter().all(|r| r.objects.is_none()),
+            "{effect:?}: {alpha:?}"
+        );
     }
 }
 
@@ -211,12 +218,22 @@ async fn a_failed_node_volume_listing_leaves_only_that_node_out() {
         let registry = Faulty::new(MemoryRegistry::new().with_swarm(swarm()));
         registry.inject(Fault::new("alpha", call, effect.clone()).on_node("n1"));
         let alpha = gather_alpha(&registry).await;
-        assert_eq!(alpha.error, None, "{effect:?}");
-        let reached: Vec<&str> = alpha
+        assert_eq!(alpha.why_unreadable(), None, "{effect:?}");
+        // Listed as reached, recorded as unread, and so not reached.
+        let listed: Vec<&str> = alpha
             .nodes
             .iter()
             .flatten()
             .map(|n| n.id.as_str())
+            .collect();
+        assert_eq!(listed, ["n0", "n1", "n2"], "{call:?} {effect:?}");
+        let unread: Vec<&str> = alpha.unread_nodes.iter().map(|n| n.id.as_str()).collect();
+        assert_eq!(unread, ["n1"], "{call:?} {effect:?}");
+        let reached: Vec<String> = alpha
+            .reached_nodes()
+            .expect("node reach")
+            .iter()
+            .map(|n| n.id.clone())
             .collect();
         assert_eq!(reached, ["n0", "n2"], "{call:?} {effect:?}");
         let usage = alpha.usage.as_ref().expect("usage read");
@@ -357,8 +374,8 @@ async fn a_failed_service_listing_makes_the_swarm_unreadable() {
         let registry = Faulty::new(MemoryRegistry::new().with_swarm(swarm()));
         registry.inject(Fault::new("alpha", Call::ServiceUses, effect.clone()));
         let alpha = gather_alpha(&registry).await;
-        let error = alpha.error.clone().unwrap_or_default();
-        assert!(error.contains("listing services"), "{effect:?}: {error:?}");
-        assert!(alpha.releases.is_empty(), "{effect:?}");
+        let why = alpha.why_unreadable().unwrap_or_default().into_owned();
+        assert!(why.starts_with("services: "), "{effect:?}: {why:?}");
+        assert_eq!(alpha.usage, None, "{effect:?}");
     }
 }

@@ -171,7 +171,7 @@ async fn unreachable_manager_is_held_and_other_swarms_are_swept() {
     assert!(snapshot
         .swarms
         .iter()
-        .any(|s| s.swarm.as_str() == "alpha" && s.error.is_some()));
+        .any(|s| s.swarm.as_str() == "alpha" && s.why_unreadable().is_some()));
     assert!(plan
         .holds
         .iter()
@@ -711,8 +711,13 @@ async fn a_node_listing_that_hangs_reaches_no_node_of_that_swarm_only() {
     let apps = app_set(&[("shop", "alpha", &[]), ("shop-beta", "beta", &[])]);
     let (snapshot, plan) = gather_plan(&registry, true, apps).await;
     let alpha = &snapshot.swarms[0];
-    assert_eq!(alpha.error, None);
-    assert_eq!(alpha.nodes, Some(Vec::new()));
+    assert_eq!(alpha.why_unreadable(), None);
+    // The failed listing is recorded; the planner counts no node reached.
+    assert!(alpha
+        .failed_reads
+        .iter()
+        .any(|f| f.listing == sweep_core::reads::Listing::Nodes));
+    assert_eq!(alpha.reached_nodes().as_deref(), Some(&[][..]));
     assert_eq!(snapshot.swarms[1].nodes.as_ref().map(Vec::len), Some(3));
     // Purging with no node reached is held outright on alpha; beta goes.
     assert!(plan

@@ -99,7 +99,7 @@ impl Shared {
         let unreadable: Vec<String> = snapshot
             .swarms
             .iter()
-            .filter(|s| s.error.is_some())
+            .filter(|s| s.why_unreadable().is_some())
             .map(|s| s.swarm.to_string())
             .collect();
         let mut inner = self.lock();
