@@ -22,11 +22,13 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 struct Snapshot {
+    format_version: Option<u64>,
     #[serde(default)]
     policy: Option<Policy>,
     app_set: AppSet,
     #[serde(default)]
     swarms: Vec<Swarm>,
+    now: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -37,6 +39,7 @@ struct Policy {
     #[serde(default)]
     purge_volumes: bool,
     max_deletions: Option<u64>,
+    min_departed_for: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -71,6 +74,11 @@ struct Swarm {
     node_count: Option<u64>,
     members: Option<Vec<Node>>,
     self_stack: Option<String>,
+    usage: Option<serde_json::Value>,
+    #[serde(default)]
+    failed_reads: Vec<serde_json::Value>,
+    #[serde(default)]
+    unread_nodes: Vec<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -79,6 +87,9 @@ struct Swarm {
 struct Release {
     name: String,
     owner: Option<String>,
+    records: Option<serde_json::Value>,
+    objects: Option<serde_json::Value>,
+    departed_since: Option<u64>,
 }
 
 #[derive(Deserialize)]
