@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use sweep_e2e::image::{build_image, built_image, image_name, version};
 use sweep_e2e::{
-    app, bed_up, binary, create_record, docker, docker_ok, endpoint, running_on, socket_path,
+    app, binary, create_record, docker, docker_ok, endpoint, running_on, socket_path,
     workspace_root, Cleanup, Remains, Scenario, Stack, ALPHA, DOCKER, IMAGE,
 };
 
@@ -59,7 +59,8 @@ fn build_image_refuses_a_dynamically_linked_binary_before_calling_docker() {
 
 #[test]
 fn the_image_builds_offline_on_every_node_and_runs_unprivileged() {
-    bed_up();
+    // Runs containers on every node of alpha: none may be down meanwhile.
+    let _alpha = Scenario::new();
     let image = built_image();
     for node in ALPHA.nodes {
         let inspect: Value =
