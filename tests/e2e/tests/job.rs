@@ -143,6 +143,7 @@ fn the_manager_socket_and_a_job_purge_a_release_s_volumes_on_every_node() {
 }
 
 #[test]
+#[ignore = "soak: stops a node of alpha, so every other scenario waits for it; job reach stays in the fast set with the_manager_socket_and_a_job_purge_a_release_s_volumes_on_every_node"]
 fn with_a_node_down_the_job_sweep_is_partial_keeps_the_records_and_converges_after() {
     // alpha-3 goes down: no other scenario may run on alpha meanwhile.
     let mut t = scene_of(Scenario::alone_on_alpha);
