@@ -528,8 +528,19 @@ fn snapshot_text() -> impl Strategy<Value = String> {
         })
 }
 
+/// Generated snapshots per run: each is planned natively and by the module
+/// in the interpreter, the slowest test of the core. A few keep a
+/// contributor's `cargo test -p sweep-core` quick; `PROPTEST_CASES` asks
+/// for more (.ci/run's soak step).
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(12)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn generated_snapshots_plan_byte_for_byte_as_natively(texts in prop::collection::vec(snapshot_text(), 1..4)) {

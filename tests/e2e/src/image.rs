@@ -21,36 +21,48 @@ pub fn image_name() -> String {
     format!("swarm-sweep:{}", version())
 }
 
-/// The static release binary, built once per test process in this build's
-/// target directory (a release build takes minutes; later runs reuse it).
+/// The static binary, built once per test process in this build's target
+/// directory with the tests' own profile: under `cargo test` that is the
+/// dev profile, whose build reuses the proc-macros and build scripts the
+/// tests were built with and skips optimisation, so a cold build of it
+/// takes a fraction of a release build's time. What the image tests prove
+/// (the image `deploy/build-image` makes of a static binary, and the
+/// binary's behaviour in it) does not depend on the optimisation level.
 pub fn static_binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
         let exe = std::env::current_exe().expect("the test executable's path");
-        // .../target/<profile>/deps/<test> -> .../target
-        let target_dir = exe
+        // .../target/<profile>/deps/<test> -> .../target/<profile>
+        let profile_dir = exe
             .parent()
             .and_then(Path::parent)
-            .and_then(Path::parent)
             .expect("the test executable lives in <target>/<profile>/deps");
+        let target_dir = profile_dir
+            .parent()
+            .expect("the test executable lives in <target>/<profile>/deps");
+        let release = profile_dir.file_name().is_some_and(|n| n == "release");
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut build = Command::new(cargo);
         build
             .current_dir(workspace_root())
-            .args(["build", "--quiet", "--release", "--target", TARGET])
+            .args(["build", "--quiet", "--target", TARGET])
             .args(["-p", "swarm-sweep", "--target-dir"])
             .arg(target_dir);
+        if release {
+            build.arg("--release");
+        }
         if std::env::var_os("CC_x86_64_unknown_linux_musl").is_none() {
             build.env("CC_x86_64_unknown_linux_musl", "musl-gcc");
         }
         without_test_env(&mut build);
-        let out = build.output().expect("run cargo build --release --target");
+        let out = build.output().expect("run cargo build --target");
         assert!(
             out.status.success(),
-            "cargo build --release --target {TARGET} -p swarm-sweep failed (it needs musl-tools and `rustup target add {TARGET}`: .ci/install-deps):\n{}",
+            "cargo build --target {TARGET} -p swarm-sweep failed (it needs musl-tools and `rustup target add {TARGET}`: .ci/install-deps):\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let binary = target_dir.join(TARGET).join("release").join("swarm-sweep");
+        let profile = if release { "release" } else { "debug" };
+        let binary = target_dir.join(TARGET).join(profile).join("swarm-sweep");
         assert!(binary.is_file(), "{} missing after the build", binary.display());
         binary
     })

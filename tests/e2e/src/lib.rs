@@ -16,7 +16,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
@@ -282,6 +282,63 @@ pub fn token() -> String {
     )
 }
 
+/// Who holds alpha: scenarios share it, and a scenario that stops one of
+/// its nodes holds it alone. All the suite's scenarios run in one test
+/// process (`tests/main.rs`), so a node going down under a scenario that
+/// counts on every node of alpha would fail it for nothing.
+struct AlphaUse {
+    shared: usize,
+    alone: bool,
+}
+
+static ALPHA_USE: Mutex<AlphaUse> = Mutex::new(AlphaUse {
+    shared: 0,
+    alone: false,
+});
+static ALPHA_CHANGED: Condvar = Condvar::new();
+
+/// A scenario's hold on alpha, released when the scenario is dropped.
+/// Sharers never wait for a waiting lone holder, only for one holding it:
+/// a test that makes two scenarios cannot deadlock itself.
+struct AlphaHold {
+    alone: bool,
+}
+
+impl AlphaHold {
+    fn take(alone: bool) -> AlphaHold {
+        let mut state = ALPHA_USE.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let free = if alone {
+                !state.alone && state.shared == 0
+            } else {
+                !state.alone
+            };
+            if free {
+                break;
+            }
+            state = ALPHA_CHANGED.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        if alone {
+            state.alone = true;
+        } else {
+            state.shared += 1;
+        }
+        AlphaHold { alone }
+    }
+}
+
+impl Drop for AlphaHold {
+    fn drop(&mut self) {
+        let mut state = ALPHA_USE.lock().unwrap_or_else(|e| e.into_inner());
+        if self.alone {
+            state.alone = false;
+        } else {
+            state.shared -= 1;
+        }
+        ALPHA_CHANGED.notify_all();
+    }
+}
+
 /// One scenario's context: the bed (brought up), its token, its controller
 /// id and a scratch directory for the files it hands the binary.
 pub struct Scenario {
@@ -289,10 +346,22 @@ pub struct Scenario {
     /// This scenario's controller id: the `<controller>` of its stamps.
     pub controller: String,
     dir: tempfile::TempDir,
+    _alpha: AlphaHold,
 }
 
 impl Scenario {
+    /// A scenario sharing alpha with the others running now.
     pub fn new() -> Scenario {
+        Scenario::holding(AlphaHold::take(false))
+    }
+
+    /// A scenario that may stop a node of alpha: it waits until no other
+    /// scenario runs, and no other starts until it is dropped.
+    pub fn alone_on_alpha() -> Scenario {
+        Scenario::holding(AlphaHold::take(true))
+    }
+
+    fn holding(alpha: AlphaHold) -> Scenario {
         bed_up();
         let token = token();
         Scenario {
@@ -302,6 +371,7 @@ impl Scenario {
                 .prefix("sweep-e2e-")
                 .tempdir()
                 .expect("a scratch directory"),
+            _alpha: alpha,
         }
     }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use sweep_e2e::image::{build_image, built_image, image_name, version};
 use sweep_e2e::{
-    app, bed_up, binary, create_record, docker, docker_ok, endpoint, running_on, socket_path,
+    app, binary, create_record, docker, docker_ok, endpoint, running_on, socket_path,
     workspace_root, Cleanup, Remains, Scenario, Stack, ALPHA, DOCKER, IMAGE,
 };
 
@@ -59,7 +59,8 @@ fn build_image_refuses_a_dynamically_linked_binary_before_calling_docker() {
 
 #[test]
 fn the_image_builds_offline_on_every_node_and_runs_unprivileged() {
-    bed_up();
+    // Runs containers on every node of alpha: none may be down meanwhile.
+    let _alpha = Scenario::new();
     let image = built_image();
     for node in ALPHA.nodes {
         let inspect: Value =
@@ -435,6 +436,7 @@ fn wait_for_new_container(old: &str) -> String {
 }
 
 #[test]
+#[ignore = "soak: waits out a grace window and a controller restart; grace::a_release_goes_only_after_its_window_and_one_declared_again_survives keeps grace in the fast set"]
 fn the_deployed_grace_period_delays_deletion_and_a_release_declared_again_survives() {
     const WINDOW: Duration = Duration::from_secs(90);
     let _one = one_controller();
@@ -557,6 +559,7 @@ fn the_deployed_grace_period_delays_deletion_and_a_release_declared_again_surviv
 }
 
 #[test]
+#[ignore = "soak: minutes of waiting on Swarm to restart the controller; the fast set deploys the image with the_stack_sweeps_a_departed_release_within_an_interval_and_never_itself"]
 fn a_controller_killed_mid_sweep_is_restarted_by_swarm_and_converges_with_nothing_lost() {
     let _one = one_controller();
     let s = Scenario::new();

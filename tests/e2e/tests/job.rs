@@ -78,8 +78,13 @@ struct JobScene {
 }
 
 fn scene() -> JobScene {
+    scene_of(Scenario::new)
+}
+
+/// `scene` whose scenario comes from `make`, taken after this file's lock.
+fn scene_of(make: fn() -> Scenario) -> JobScene {
     let alone = alone();
-    let s = Scenario::new();
+    let s = make();
     let config = job_registry(&s, built_image());
     let apps = s.app_set("apps.json", json!([app("edge", "alpha", &[])]));
     JobScene {
@@ -138,8 +143,10 @@ fn the_manager_socket_and_a_job_purge_a_release_s_volumes_on_every_node() {
 }
 
 #[test]
+#[ignore = "soak: stops a node of alpha, so every other scenario waits for it; job reach stays in the fast set with the_manager_socket_and_a_job_purge_a_release_s_volumes_on_every_node"]
 fn with_a_node_down_the_job_sweep_is_partial_keeps_the_records_and_converges_after() {
-    let mut t = scene();
+    // alpha-3 goes down: no other scenario may run on alpha meanwhile.
+    let mut t = scene_of(Scenario::alone_on_alpha);
     let web = departed_everywhere(&t.s, &mut t.cleanup);
 
     let down = StoppedNode::stop("alpha-3");
