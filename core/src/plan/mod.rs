@@ -569,7 +569,7 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
 /// Parses a snapshot from JSON text and plans it: the plan, and the error,
 /// [`Snapshot::from_json`] followed by [`plan()`] give, without an owned
 /// copy of the snapshot. Names are read in place from `text` (the same
-/// types, holding [`Text`] instead of `String`), so a large snapshot costs
+/// types, holding `Text` instead of `String`), so a large snapshot costs
 /// its text and the plan, not its text, a copy of every name and the plan.
 pub fn plan_json(text: &str) -> Result<SweepPlan, SnapshotError> {
     let snapshot: Snapshot<Text<'_>> = crate::snapshot::one_json_document(text)?;

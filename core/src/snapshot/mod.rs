@@ -100,7 +100,7 @@ pub enum SnapshotError {
         field: String,
     },
     /// The controller only writes stamps for names of the grammar
-    /// [`is_application_name`] checks, so an application named otherwise
+    /// [`is_application_name`](crate::owner::is_application_name) checks, so an application named otherwise
     /// could never own a release and would silently own nothing. `field`
     /// is `app_set.applications[<i>].name`.
     #[error("{field}: application name {name:?} is not of the form [a-z0-9][a-z0-9._-]*, so no owner stamp can name it")]
@@ -111,7 +111,7 @@ pub enum SnapshotError {
         name: String,
     },
     /// `policy.controller` is not a valid controller id (see
-    /// [`ControllerId::new`]).
+    /// [`ControllerId::new`](crate::owner::ControllerId::new)).
     #[error("policy.controller: {0}")]
     Controller(#[from] OwnerError),
     /// The document holds more JSON values than
