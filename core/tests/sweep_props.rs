@@ -35,8 +35,8 @@ struct ReleaseGen {
 #[derive(Debug, Clone)]
 struct SwarmGen {
     /// Per node: listed by the registry, unreachable, vanishes after
-    /// listing, listing fails.
-    nodes: Vec<(bool, bool, bool, bool)>,
+    /// listing, listing fails, and did not answer when gathered.
+    nodes: Vec<(bool, bool, bool, bool, bool)>,
     reach_nodes: bool,
     count_known: bool,
     relist_fails: bool,
@@ -114,6 +114,7 @@ fn swarm_gen(faults: bool) -> impl Strategy<Value = SwarmGen> {
                 prop::bool::weighted(0.8),
                 node_fault.clone(),
                 node_fault.clone(),
+                node_fault.clone(),
                 node_fault,
             ),
             1..4,
@@ -184,6 +185,9 @@ fn build(g: &WorldGen) -> World {
             }
             if n.3 {
                 w.faults.list_fails.insert((sn.clone(), id.clone()));
+            }
+            if n.4 {
+                w.unread_node(&sn, id);
             }
         }
         if s.relist_fails {
@@ -344,6 +348,9 @@ proptest! {
                     prop_assert!(!run.world.has_records(s, name));
                     if g.purge {
                         prop_assert!(run.world.reached_volumes(&r.swarm, name).is_empty());
+                        // A node that did not answer when gathered is not
+                        // covered: its volumes keep the release's records.
+                        prop_assert!(!run.world.has_unread_volumes(&r.swarm, name), "{}/{} deleted with volumes on an unread node", s, name);
                     }
                 }
                 // The records, which let a later sweep find it, are kept

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use sweep_core::objects::ObjectRef;
+use sweep_core::reads::UnreadNode;
 use sweep_core::sweep::{Action, ActionKind, Outcome, StackPart, StampRead, UsageRead, Where};
 use sweep_core::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 use sweep_core::{
@@ -39,6 +40,10 @@ pub struct ModelNode {
     pub hostname: String,
     /// The registry lists (reaches) it.
     pub listed: bool,
+    /// Listed, but its daemon did not answer for its volumes or
+    /// containers when the snapshot was gathered: the snapshot records it
+    /// in `unread_nodes`, and the planner's rule counts it as not reached.
+    pub unread: bool,
     /// Volume name -> the release whose stack label it carries.
     pub volumes: BTreeMap<String, String>,
 }
@@ -219,6 +224,7 @@ impl World {
                 id: (*id).to_owned(),
                 hostname: (*host).to_owned(),
                 listed: *listed,
+                unread: false,
                 volumes: BTreeMap::new(),
             })
             .collect();
@@ -304,6 +310,12 @@ impl World {
                     ),
                     Reach::ManagerOnly => None,
                 };
+                snap.unread_nodes = s
+                    .nodes
+                    .iter()
+                    .filter(|n| n.listed && n.unread && s.reach == Reach::Nodes)
+                    .map(|n| UnreadNode::new(n.id.clone(), "no answer when gathered"))
+                    .collect();
                 snap.node_count = s.count_known.then_some(s.nodes.len() as u64);
                 snap.cluster_id = s.cluster_id.clone();
                 snap
@@ -371,8 +383,21 @@ impl World {
         out
     }
 
-    /// Ids of the nodes a purge of `swarm` reaches: the listed ones, or the
-    /// manager without node reach.
+    /// Marks node `id` of `swarm` as one whose daemon did not answer when
+    /// the snapshot was gathered.
+    pub fn unread_node(&mut self, swarm: &SwarmName, id: &str) -> &mut Self {
+        if let Some(n) = self
+            .swarms
+            .get_mut(swarm)
+            .and_then(|s| s.nodes.iter_mut().find(|n| n.id == id))
+        {
+            n.unread = true;
+        }
+        self
+    }
+
+    /// Ids of the nodes a purge of `swarm` reaches: the listed ones that
+    /// answered when gathered, or the manager without node reach.
     pub fn reached(&self, swarm: &SwarmName) -> Vec<String> {
         let Some(s) = self.swarms.get(swarm) else {
             return Vec::new();
@@ -381,11 +406,22 @@ impl World {
             Reach::Nodes => s
                 .nodes
                 .iter()
-                .filter(|n| n.listed)
+                .filter(|n| n.listed && !n.unread)
                 .map(|n| n.id.clone())
                 .collect(),
             Reach::ManagerOnly => s.nodes.first().map(|n| n.id.clone()).into_iter().collect(),
         }
+    }
+
+    /// Whether any node whose daemon did not answer when gathered holds
+    /// a volume of `release` on `swarm`.
+    pub fn has_unread_volumes(&self, swarm: &SwarmName, release: &str) -> bool {
+        self.swarms.get(swarm).is_some_and(|s| {
+            s.reach == Reach::Nodes
+                && s.nodes
+                    .iter()
+                    .any(|n| n.listed && n.unread && n.volumes.values().any(|r| r == release))
+        })
     }
 
     /// Volumes of `release` on nodes a purge reaches.
@@ -461,6 +497,24 @@ impl World {
             self.violations.push(format!(
                 "removal after the release's records changed since the plan: {kind:?}"
             ));
+        }
+        // A node whose daemon did not answer when gathered is not reached:
+        // nothing proved what uses its volumes, so the plan must not send
+        // the sweep there.
+        if let ActionKind::RemoveVolume {
+            at: Where::Node(node),
+            ..
+        } = kind
+        {
+            let unread = self
+                .swarms
+                .get(&t.release.swarm)
+                .is_some_and(|s| s.nodes.iter().any(|n| n.id == node.id && n.unread));
+            if unread {
+                self.violations.push(format!(
+                    "a volume removed on a node that did not answer when gathered: {kind:?}"
+                ));
+            }
         }
         let swarm = &t.release.swarm;
         let release = t.release.release.as_str();
