@@ -277,7 +277,10 @@ impl Judge<'_> {
         }
         match &action.kind {
             ActionKind::ReadStamps { target, .. } => {
-                assert!(target.names.contains(&r.swarm), "re-read misses its own swarm");
+                assert!(
+                    target.names.contains(&r.swarm),
+                    "re-read misses its own swarm"
+                );
             }
             ActionKind::RemoveStack { part, objects, .. } => {
                 for o in objects {
