@@ -35,8 +35,9 @@ struct ReleaseGen {
 #[derive(Debug, Clone)]
 struct SwarmGen {
     /// Per node: listed by the registry, unreachable, vanishes after
-    /// listing, listing fails, and did not answer when gathered.
-    nodes: Vec<(bool, bool, bool, bool, bool)>,
+    /// listing, listing fails, did not answer when gathered, and is
+    /// another swarm's daemon (never the manager).
+    nodes: Vec<(bool, bool, bool, bool, bool, bool)>,
     reach_nodes: bool,
     count_known: bool,
     relist_fails: bool,
@@ -116,6 +117,8 @@ fn swarm_gen(faults: bool) -> impl Strategy<Value = SwarmGen> {
                 node_fault.clone(),
                 node_fault.clone(),
                 node_fault,
+                // A configuration fact, not a fault: in every world.
+                prop::bool::weighted(0.15),
             ),
             1..4,
         ),
@@ -188,6 +191,9 @@ fn build(g: &WorldGen) -> World {
             }
             if n.4 {
                 w.unread_node(&sn, id);
+            }
+            if n.5 {
+                w.stranger_node(&sn, id);
             }
         }
         if s.relist_fails {

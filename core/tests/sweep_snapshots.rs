@@ -238,7 +238,16 @@ fn hostile_names_cannot_fake_lines_of_the_report() {
             "unescaped: {line:?}"
         );
     }
-    let totals: Vec<&str> = text.lines().filter(|l| l.contains(" planned: ")).collect();
+    // A totals line is `N planned: ...` from its first character; a
+    // hostile name may hold the words, never the start of a line.
+    let totals: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.split_once(" planned: ").is_some_and(|(head, _)| {
+                !head.is_empty() && head.bytes().all(|b| b.is_ascii_digit())
+            })
+        })
+        .collect();
     assert_eq!(totals.len(), 1, "{text}");
     assert!(
         text.contains("x\\u{1b}[2K/g\\u{a}to delete (0):\\u{a}  nothing"),

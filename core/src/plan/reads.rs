@@ -3,6 +3,7 @@
 //! answer (`crate::reads`), and these rules say what follows.
 
 use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::reads::Listing;
 use crate::snapshot::{NodeEntry, SnapshotStr, SwarmSnapshot};
@@ -15,8 +16,10 @@ impl Listing {
     /// workload uses, would look like any other; without the cluster id
     /// two names of one cluster could not be told apart, and a release
     /// declared under one name would look undeclared under the other. The
-    /// others only lower coverage: an unknown node count or node list is
-    /// never "complete", the manager's volumes unread leave it unreached.
+    /// others only lower coverage: an unknown node count is never
+    /// "complete"; without the manager's node list no daemon's word that it
+    /// is one of the swarm's nodes can be checked, so none counts as
+    /// reached; the manager's volumes unread leave it unreached.
     pub const fn makes_unreadable(self) -> bool {
         match self {
             Listing::Manager
@@ -63,30 +66,88 @@ impl<S: SnapshotStr> SwarmSnapshot<S> {
         }
     }
 
+    /// Whether this read's listing `listing` failed.
+    fn failed(&self, listing: Listing) -> bool {
+        self.failed_reads.iter().any(|f| f.listing == listing)
+    }
+
+    /// The swarm's own nodes by id, as its manager listed them: `None`
+    /// when the snapshot carries no node list and no failure to read one
+    /// (a hand-made snapshot, trusted as written).
+    fn member_ids(&self) -> Option<BTreeMap<&str, &NodeEntry>> {
+        let members = self.members.as_deref()?;
+        Some(members.iter().map(|m| (m.id.as_str(), m)).collect())
+    }
+
     /// The nodes that count as reached: `None` without node reach; none
     /// when the node listing failed (the manager alone never stands for the
-    /// swarm); otherwise `nodes` without those whose daemon did not answer
-    /// for its volumes or containers (a volume there may be in use by a
+    /// swarm) or the manager's node list could not be read (no daemon's
+    /// word can then be checked); otherwise the `nodes` that are on the
+    /// manager's node list, without those whose daemon did not answer for
+    /// its volumes or containers (a volume there may be in use by a
     /// workload nobody saw).
+    ///
+    /// A daemon answers with the node id it holds; one that is not on the
+    /// manager's list is another swarm's node (or one that left), however
+    /// the registry was configured, and a purge never touches it. A
+    /// hostname a daemon did not give is the manager's.
     pub fn reached_nodes(&self) -> Option<Cow<'_, [NodeEntry]>> {
-        if self
-            .failed_reads
-            .iter()
-            .any(|f| f.listing == Listing::Nodes)
-        {
+        if self.failed(Listing::Nodes) {
             return Some(Cow::Owned(Vec::new()));
         }
         let nodes = self.nodes.as_deref()?;
-        if self.unread_nodes.is_empty() {
+        if self.failed(Listing::Members) {
+            return Some(Cow::Owned(Vec::new()));
+        }
+        let members = self.member_ids();
+        let unread: BTreeSet<&str> = self.unread_nodes.iter().map(|u| u.id.as_str()).collect();
+        let counted = |n: &NodeEntry| {
+            !unread.contains(n.id.as_str())
+                && members
+                    .as_ref()
+                    .is_none_or(|m| m.contains_key(n.id.as_str()))
+        };
+        let named = |n: &NodeEntry| {
+            !n.hostname.is_empty()
+                || members
+                    .as_ref()
+                    .and_then(|m| m.get(n.id.as_str()))
+                    .is_none_or(|m| m.hostname.is_empty())
+        };
+        if nodes.iter().all(|n| counted(n) && named(n)) {
             return Some(Cow::Borrowed(nodes));
         }
         Some(Cow::Owned(
             nodes
                 .iter()
-                .filter(|n| !self.unread_nodes.iter().any(|u| u.id == n.id))
-                .cloned()
+                .filter(|n| counted(n))
+                .map(
+                    |n| match members.as_ref().and_then(|m| m.get(n.id.as_str())) {
+                        Some(member) if n.hostname.is_empty() => NodeEntry::clone(member),
+                        _ => n.clone(),
+                    },
+                )
                 .collect(),
         ))
+    }
+
+    /// Whether a node that counts (see [`Self::reached_nodes`]) did not
+    /// answer for its volumes or containers: the purge then never covers
+    /// the swarm. Another swarm's daemon that did not answer costs nothing.
+    pub fn has_unread_node(&self) -> bool {
+        if self.unread_nodes.is_empty() {
+            return false;
+        }
+        if self.failed(Listing::Members) {
+            // No node counts as reached: coverage is already partial.
+            return true;
+        }
+        let members = self.member_ids();
+        self.unread_nodes.iter().any(|u| {
+            members
+                .as_ref()
+                .is_none_or(|m| m.contains_key(u.id.as_str()))
+        })
     }
 }
 
@@ -154,5 +215,70 @@ mod tests {
         s.nodes = None;
         s.failed_reads.clear();
         assert_eq!(s.reached_nodes(), None);
+    }
+
+    fn ids(nodes: &[NodeEntry]) -> Vec<&str> {
+        nodes.iter().map(|n| n.id.as_str()).collect()
+    }
+
+    #[test]
+    fn a_daemon_off_the_manager_s_node_list_is_never_reached() {
+        let mut s = swarm();
+        s.nodes
+            .as_mut()
+            .unwrap()
+            .push(NodeEntry::new("x9", "other"));
+        s.members = Some(vec![
+            NodeEntry::new("n1", "one"),
+            NodeEntry::new("n2", "two"),
+            NodeEntry::new("n3", "three"),
+        ]);
+        assert_eq!(ids(&s.reached_nodes().unwrap()), ["n1", "n2"]);
+        // Another swarm's daemon that did not answer costs nothing; one of
+        // this swarm's does.
+        s.unread_nodes = vec![UnreadNode::new("x9", "not a node of alpha")];
+        assert!(!s.has_unread_node());
+        s.unread_nodes.push(UnreadNode::new("n2", "timed out"));
+        assert!(s.has_unread_node());
+        assert_eq!(ids(&s.reached_nodes().unwrap()), ["n1"]);
+    }
+
+    #[test]
+    fn without_the_manager_s_node_list_no_daemon_counts() {
+        let mut s = swarm();
+        s.failed_reads = vec![FailedRead::new(Listing::Members, "refused")];
+        assert_eq!(s.reached_nodes().unwrap().len(), 0);
+        assert_eq!(s.why_unreadable(), None, "only coverage is lower");
+        s.unread_nodes = vec![UnreadNode::new("n2", "timed out")];
+        assert!(s.has_unread_node());
+        // No node reach at all stays no node reach.
+        s.nodes = None;
+        assert_eq!(s.reached_nodes(), None);
+    }
+
+    #[test]
+    fn a_hand_made_snapshot_without_a_node_list_is_trusted_as_written() {
+        let mut s = swarm();
+        s.unread_nodes = vec![UnreadNode::new("x9", "refused")];
+        assert!(s.has_unread_node(), "with no list, every node counts");
+        assert_eq!(ids(&s.reached_nodes().unwrap()), ["n1", "n2"]);
+    }
+
+    #[test]
+    fn a_hostname_a_daemon_did_not_give_is_the_manager_s() {
+        let mut s = swarm();
+        s.nodes = Some(vec![NodeEntry::new("n1", ""), NodeEntry::new("n2", "two")]);
+        s.members = Some(vec![NodeEntry::new("n1", "one"), NodeEntry::new("n2", "2")]);
+        let reached = s.reached_nodes().unwrap();
+        assert!(matches!(reached, Cow::Owned(_)));
+        assert_eq!(
+            reached
+                .iter()
+                .map(NodeEntry::display_name)
+                .collect::<Vec<_>>(),
+            ["one", "two"]
+        );
+        s.nodes = Some(vec![NodeEntry::new("n1", "one")]);
+        assert!(matches!(s.reached_nodes().unwrap(), Cow::Borrowed(_)));
     }
 }

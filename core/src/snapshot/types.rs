@@ -351,8 +351,11 @@ pub struct SwarmSnapshot<S: SnapshotStr = String> {
     /// Every release (stack with release records) on it; names unique.
     #[serde(default)]
     pub releases: Vec<ReleaseEntry<S>>,
-    /// The nodes the registry reached; `None` when it cannot reach nodes
-    /// individually at all, `Some(vec![])` when it reaches none.
+    /// The daemons the registry reached, each by the node id it answered
+    /// with; `None` when it cannot reach nodes individually at all,
+    /// `Some(vec![])` when it reaches none. Only those on `members` count
+    /// as the swarm's nodes (`plan::reads`): another swarm's daemon
+    /// configured as a node is never purged.
     #[serde(default)]
     pub nodes: Option<Vec<NodeEntry>>,
     /// The node count the swarm itself reports; `None` if unreadable.
@@ -360,7 +363,10 @@ pub struct SwarmSnapshot<S: SnapshotStr = String> {
     pub node_count: Option<u64>,
     /// The swarm's own node list (down nodes included), as its manager
     /// reports it; `None` when not read. With it, the plan names the nodes
-    /// a purge does not reach instead of only counting them.
+    /// a purge does not reach instead of only counting them, and counts a
+    /// reached daemon as a node only when its id is on it. A snapshot
+    /// without it (and without a failed `members` read) is trusted as
+    /// written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub members: Option<Vec<NodeEntry>>,
     /// The stack the controller itself runs as on this swarm.
@@ -379,7 +385,8 @@ pub struct SwarmSnapshot<S: SnapshotStr = String> {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_reads: Vec<FailedRead>,
     /// Nodes of `nodes` whose daemon did not answer for its volumes or
-    /// containers: they do not count as reached.
+    /// containers: they do not count as reached, and one of the swarm's
+    /// own keeps a purge from ever being complete.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unread_nodes: Vec<UnreadNode>,
 }

@@ -118,11 +118,7 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
         }
     }
     let t = &report.totals;
-    writeln!(
-        out,
-        "\n{} planned: {} deleted, {} failed, {} left as own stack, {} pending coverage, {} kept in use; {} volumes removed; {} swarms not fully covered",
-        t.planned, t.deleted, t.failed, t.left_own_stack, t.pending_coverage, t.in_use, t.volumes_deleted, t.uncovered_swarms
-    )?;
+    writeln!(out, "\n{t}")?;
     let verdict = if report.held {
         "the sweep was held; nothing was deleted"
     } else if report.releases.is_empty() {

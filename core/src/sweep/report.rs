@@ -298,6 +298,25 @@ pub struct Totals {
     pub uncovered_swarms: u64,
 }
 
+impl std::fmt::Display for Totals {
+    /// The one totals line of every text report (the full one and the short
+    /// one a command falls back to), so that the two never count apart.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} planned: {} deleted, {} failed, {} left as own stack, {} pending coverage, {} kept in use; {} volumes removed; {} swarms not fully covered",
+            self.planned,
+            self.deleted,
+            self.failed,
+            self.left_own_stack,
+            self.pending_coverage,
+            self.in_use,
+            self.volumes_deleted,
+            self.uncovered_swarms
+        )
+    }
+}
+
 impl SweepReport {
     /// Sorts every list and computes the totals.
     pub(crate) fn new(

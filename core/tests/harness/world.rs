@@ -44,6 +44,11 @@ pub struct ModelNode {
     /// containers when the snapshot was gathered: the snapshot records it
     /// in `unread_nodes`, and the planner's rule counts it as not reached.
     pub unread: bool,
+    /// Another swarm's daemon, configured as a node of this one: the
+    /// registry reaches it and it answers with its own node id, which is
+    /// not on this swarm's node list. Its volumes are never this swarm's,
+    /// whatever their labels say.
+    pub stranger: bool,
     /// Volume name -> the release whose stack label it carries.
     pub volumes: BTreeMap<String, String>,
 }
@@ -225,6 +230,7 @@ impl World {
                 hostname: (*host).to_owned(),
                 listed: *listed,
                 unread: false,
+                stranger: false,
                 volumes: BTreeMap::new(),
             })
             .collect();
@@ -316,7 +322,17 @@ impl World {
                     .filter(|n| n.listed && n.unread && s.reach == Reach::Nodes)
                     .map(|n| UnreadNode::new(n.id.clone(), "no answer when gathered"))
                     .collect();
-                snap.node_count = s.count_known.then_some(s.nodes.len() as u64);
+                // The manager lists its own nodes, down ones included, and
+                // counts them; a stranger is on neither.
+                let own: Vec<&ModelNode> = s.nodes.iter().filter(|n| !n.stranger).collect();
+                if s.reach == Reach::Nodes {
+                    snap.members = Some(
+                        own.iter()
+                            .map(|n| NodeEntry::new(n.id.clone(), n.hostname.clone()))
+                            .collect(),
+                    );
+                }
+                snap.node_count = s.count_known.then_some(own.len() as u64);
                 snap.cluster_id = s.cluster_id.clone();
                 snap
             })
@@ -396,8 +412,21 @@ impl World {
         self
     }
 
-    /// Ids of the nodes a purge of `swarm` reaches: the listed ones that
-    /// answered when gathered, or the manager without node reach.
+    /// Marks node `id` of `swarm` (not its manager) as another swarm's
+    /// daemon that the registry reaches as if it were this swarm's.
+    pub fn stranger_node(&mut self, swarm: &SwarmName, id: &str) -> &mut Self {
+        if let Some(n) = self
+            .swarms
+            .get_mut(swarm)
+            .and_then(|s| s.nodes.iter_mut().skip(1).find(|n| n.id == id))
+        {
+            n.stranger = true;
+        }
+        self
+    }
+
+    /// Ids of the nodes a purge of `swarm` reaches: the listed ones of its
+    /// own that answered when gathered, or the manager without node reach.
     pub fn reached(&self, swarm: &SwarmName) -> Vec<String> {
         let Some(s) = self.swarms.get(swarm) else {
             return Vec::new();
@@ -406,7 +435,7 @@ impl World {
             Reach::Nodes => s
                 .nodes
                 .iter()
-                .filter(|n| n.listed && !n.unread)
+                .filter(|n| n.listed && !n.unread && !n.stranger)
                 .map(|n| n.id.clone())
                 .collect(),
             Reach::ManagerOnly => s.nodes.first().map(|n| n.id.clone()).into_iter().collect(),
@@ -418,9 +447,9 @@ impl World {
     pub fn has_unread_volumes(&self, swarm: &SwarmName, release: &str) -> bool {
         self.swarms.get(swarm).is_some_and(|s| {
             s.reach == Reach::Nodes
-                && s.nodes
-                    .iter()
-                    .any(|n| n.listed && n.unread && n.volumes.values().any(|r| r == release))
+                && s.nodes.iter().any(|n| {
+                    n.listed && n.unread && !n.stranger && n.volumes.values().any(|r| r == release)
+                })
         })
     }
 
@@ -513,6 +542,28 @@ impl World {
             if unread {
                 self.violations.push(format!(
                     "a volume removed on a node that did not answer when gathered: {kind:?}"
+                ));
+            }
+        }
+        // Another swarm's daemon holds nothing of this swarm's releases,
+        // whatever a volume's stack label says: no volume action goes
+        // there.
+        if let ActionKind::ListVolumes {
+            at: Where::Node(node),
+            ..
+        }
+        | ActionKind::RemoveVolume {
+            at: Where::Node(node),
+            ..
+        } = kind
+        {
+            let stranger = self
+                .swarms
+                .get(&t.release.swarm)
+                .is_some_and(|s| s.nodes.iter().any(|n| n.id == node.id && n.stranger));
+            if stranger {
+                self.violations.push(format!(
+                    "a volume action on another swarm's daemon: {kind:?}"
                 ));
             }
         }

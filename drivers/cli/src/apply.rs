@@ -273,10 +273,6 @@ fn short_report(report: &SweepReport) -> String {
             r.outcome.as_str()
         ));
     }
-    let t = &report.totals;
-    out.push_str(&format!(
-        "  {} planned: {} deleted, {} failed, {} left as own stack, {} pending coverage; {} volumes removed\n",
-        t.planned, t.deleted, t.failed, t.left_own_stack, t.pending_coverage, t.volumes_deleted
-    ));
+    out.push_str(&format!("  {}\n", report.totals));
     out
 }

@@ -142,14 +142,33 @@ pub struct FileRegistry {
     clients: HashMap<Endpoint, OnceCell<Client>>,
     backends: HashMap<String, OnceCell<Arc<DockerSwarm>>>,
     node_daemons: HashMap<Endpoint, OnceCell<Arc<DockerNode>>>,
-    /// The nodes each swarm's last [`NodeReach::nodes`] found, by node id,
-    /// with the endpoint that answered for them.
-    reached: Mutex<HashMap<String, HashMap<String, Endpoint>>>,
+    /// The daemons each swarm's last [`NodeReach::nodes`] found, by the
+    /// node id each answered with: the endpoint, and whether the manager's
+    /// node list had the id.
+    reached: Mutex<HashMap<String, HashMap<String, Answered>>>,
     /// The volume jobs of each swarm with `node_reach = "job"`.
     jobs: HashMap<String, OnceCell<Arc<SwarmJobs>>>,
     /// Held while a swarm's nodes are found again for a node backend, so
     /// that the actions of a sweep started at once probe the daemons once.
     discovering: HashMap<String, tokio::sync::Mutex<()>>,
+}
+
+/// A daemon that answered a node listing as a swarm node.
+#[derive(Debug, Clone)]
+struct Answered {
+    endpoint: Endpoint,
+    membership: Membership,
+}
+
+/// Whether a daemon's node id was on the manager's node list when it
+/// answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Membership {
+    Listed,
+    /// Another swarm's node, or one that left: never served as a node.
+    NotListed,
+    /// The node list could not be read: found again when asked for.
+    Unchecked,
 }
 
 impl FileRegistry {
@@ -196,7 +215,7 @@ impl FileRegistry {
     }
 
     /// The endpoint the last listing of `swarm` found answering as `node`.
-    fn reached_endpoint(&self, swarm: &str, node: &str) -> Option<Endpoint> {
+    fn answered(&self, swarm: &str, node: &str) -> Option<Answered> {
         self.reached
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -418,22 +437,23 @@ impl Lister for FileRegistry {
 
 #[async_trait]
 impl NodeReach for FileRegistry {
-    /// `None` for a swarm without `[[swarm.node]]` entries. Otherwise the
-    /// manager and the configured nodes that answer within the timeout and
-    /// whose daemon says it is a node in the manager's node list: a daemon
-    /// of another swarm, or one that left this swarm, is not this swarm's
-    /// node whatever the file says. The manager is probed too, since it is
-    /// a node with volumes of its own.
+    /// `None` for a swarm without `[[swarm.node]]` entries. Otherwise every
+    /// daemon among the manager and the configured nodes that answers
+    /// within the timeout as a swarm node, with the node id it holds, once
+    /// per id. Which of them count as this swarm's nodes is the planner's
+    /// rule (only those on the manager's node list); a daemon of another
+    /// swarm is listed here like any other, and named at warn level. The
+    /// manager is probed too, since it is a node with volumes of its own.
     ///
     /// All daemons are probed at once, each within one per-call timeout as
     /// a whole, and the answer holds every one that answered: a silent
     /// daemon costs only itself, and is named (endpoint and reason) at
     /// warn level, like every configured node left out.
     ///
-    /// The probes run while the manager's node list is read (each answer
-    /// is only checked against the list once both are in), and the list is
-    /// the one the manager's backend has in flight when it has: reading a
-    /// swarm takes two rounds (versions, then everything else), not four.
+    /// The manager's node list is read while the daemons are probed (the
+    /// one the manager's backend has in flight when it has: reading a
+    /// swarm takes two rounds, versions then everything else, not four),
+    /// for [`NodeReach::node_backend`]'s own check.
     async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError> {
         let config = self.swarm_config(target)?;
         if let Some(settings) = &config.job {
@@ -457,11 +477,15 @@ impl NodeReach for FileRegistry {
             .iter()
             .map(|endpoint| self.probe(&config.name, endpoint));
         let (members, answers) = tokio::join!(members, futures::future::join_all(probes));
-        let members: HashMap<String, String> =
-            members?.into_iter().map(|n| (n.id, n.hostname)).collect();
+        let members: Option<HashSet<String>> = match members {
+            Ok(list) => Some(list.into_iter().map(|n| n.id).collect()),
+            Err(e) => {
+                tracing::warn!(swarm = config.name, error = %e, "cannot read the manager's node list");
+                None
+            }
+        };
 
         let mut listed = Vec::new();
-        let mut seen = HashSet::new();
         let mut reached = HashMap::new();
         for (endpoint, answer) in candidates.into_iter().zip(answers) {
             // A configured node left out is a node whose volumes a purge
@@ -487,25 +511,30 @@ impl NodeReach for FileRegistry {
                     continue;
                 }
             };
-            let Some(listed_hostname) = members.get(&node.id) else {
-                not_reached(&format!(
-                    "the daemon is node {:?}, which is not in the manager's node list",
-                    node.id
-                ));
-                continue;
-            };
             // Two endpoints answering as one node (the manager listed again
             // under another address) are one node, reached the first way.
-            if !seen.insert(node.id.clone()) {
+            if reached.contains_key(&node.id) {
                 continue;
             }
-            let hostname = if node.hostname.is_empty() {
-                listed_hostname.clone()
-            } else {
-                node.hostname.clone()
+            let membership = match &members {
+                Some(ids) if ids.contains(&node.id) => Membership::Listed,
+                Some(_) => {
+                    not_reached(&format!(
+                        "the daemon is node {:?}, which is not in the manager's node list",
+                        node.id
+                    ));
+                    Membership::NotListed
+                }
+                None => Membership::Unchecked,
             };
-            reached.insert(node.id.clone(), endpoint.clone());
-            listed.push(Node::new(node.id, hostname));
+            reached.insert(
+                node.id.clone(),
+                Answered {
+                    endpoint: endpoint.clone(),
+                    membership,
+                },
+            );
+            listed.push(node);
         }
         self.reached
             .lock()
@@ -557,8 +586,21 @@ impl NodeReach for FileRegistry {
             let jobs = self.swarm_jobs(config, settings).await?;
             return Ok(Arc::new(jobs.node(&node.id)));
         }
-        let endpoint = match self.reached_endpoint(&config.name, &node.id) {
-            Some(endpoint) => endpoint,
+        // The daemon answering as the node, checked against the manager's
+        // node list: the planner counts only listed nodes, and this is the
+        // precondition at the removal itself, so that no caller's mistake
+        // reaches another swarm's daemon.
+        let unknown = || RegistryError::UnknownNode {
+            swarm: config.name.clone(),
+            node: node.id.clone(),
+        };
+        let listed = |answered: Option<Answered>| match answered {
+            Some(a) if a.membership == Membership::Listed => Some(Ok(a.endpoint)),
+            Some(a) if a.membership == Membership::NotListed => Some(Err(unknown())),
+            _ => None,
+        };
+        let endpoint = match listed(self.answered(&config.name, &node.id)) {
+            Some(endpoint) => endpoint?,
             // No listing on this instance reached the node (a saved plan
             // carried out by a process of its own, or a node that answers
             // again): find the endpoint that answers as that node now, by
@@ -566,15 +608,12 @@ impl NodeReach for FileRegistry {
             // listing does. Once per swarm at a time.
             None => {
                 let _one = self.discovering(&config.name).lock().await;
-                match self.reached_endpoint(&config.name, &node.id) {
-                    Some(endpoint) => endpoint,
+                match listed(self.answered(&config.name, &node.id)) {
+                    Some(endpoint) => endpoint?,
                     None => {
                         self.nodes(target).await?;
-                        self.reached_endpoint(&config.name, &node.id)
-                            .ok_or_else(|| RegistryError::UnknownNode {
-                                swarm: config.name.clone(),
-                                node: node.id.clone(),
-                            })?
+                        listed(self.answered(&config.name, &node.id))
+                            .unwrap_or_else(|| Err(unknown()))?
                     }
                 }
             }

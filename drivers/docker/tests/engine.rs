@@ -18,8 +18,10 @@ use bed::{
     bed, bed_script, create_config, create_record, deploy_stack, docker, docker_in, docker_raw,
     node_id, registry, sock, unique, wait_running, Cleanup, IMAGE,
 };
+use sweep_core::{AppSet, Policy, SwarmName};
 use sweep_docker::labels::{RELEASE, STACK_NAMESPACE};
 use sweep_docker::{DockerNode, DockerSwarm, Endpoint, FileRegistry, LocalRegistry, TlsFiles};
+use sweep_runner::{gather, GatherSettings};
 use sweep_swarms::{BackendError, Node, Registry, RegistryError, ReleaseRecord, StackPart, Target};
 
 fn lines(s: String) -> BTreeSet<String> {
@@ -625,26 +627,69 @@ manager = "{b1}"
         .unwrap()
         .expect("nodes configured");
     let got: BTreeSet<String> = nodes.iter().map(|n| n.id.clone()).collect();
-    // The manager counts as a node; beta-1 is another swarm's daemon and the
-    // missing socket answers nothing: neither is listed.
-    let expected: BTreeSet<String> = ["alpha-1", "alpha-2", "alpha-3"]
+    // Every daemon that answers as a swarm node is listed by the node id it
+    // holds, the manager's among them; beta-1 is another swarm's daemon,
+    // listed as what it is; the missing socket answers nothing.
+    let alpha_ids: BTreeSet<String> = ["alpha-1", "alpha-2", "alpha-3"]
         .into_iter()
         .filter_map(node_id)
         .collect();
+    let beta1 = node_id("beta-1").expect("beta-1 answers");
+    let mut expected = alpha_ids.clone();
+    expected.insert(beta1.clone());
     assert_eq!(got, expected);
     assert_eq!(nodes.len(), got.len(), "each node once");
     for n in &nodes {
         assert!(!n.hostname.is_empty(), "{n:?}");
     }
 
+    // Gathered and planned, only alpha's own nodes count: the purge is
+    // complete without beta-1, and never names it.
+    let snapshot = gather(
+        &FileRegistry::load(&file).unwrap(),
+        Policy::new("node-reach", true, None),
+        AppSet::new(true, Vec::new()),
+        GatherSettings::default(),
+    )
+    .await;
+    let alpha_read = snapshot
+        .swarms
+        .iter()
+        .find(|s| s.swarm.as_str() == "alpha")
+        .expect("alpha is gathered");
+    let counted: BTreeSet<String> = alpha_read
+        .reached_nodes()
+        .expect("alpha has node reach")
+        .iter()
+        .map(|n| n.id.clone())
+        .collect();
+    assert_eq!(counted, alpha_ids, "{alpha_read:#?}");
+    let plan = sweep_core::plan(&snapshot).unwrap();
+    let swarm_plan = plan
+        .swarm(&SwarmName::from("alpha"))
+        .expect("alpha in the plan");
+    assert_eq!(
+        swarm_plan
+            .nodes
+            .iter()
+            .flatten()
+            .map(|n| n.id.clone())
+            .collect::<BTreeSet<_>>(),
+        alpha_ids
+    );
+    assert!(
+        plan.uncovered.iter().all(|u| u.swarm.as_str() != "alpha"),
+        "{:#?}",
+        plan.uncovered
+    );
+
     let first = reach.node_backend(&alpha, &nodes[0]).await.unwrap();
     let again = reach.node_backend(&alpha, &nodes[0]).await.unwrap();
     assert!(Arc::ptr_eq(&first, &again), "one connection per node");
 
-    let beta1 = node_id("beta-1").expect("beta-1 answers");
     assert!(matches!(
         reach
-            .node_backend(&alpha, &Node::new(beta1, "beta-1"))
+            .node_backend(&alpha, &Node::new(beta1.clone(), "beta-1"))
             .await,
         Err(RegistryError::UnknownNode { .. })
     ));
@@ -670,7 +715,7 @@ manager = "{b1}"
     let alpha2 = node_id("alpha-2").expect("alpha-2 answers");
     let fresh = FileRegistry::load(&file).unwrap();
     let fresh_reach = fresh.as_node_reach().unwrap();
-    for node in &nodes {
+    for node in nodes.iter().filter(|n| n.id != beta1) {
         let backend = fresh_reach.node_backend(&alpha, node).await.unwrap();
         let listed = backend.stack_volumes(&release).await.unwrap();
         let expected = if node.id == alpha2 {
@@ -680,7 +725,6 @@ manager = "{b1}"
         };
         assert_eq!(listed, expected, "{node:?}");
     }
-    let beta1 = node_id("beta-1").expect("beta-1 answers");
     assert!(matches!(
         FileRegistry::load(&file)
             .unwrap()

@@ -227,10 +227,31 @@ async fn a_node_that_could_not_be_checked_is_named_at_warn_level() {
     .await;
 
     // Reached nodes and "no node reach" stay apart: the manager is reached.
+    // The stranger answered as a node of its own swarm: the snapshot says
+    // so, and only the manager counts.
     let alpha = swarm(&snapshot, "alpha");
     assert_eq!(
         alpha.nodes,
-        Some(vec![NodeEntry::new("mgr-id", "alpha-mgr")])
+        Some(vec![
+            NodeEntry::new("mgr-id", "alpha-mgr"),
+            NodeEntry::new("other-swarm-node", "elsewhere"),
+        ])
+    );
+    assert_eq!(
+        alpha.reached_nodes().as_deref(),
+        Some(&[NodeEntry::new("mgr-id", "alpha-mgr")][..])
+    );
+    assert!(
+        alpha
+            .unread_nodes
+            .iter()
+            .any(|u| u.id == "other-swarm-node"),
+        "its volumes are not read: {:?}",
+        alpha.unread_nodes
+    );
+    assert!(
+        !alpha.has_unread_node(),
+        "and that costs this swarm nothing"
     );
 
     let logs = captured.text();

@@ -304,10 +304,13 @@ pub trait NodeReach: Send + Sync {
     /// `None`: this registry cannot reach this swarm's nodes individually
     /// (no node endpoints configured).
     ///
-    /// `Some(list)`: the nodes it can reach right now, each once. A node it
-    /// cannot connect to, or whose daemon is not a member of this swarm, is
-    /// left out, never listed and then failed on: callers compare this list
-    /// with the manager's node list to know whether every node was covered.
+    /// `Some(list)`: the daemons it can reach right now that answer as a
+    /// swarm node, each with the node id it holds, once per id. A daemon it
+    /// cannot connect to, or that is in no swarm, is left out. Whether a
+    /// listed node is one of this swarm's is not the registry's to decide:
+    /// the planner counts only ids on the manager's node list
+    /// ([`SwarmBackend::members`]), so another swarm's daemon configured
+    /// here by mistake is listed, and never purged.
     async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError>;
 
     /// The longest [`NodeReach::nodes`] can take, when the registry bounds
@@ -331,9 +334,13 @@ pub trait NodeReach: Send + Sync {
         1
     }
 
-    /// The backend of `node`'s own daemon. A node [`NodeReach::nodes`] did
-    /// not list is [`RegistryError::UnknownNode`]. Must hand out the same
-    /// `Arc` for the same node.
+    /// The backend of `node`'s own daemon, found as [`NodeReach::nodes`]
+    /// finds them when no listing on this instance did (a saved plan
+    /// carried out by a process of its own). A node no daemon answers as is
+    /// [`RegistryError::UnknownNode`]; so is one off the manager's node
+    /// list, where the registry can check it: the precondition at the
+    /// removal, beside the planner's rule. Must hand out the same `Arc` for
+    /// the same node.
     async fn node_backend(
         &self,
         target: &Target,

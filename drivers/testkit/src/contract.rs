@@ -388,9 +388,10 @@ pub async fn in_use(f: &mut dyn Fixture) {
     remove_stack(&*backend, &app).await;
 }
 
-/// Nodes are reached only when proven: every node reached is in the
-/// manager's node list, once; a node that cannot be reached is not listed
-/// and has no backend; a reached node's backend lists its own volumes.
+/// Nodes are listed by the id their daemon answers with, once each (which
+/// of them count is the planner's rule: those on the manager's node list);
+/// a node that cannot be reached is not listed and has no backend; a
+/// reached node's backend lists and removes its own volumes.
 pub async fn node_reach(f: &mut dyn Fixture) {
     let app = f.name("ct-node");
     let data = format!("{app}_data");
@@ -407,10 +408,6 @@ pub async fn node_reach(f: &mut dyn Fixture) {
     let reached: Vec<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
     let unique: BTreeSet<&str> = reached.iter().copied().collect();
     assert_eq!(unique.len(), reached.len(), "{reached:?}");
-    assert!(
-        reached.iter().all(|id| ids.iter().any(|i| i == id)),
-        "{reached:?} not all in {ids:?}"
-    );
     assert!(!reached.contains(&away.as_str()), "{away} reached");
     assert!(reached.contains(&own.as_str()), "{own} not reached");
 

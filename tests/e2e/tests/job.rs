@@ -2,18 +2,22 @@
 //! engines of swarm alpha: with only the manager's socket in the registry,
 //! a volume job lists and removes volumes on every node; a node that is
 //! down is named and keeps the release's records until it returns; a job
-//! a killed run left behind is removed by the next run.
+//! a killed run left behind is removed by the next run; a node's backend
+//! works in a process that never listed the nodes (a saved plan carried
+//! out on its own).
 
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use sweep_docker::FileRegistry;
 use sweep_e2e::image::built_image;
 use sweep_e2e::{
     app, assert_gone, create_record, docker, docker_ok, endpoint, lines, one, wait_deployed,
-    wait_node_status, Cleanup, Remains, Scenario, Stack, StoppedNode, ALPHA, IMAGE,
+    wait_node_status, Cleanup, Remains, Scenario, Stack, StoppedNode, ALPHA, IMAGE, STACK_LABEL,
 };
+use sweep_swarms::{Node, Registry, Target};
 
 const JOB_LABEL: &str = "swarm-sweep.job";
 
@@ -226,5 +230,50 @@ fn a_volume_still_in_use_on_a_worker_is_retried_and_removed_once_free() {
         started.elapsed()
     );
     assert_gone(&ALPHA, &slow);
+    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+}
+
+/// A saved plan carried out by a process of its own asks for a node's
+/// backend with no listing before it: the volume job still runs on that
+/// node alone, lists the stack's volumes there and removes one.
+#[test]
+fn a_node_backend_lists_and_removes_volumes_with_no_listing_before_it() {
+    let t = scene();
+    let release = t.s.release("unlisted");
+    let volume = format!("{release}_data");
+    let worker = "alpha-2";
+    docker_ok(
+        worker,
+        &[
+            "volume",
+            "create",
+            "--label",
+            &format!("{STACK_LABEL}={release}"),
+            &volume,
+        ],
+    );
+    let id = docker_ok(worker, &["info", "--format", "{{.Swarm.NodeID}}"]);
+    let node = Node::new(id.trim(), worker);
+
+    let registry = FileRegistry::load(&t.config).unwrap_or_else(|e| panic!("{e}"));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let listed = runtime.block_on(async {
+        let reach = registry.as_node_reach().expect("node reach by job");
+        let backend = reach
+            .node_backend(&Target::new("alpha"), &node)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let listed = backend.stack_volumes(&release).await.unwrap();
+        backend.remove_volume(&volume).await.unwrap();
+        listed
+    });
+    let left = docker(worker, &["volume", "inspect", &volume])
+        .status
+        .success();
+    if left {
+        docker(worker, &["volume", "rm", "-f", &volume]);
+    }
+    assert_eq!(listed, [volume.as_str()]);
+    assert!(!left, "{volume} is still on {worker}");
     assert!(jobs_left().is_empty(), "{:?}", jobs_left());
 }

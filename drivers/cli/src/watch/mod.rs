@@ -189,17 +189,17 @@ impl<'a> Sweeper<'a> {
         Sweeper { cycle, host }
     }
 
-    /// The grace state as the last sweep left it.
-    pub fn grace(&self) -> GraceState {
-        self.cycle
-            .grace()
-            .expect("watch always keeps a grace state")
+    /// The grace state as the last sweep left it (`watch` always keeps
+    /// one: [`Sweeper::new`] gives its cycle one).
+    pub fn grace(&self) -> Option<GraceState> {
+        self.cycle.grace()
     }
 
     /// Writes the grace state where it is kept; `false` when it could not
     /// be written (said on stderr).
     fn persist_state(&self) -> bool {
-        self.host.save_state(&self.grace())
+        self.grace()
+            .is_none_or(|state| self.host.save_state(&state))
     }
 
     /// One sweep: read the app set, gather, plan, carry the plan out, log

@@ -426,14 +426,18 @@ async fn the_grace_period_is_carried_between_sweeps_and_written() {
     assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
     let since = s
         .grace()
+        .unwrap()
         .since(&"alpha".into(), "old")
         .expect("the clock started");
     let written = crate::state::read(&file).unwrap().expect("a state file");
-    assert_eq!(written, s.grace());
+    assert_eq!(Some(written), s.grace());
 
     // Still inside the hour: the first-seen time is kept, not restarted.
     s.sweep(&never()).await;
-    assert_eq!(s.grace().since(&"alpha".into(), "old"), Some(since));
+    assert_eq!(
+        s.grace().unwrap().since(&"alpha".into(), "old"),
+        Some(since)
+    );
     assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
 
     // Seen departed two hours ago: it goes, and leaves the state.
@@ -447,7 +451,7 @@ async fn the_grace_period_is_carried_between_sweeps_and_written() {
     )));
     assert_eq!(s.sweep(&never()).await.outcome, SweepOutcome::Success);
     assert_eq!(release_names(&registry, "alpha"), ["web"]);
-    assert_eq!(s.grace().since(&"alpha".into(), "old"), None);
+    assert_eq!(s.grace().unwrap().since(&"alpha".into(), "old"), None);
     assert!(s.persist_state());
     let written = crate::state::read(&file).unwrap().expect("a state file");
     assert!(written.departed.is_empty());
@@ -513,13 +517,13 @@ async fn a_state_file_left_behind_restarts_the_clocks_and_deletes_nothing_in_its
         let (plan, _) = last(&s.host.shared);
         if deleted {
             assert_eq!(release_names(&registry, "alpha"), ["web"]);
-            assert_eq!(s.grace().since(&"alpha".into(), "old"), None);
+            assert_eq!(s.grace().unwrap().since(&"alpha".into(), "old"), None);
         } else {
             assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
             assert!(plan.deletions.is_empty());
             let spared = plan.spared.iter().find(|x| x.release == "old").unwrap();
             assert_eq!(spared.reason, sweep_core::SpareReason::GracePeriod);
-            let since = s.grace().since(&"alpha".into(), "old").unwrap();
+            let since = s.grace().unwrap().since(&"alpha".into(), "old").unwrap();
             assert!(since >= now, "the clock restarted: {since}");
         }
     }
@@ -547,11 +551,11 @@ async fn a_state_kept_in_memory_through_a_long_hold_restarts_the_clocks() {
         } else {
             assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
             assert!(plan.deletions.is_empty());
-            let since = s.grace().since(&"alpha".into(), "old").unwrap();
+            let since = s.grace().unwrap().since(&"alpha".into(), "old").unwrap();
             assert!(since.as_secs() >= now, "the clock restarted: {since}");
         }
         // Either way the state is renewed by this sweep's plan.
-        assert!(s.grace().written_at.as_secs() >= now);
+        assert!(s.grace().unwrap().written_at.as_secs() >= now);
     }
 }
 
