@@ -109,6 +109,7 @@ pub mod sweep;
 pub mod time;
 pub mod usage;
 pub mod verdict;
+pub mod yaml;
 
 pub use app_set_doc::AppSetError;
 pub use format::{FormatVersion, FORMAT_VERSION};
