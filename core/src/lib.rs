@@ -101,6 +101,7 @@ pub mod objects;
 pub mod owner;
 pub mod plan;
 pub mod reads;
+pub mod record;
 pub mod refs;
 pub mod render;
 pub mod saved;
