@@ -14,10 +14,12 @@
 
 pub mod labels;
 pub mod name;
+pub mod payload;
 
 use crate::yaml::Limits;
 
 pub use name::{parse_record_name, record_name, NameError, NAME_PREFIX};
+pub use payload::{decode_payload, Chart, PayloadError, PayloadLimits, ReleaseDocument};
 
 /// The YAML budgets of a record's document and of its manifest: an app
 /// set's ([`Limits::DEFAULT`]), but 64 levels deep, since a release's
