@@ -13,11 +13,13 @@
 //! panicking.
 
 pub mod labels;
+pub mod manifest;
 pub mod name;
 pub mod payload;
 
 use crate::yaml::Limits;
 
+pub use manifest::{declared, Declared, Kind, ManifestError};
 pub use name::{parse_record_name, record_name, NameError, NAME_PREFIX};
 pub use payload::{decode_payload, Chart, PayloadError, PayloadLimits, ReleaseDocument};
 
