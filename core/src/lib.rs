@@ -42,6 +42,10 @@
 //! (in a test, a web page, another controller) or to drive a sweep your own
 //! way.
 //!
+//! [`record`] reads a chart engine's release records (their config names,
+//! their gzip-of-YAML data, the objects their Compose manifest declares)
+//! under bounds, also without IO.
+//!
 //! # Example
 //!
 //! ```
