@@ -20,7 +20,7 @@
 //!
 //! Fields not read here are tolerated: a newer engine may add some.
 
-use std::io::Read;
+use std::io::{self, Read};
 
 use serde::{Deserialize, Deserializer};
 use thiserror::Error;
@@ -236,14 +236,8 @@ fn gunzip(bytes: &[u8], limits: PayloadLimits) -> Result<Vec<u8>, PayloadError> 
     // The `bufread` decoder takes exactly the member's bytes from the
     // slice, so what it leaves is what follows the member.
     let mut decoder = flate2::bufread::GzDecoder::new(bytes);
-    let mut decoded = Vec::new();
-    let cap = u64::try_from(limits.max_decoded)
-        .unwrap_or(u64::MAX)
-        .saturating_add(1);
-    (&mut decoder)
-        .take(cap)
-        .read_to_end(&mut decoded)
-        .map_err(|e| PayloadError::Corrupt {
+    let decoded =
+        read_bounded(&mut decoder, limits.max_decoded).map_err(|e| PayloadError::Corrupt {
             message: yaml::one_line(&e.to_string()),
         })?;
     if decoded.len() > limits.max_decoded {
@@ -256,6 +250,34 @@ fn gunzip(bytes: &[u8], limits: PayloadLimits) -> Result<Vec<u8>, PayloadError> 
         return Err(PayloadError::TrailingData { bytes: rest.len() });
     }
     Ok(decoded)
+}
+
+/// Everything `reader` gives up to `limit + 1` bytes: one more than the
+/// limit says there was more. Read through `take`, so no more is ever
+/// decompressed, into a buffer grown by doubling but never past `limit + 1`
+/// (a plain `read_to_end` could double it to twice the limit).
+fn read_bounded(reader: impl Read, limit: usize) -> io::Result<Vec<u8>> {
+    let cap = limit.saturating_add(1);
+    let mut reader = reader.take(u64::try_from(cap).unwrap_or(u64::MAX));
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 8 * 1024];
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => return Ok(out),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let needed = out.len() + n;
+        if needed > out.capacity() {
+            let grown = out
+                .capacity()
+                .saturating_mul(2)
+                .clamp(needed, cap.max(needed));
+            out.reserve_exact(grown - out.len());
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
 }
 
 /// Tags are not refused here, unlike in an app set: the fields read are
@@ -469,6 +491,26 @@ hooks: [{name: later-field}]
             decode_payload(&data, limits),
             Err(PayloadError::DecodedTooLarge { limit: 0 })
         ));
+    }
+
+    #[test]
+    fn the_decoded_buffer_never_grows_past_the_limit() {
+        for (size, limit) in [
+            (0, 0),
+            (10, 100),
+            (100_000, 50_000),
+            (50_000, 50_000),
+            (70_000, 65_536),
+        ] {
+            let data = vec![7u8; size];
+            let out = read_bounded(&data[..], limit).unwrap();
+            assert_eq!(out.len(), size.min(limit + 1), "{size} {limit}");
+            assert!(
+                out.capacity() <= limit + 1,
+                "{size} {limit}: {}",
+                out.capacity()
+            );
+        }
     }
 
     #[test]
