@@ -23,6 +23,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use thiserror::Error;
 
 use crate::snapshot::{AppSet, Policy, Snapshot, SnapshotError};
+use crate::yaml::{self, message, one_line, original, saturate};
 
 /// Why an app-set document was refused: data, one line when displayed.
 ///
@@ -148,55 +149,8 @@ fn location(line: u32, column: u32) -> String {
     }
 }
 
-/// The parsing budgets. The defaults ([`Limits::DEFAULT`]) hold any
-/// plausible app set (about a hundred thousand applications, aliases for
-/// shared release lists) and refuse amplification in well under a second.
-///
-/// Other budgets start from the defaults and change fields:
-///
-/// ```
-/// use sweep_core::app_set_doc::{parse_with_limits, AppSetError, Limits};
-///
-/// let mut limits = Limits::DEFAULT;
-/// limits.max_depth = 3;
-/// let deep = "{loaded: true, applications: [{name: a, swarm: '', releases: [x]}]}";
-/// assert!(matches!(parse_with_limits(deep, limits), Err(AppSetError::Limit { .. })));
-/// assert!(parse_with_limits(deep, Limits::DEFAULT).is_ok());
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Limits {
-    /// Nesting depth of mappings and sequences (an app set needs 4), block
-    /// and flow (`[[[...`) alike. JSON parsed as JSON nests at most 128.
-    pub max_depth: usize,
-    /// Parser events in the document as written (before aliases expand).
-    pub max_events: usize,
-    /// Mappings, sequences and scalars in the document as written.
-    pub max_nodes: usize,
-    /// Alias uses (`*name`), and separately anchors (`&name`).
-    pub max_aliases: usize,
-    /// Events that all alias uses together may replay, and that anchors
-    /// may record: what stops an alias bomb, where a small document
-    /// expands to a huge one.
-    pub max_alias_replay: usize,
-}
-
-impl Limits {
-    /// The default budgets, also [`Limits::default`].
-    pub const DEFAULT: Limits = Limits {
-        max_depth: 16,
-        max_events: 2_000_000,
-        max_nodes: 1_000_000,
-        max_aliases: 10_000,
-        max_alias_replay: 100_000,
-    };
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits::DEFAULT
-    }
-}
+/// The parsing budgets: [`yaml::Limits`], whose defaults are an app set's.
+pub use crate::yaml::Limits;
 
 impl AppSet {
     /// Parses and validates an app-set document, YAML or JSON, under the
@@ -311,27 +265,12 @@ fn deserialize_yaml(text: &str, limits: Limits) -> Result<Doc, AppSetError> {
 }
 
 fn options(limits: Limits) -> serde_saphyr::Options {
-    serde_saphyr::options! {
-        budget: serde_saphyr::budget! {
-            max_depth: limits.max_depth,
-            flow_nesting_limit: limits.max_depth,
-            max_events: limits.max_events,
-            max_nodes: limits.max_nodes,
-            max_aliases: limits.max_aliases,
-            max_anchors: limits.max_aliases,
-            max_recorded_anchor_events: limits.max_alias_replay,
-            max_documents: 1,
-        },
-        alias_limits: serde_saphyr::alias_limits! {
-            max_total_replayed_events: limits.max_alias_replay,
-            max_replay_stack_depth: limits.max_depth,
-        },
-        // YAML 1.2 booleans only: `loaded: yes` is not read as true.
-        strict_booleans: true,
-        // An application tag (`swarm: !secret x`) would be dropped silently.
-        reject_unsupported_tags: true,
-        with_snippet: false,
-    }
+    let mut options = yaml::options(limits);
+    // YAML 1.2 booleans only: `loaded: yes` is not read as true.
+    options.strict_booleans = true;
+    // An application tag (`swarm: !secret x`) would be dropped silently.
+    options.reject_unsupported_tags = true;
+    options
 }
 
 fn yaml_error(
@@ -340,69 +279,31 @@ fn yaml_error(
     error: &serde_saphyr::Error,
     path: serde_path_to_error::Path,
 ) -> AppSetError {
-    use serde_saphyr::budget::BudgetBreach;
     use serde_saphyr::Error as E;
 
     let inner = original(error);
-    let (line, column) = error
-        .location()
-        .map(|l| (saturate(l.line()), saturate(l.column())))
-        .unwrap_or((0, 0));
-    let limit = |message: String| AppSetError::Limit {
-        line,
-        column,
-        message,
-    };
+    let (line, column) = yaml::line_column(error);
+    if yaml::is_second_document(error) {
+        return AppSetError::Syntax {
+            line,
+            column,
+            message: "a second document: an app set is one YAML document".into(),
+        };
+    }
+    if let Some(message) = yaml::breach(error, limits) {
+        return AppSetError::Limit {
+            line,
+            column,
+            message,
+        };
+    }
     let syntax = |message: String| AppSetError::Syntax {
         line,
         column,
         message,
     };
     let (leaf, message) = match inner {
-        E::Budget { breach, .. } => {
-            return match breach {
-                BudgetBreach::Documents { .. } => {
-                    syntax("a second document: an app set is one YAML document".into())
-                }
-                BudgetBreach::Depth { .. } => limit(nested(limits)),
-                BudgetBreach::Aliases { .. } => {
-                    limit(format!("more than {} aliases", limits.max_aliases))
-                }
-                BudgetBreach::Anchors { .. } => {
-                    limit(format!("more than {} anchors", limits.max_aliases))
-                }
-                BudgetBreach::RecordedAnchorEvents { .. }
-                | BudgetBreach::RecordedAnchorBytes { .. } => limit(amplified(limits)),
-                BudgetBreach::Events { .. } => limit(format!(
-                    "too large: more than {} parser events",
-                    limits.max_events
-                )),
-                BudgetBreach::Nodes { .. } => {
-                    limit(format!("too large: more than {} nodes", limits.max_nodes))
-                }
-                other => limit(format!("over a parsing limit: {other:?}")),
-            };
-        }
-        E::AliasReplayLimitExceeded { .. }
-        | E::AliasExpansionLimitExceeded { .. }
-        | E::AliasReplayCounterOverflow { .. } => return limit(amplified(limits)),
-        E::AliasReplayStackDepthExceeded { .. } => return limit(nested(limits)),
-        E::ExternalMessage { source, .. } => {
-            return match &**source {
-                serde_saphyr::ExternalMessageSource::Parser(scan)
-                    if matches!(
-                        scan.kind(),
-                        serde_saphyr::granit_parser::ErrorKind::RecursionLimitExceeded
-                    ) =>
-                {
-                    limit(nested(limits))
-                }
-                _ => syntax(message(inner)),
-            };
-        }
-        E::MultipleDocuments { .. } => {
-            return syntax("a second document: an app set is one YAML document".into())
-        }
+        E::ExternalMessage { .. } => return syntax(message(inner)),
         E::NullIntoString { .. } => (None, NULL_STRING.to_owned()),
         E::SerdeMissingField { field, .. } => (Some((*field).to_owned()), message(inner)),
         E::DuplicateMappingKey { key, .. } => (
@@ -416,79 +317,13 @@ fn yaml_error(
             None,
             "the document is empty (`loaded` is required)".to_owned(),
         ),
-        other if is_schema_error(other) => (None, message(other)),
+        other if yaml::is_schema_error(other) => (None, message(other)),
         other => return syntax(message(other)),
     };
     field(text, limits, segments(&path, leaf), (line, column), message)
 }
 
-fn saturate<N: TryInto<u32>>(n: N) -> u32 {
-    n.try_into().unwrap_or(u32::MAX)
-}
-
 const NULL_STRING: &str = "null where a string is required";
-
-fn nested(limits: Limits) -> String {
-    format!("nested deeper than {} levels", limits.max_depth)
-}
-
-fn amplified(limits: Limits) -> String {
-    format!(
-        "aliases expand to more than {} events: alias amplification refused",
-        limits.max_alias_replay
-    )
-}
-
-/// Errors about the document's shape rather than its syntax.
-fn is_schema_error(error: &serde_saphyr::Error) -> bool {
-    use serde_saphyr::Error as E;
-    matches!(
-        error,
-        E::SerdeMissingField { .. }
-            | E::SerdeUnknownField { .. }
-            | E::SerdeInvalidType { .. }
-            | E::SerdeInvalidValue { .. }
-            | E::SerdeInvalidLength { .. }
-            | E::SerdeUnknownVariant { .. }
-            | E::NullIntoString { .. }
-            | E::DuplicateMappingKey { .. }
-            | E::InvalidScalar { .. }
-            | E::InvalidBooleanStrict { .. }
-            | E::Unexpected { .. }
-            | E::Message { .. }
-            | E::Eof { .. }
-    )
-}
-
-fn original(mut error: &serde_saphyr::Error) -> &serde_saphyr::Error {
-    loop {
-        match error {
-            serde_saphyr::Error::WithSnippet { error: inner, .. }
-            | serde_saphyr::Error::AliasError { error: inner, .. } => error = inner,
-            other => return other,
-        }
-    }
-}
-
-/// The error's text without its location.
-fn message(error: &serde_saphyr::Error) -> String {
-    use serde_saphyr::MessageFormatter;
-    one_line(&serde_saphyr::DefaultMessageFormatter.format_message(error))
-}
-
-/// `text` with line breaks and other control characters escaped, so that
-/// a key or value quoted in a message cannot split it into lines.
-fn one_line(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
 
 /// The path's segments, `[i]` for an index; `leaf` is appended (the name of
 /// a missing or repeated field, which serde reports on the enclosing

@@ -42,6 +42,10 @@
 //! (in a test, a web page, another controller) or to drive a sweep your own
 //! way.
 //!
+//! [`record`] reads a chart engine's release records (their config names,
+//! their gzip-of-YAML data, the objects their Compose manifest declares)
+//! under bounds, also without IO.
+//!
 //! # Example
 //!
 //! ```
@@ -101,6 +105,7 @@ pub mod objects;
 pub mod owner;
 pub mod plan;
 pub mod reads;
+pub mod record;
 pub mod refs;
 pub mod render;
 pub mod saved;
@@ -109,6 +114,7 @@ pub mod sweep;
 pub mod time;
 pub mod usage;
 pub mod verdict;
+pub mod yaml;
 
 pub use app_set_doc::AppSetError;
 pub use format::{FormatVersion, FORMAT_VERSION};

@@ -16,22 +16,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use sweep_swarms::{BackendError, ReleaseRecord};
 
+/// The record labels, from their one home in the core
+/// ([`sweep_core::record::labels`]).
+pub use sweep_core::record::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STATUS, TYPE};
 /// The label `docker stack deploy` puts on every object of a stack: the
 /// core's [`STACK_LABEL`](sweep_swarms::STACK_LABEL), under the name the
 /// daemon's API gives it.
 pub use sweep_swarms::STACK_LABEL as STACK_NAMESPACE;
-/// The label marking a config as a release record (value [`RECORD_TYPE`]).
-pub const TYPE: &str = "com.swarmcli.type";
-/// The value of [`TYPE`] on release records.
-pub const RECORD_TYPE: &str = "release";
-/// The label naming the release a record belongs to.
-pub const RELEASE: &str = "com.swarmcli.release";
-/// The label holding a record's revision, a decimal number.
-pub const REVISION: &str = "com.swarmcli.revision";
-/// The label holding a record's owner stamp.
-pub const OWNER: &str = "com.swarmcli.owner";
-/// The label holding a record's status.
-pub const STATUS: &str = "com.swarmcli.status";
 
 /// Whether a config with `labels` is a release record: the record type
 /// label and no stack namespace. The only definition; stack removal and
