@@ -11,11 +11,20 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-/// The one format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes: 2 added the resource rule
+/// (`prune_resources`, a release's `revisions`, an object's `version` and
+/// `cd_created`, and the plan's `dropped`, `unclaimed`, `resource_holds`
+/// and `skipped_revisions`).
+pub const FORMAT_VERSION: u32 = 2;
 
-/// The `format_version` field: always [`FORMAT_VERSION`], and only that
-/// is read.
+/// The oldest format version this build reads. Every change since it
+/// only added fields, each absent meaning what version 1 meant (the rule
+/// off, nothing read for it), so an older document reads as it always did.
+pub const OLDEST_FORMAT_VERSION: u32 = 1;
+
+/// The `format_version` field: written as [`FORMAT_VERSION`]; read from
+/// any version from [`OLDEST_FORMAT_VERSION`] on, and no newer one, whose
+/// fields this build would not know.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FormatVersion;
 
@@ -45,9 +54,10 @@ impl schemars::JsonSchema for FormatVersion {
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "The format version of the document; only this one is read.",
+            "description": "The format version of the document: written as the newest; every version from the oldest on is read.",
             "type": "integer",
-            "const": FORMAT_VERSION,
+            "minimum": OLDEST_FORMAT_VERSION,
+            "maximum": FORMAT_VERSION,
         })
     }
 }
@@ -64,14 +74,17 @@ impl<'de> Deserialize<'de> for FormatVersion {
         impl Visitor<'_> for Version {
             type Value = FormatVersion;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "format version {FORMAT_VERSION}")
+                write!(
+                    f,
+                    "format version {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION}"
+                )
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<FormatVersion, E> {
-                if v == u64::from(FORMAT_VERSION) {
+                if (u64::from(OLDEST_FORMAT_VERSION)..=u64::from(FORMAT_VERSION)).contains(&v) {
                     Ok(FormatVersion)
                 } else {
                     Err(E::custom(format_args!(
-                        "format version {v} is not one this build reads (it reads {FORMAT_VERSION})"
+                        "format version {v} is not one this build reads (it reads {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION})"
                     )))
                 }
             }
@@ -91,13 +104,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_known_version_reads() {
-        assert_eq!(serde_json::to_string(&FormatVersion).unwrap(), "1");
-        assert_eq!(
-            serde_json::from_str::<FormatVersion>("1").unwrap(),
-            FormatVersion
-        );
-        for bad in ["2", "0", "-1", "1.0", "\"1\"", "null"] {
+    fn only_the_known_versions_read() {
+        assert_eq!(serde_json::to_string(&FormatVersion).unwrap(), "2");
+        for good in ["1", "2"] {
+            assert_eq!(
+                serde_json::from_str::<FormatVersion>(good).unwrap(),
+                FormatVersion
+            );
+        }
+        for bad in ["3", "0", "-1", "1.0", "\"1\"", "null"] {
             assert!(serde_json::from_str::<FormatVersion>(bad).is_err(), "{bad}");
         }
     }

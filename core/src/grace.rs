@@ -320,7 +320,7 @@ mod tests {
             ("", ""),
             ("{}", ""),
             (r#"{"departed":[]}"#, ""),
-            (r#"{"format_version":2,"departed":[]}"#, "format_version"),
+            (r#"{"format_version":3,"departed":[]}"#, "format_version"),
             (r#"{"format_version":1}"#, ""),
             (r#"{"format_version":1,"departed":[]}"#, ""),
             (

@@ -117,7 +117,7 @@ pub mod verdict;
 pub mod yaml;
 
 pub use app_set_doc::AppSetError;
-pub use format::{FormatVersion, FORMAT_VERSION};
+pub use format::{FormatVersion, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
 pub use grace::{Departed, GraceState, NotCurrent};
 pub use objects::{
     NodeVolumes, ObjectVersion, ServiceEntry, StackObjects, KEEP_LABEL, STACK_LABEL,

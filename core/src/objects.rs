@@ -79,6 +79,12 @@ impl ServiceEntry {
         self.keep = Some(value.into());
         self
     }
+
+    /// Whether it carries the [`KEEP_LABEL`] with any value but `false`:
+    /// an operator's word that nothing of it is deleted.
+    pub fn is_kept(&self) -> bool {
+        self.keep.as_deref().is_some_and(|v| v.trim() != "false")
+    }
 }
 
 /// A network, secret or config: its id and its name. A service's spec
@@ -95,6 +101,15 @@ pub struct ObjectRef {
     /// older snapshot lists names alone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Its version index (configs and secrets have one; networks do not):
+    /// what a saved plan proves unchanged before it removes the object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    /// The value of its `com.swarmcli.cd.created` label, which the
+    /// controller puts on the configs and secrets it created itself (never
+    /// on those it adopted); `None` without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cd_created: Option<String>,
 }
 
 // Written as an object; read as one, or as a bare name (what snapshots
@@ -114,7 +129,9 @@ impl schemars::JsonSchema for ObjectRef {
                     "type": "object",
                     "properties": {
                         "name": {"type": "string", "description": "The object's name."},
-                        "id": {"type": "string", "description": "The object's id, when known."}
+                        "id": {"type": "string", "description": "The object's id, when known."},
+                        "version": {"type": "integer", "minimum": 0, "description": "Its version index, when it has one."},
+                        "cd_created": {"type": "string", "description": "Its com.swarmcli.cd.created label: the controller created it."}
                     },
                     "required": ["name"],
                     "additionalProperties": false
@@ -130,7 +147,21 @@ impl ObjectRef {
         ObjectRef {
             name: name.into(),
             id: Some(id.into()),
+            version: None,
+            cd_created: None,
         }
+    }
+
+    /// At version index `version`.
+    pub fn with_version(mut self, version: u64) -> Self {
+        self.version = Some(version);
+        self
+    }
+
+    /// Carrying the controller's `com.swarmcli.cd.created` label.
+    pub fn with_cd_created(mut self, value: impl Into<String>) -> Self {
+        self.cd_created = Some(value.into());
+        self
     }
 
     /// The object `name`, its id unknown.
@@ -138,6 +169,8 @@ impl ObjectRef {
         ObjectRef {
             name: name.into(),
             id: None,
+            version: None,
+            cd_created: None,
         }
     }
 

@@ -751,7 +751,7 @@ mod tests {
         let text = saved.to_json_pretty();
         assert_eq!(SavedPlan::from_json(&text).unwrap(), saved);
         assert!(saved.snapshot_digest.starts_with("sha256:"));
-        let newer = text.replacen("\"format_version\": 1", "\"format_version\": 2", 1);
+        let newer = text.replacen("\"format_version\": 2", "\"format_version\": 3", 1);
         assert!(matches!(
             SavedPlan::from_json(&newer),
             Err(SnapshotError::Parse { path, .. }) if path == "format_version"

@@ -451,6 +451,33 @@ fn volume_users(release: &str, name: &str, own: &BTreeSet<&str>, usage: &Usage) 
     found
 }
 
+/// Every use of `objects` (networks, secrets, configs) by a service whose
+/// id is not in `leaving`, sorted: the resource rule's check of the objects
+/// a live release dropped. Unlike [`users_of`], the release's own services
+/// count: a dropped network its current service still attaches to is in
+/// use. `leaving` are the dropped services, removed before the objects.
+pub fn service_users<'o>(
+    objects: impl IntoIterator<Item = (ObjectKind, &'o ObjectRef)>,
+    leaving: &BTreeSet<&str>,
+    usage: &Usage,
+) -> Vec<InUse> {
+    let mut found = BTreeSet::new();
+    for (kind, object) in objects {
+        for s in usage
+            .services
+            .iter()
+            .filter(|s| !leaving.contains(s.id.as_str()) && s.names(kind, object))
+        {
+            found.insert(InUse::new(
+                kind,
+                &object.name,
+                User::service(&s.id, &s.name),
+            ));
+        }
+    }
+    found.into_iter().collect()
+}
+
 /// The users of the volume `name` of `release` (see [`users_of`]), for
 /// the sweep's check of one volume listed at run time.
 pub fn volume_users_of(

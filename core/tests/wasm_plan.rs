@@ -202,7 +202,7 @@ fn native(text: &str) -> (u32, String) {
 /// module's code.
 fn refusal(message: &str) -> String {
     format!(
-        "{{\n  \"format_version\": 1,\n  \"error\": {}\n}}\n",
+        "{{\n  \"format_version\": 2,\n  \"error\": {}\n}}\n",
         serde_json::to_string(message).unwrap()
     )
 }
@@ -295,7 +295,7 @@ fn bad_input_is_an_error_result_never_a_trap() {
         br#"{"app_set": {"loaded": true, "applications": [{"name": "a", "swarm": null}]}}"#,
         br#"{"app_set": {"loaded": true, "applications": [{"name": "Bad Name", "swarm": ""}]}}"#,
         br#"{"app_set": {"loaded": true}, "swarms": [{"swarm": "a"}, {"swarm": "a"}]}"#,
-        br#"{"format_version": 2, "app_set": {"loaded": true}}"#,
+        br#"{"format_version": 3, "app_set": {"loaded": true}}"#,
         br#"{"policy": {"controller": "a/b"}, "app_set": {"loaded": true}}"#,
         br#"{"policy": {"min_departed_for": 0}, "app_set": {"loaded": true}}"#,
         deep_array.as_bytes(),

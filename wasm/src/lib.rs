@@ -52,7 +52,7 @@
 //!
 //! ```json
 //! {
-//!   "format_version": 1,
+//!   "format_version": 2,
 //!   "error": "app_set.applications: application \"shop\" is listed twice"
 //! }
 //! ```
@@ -240,7 +240,7 @@ mod tests {
         assert!(refused.contains("not UTF-8"), "{refused}");
         let refused: serde_json::Value =
             serde_json::from_slice(&plan_bytes(b"{").unwrap_err()).unwrap();
-        assert_eq!(refused["format_version"], 1);
+        assert_eq!(refused["format_version"], 2);
     }
 
     #[test]

@@ -42,6 +42,8 @@ struct LiveApp<'a> {
     /// snapshot does not list the destination.
     group: Option<usize>,
     reconciled: bool,
+    /// Opted in to the resource rule.
+    prune_resources: bool,
 }
 
 impl<'a> AppIndex<'a> {
@@ -73,6 +75,7 @@ impl<'a> AppIndex<'a> {
                     swarm: destination,
                     group,
                     reconciled: app.has_reconciled(),
+                    prune_resources: app.prune_resources,
                 },
             );
             let releases = app.releases.iter().flatten().map(S::as_str);
@@ -161,6 +164,26 @@ impl<'i, 'a> Declared<'i, 'a> {
 }
 
 impl<'a> AppIndex<'a> {
+    /// Who the resource rule answers to for a release declared by
+    /// `declared` ([`Declared::of`]): `None` when no declarer opted in.
+    pub(crate) fn resource_declarer(
+        &self,
+        declared: &[(&'a str, &'a str)],
+    ) -> Option<super::dropped::Declarer<'a>> {
+        let opted_in = |app: &str| self.live.get(app).is_some_and(|a| a.prune_resources);
+        match declared {
+            [] => None,
+            [(_, name)] => opted_in(name).then(|| super::dropped::Declarer::One {
+                name,
+                reconciled: self.live.get(name).is_some_and(|a| a.reconciled),
+            }),
+            several if several.iter().any(|(_, app)| opted_in(app)) => Some(
+                super::dropped::Declarer::Several(several.iter().map(|(_, app)| *app).collect()),
+            ),
+            _ => None,
+        }
+    }
+
     fn declared_in(&self, at: usize) -> &[(&'a str, &'a str)] {
         self.declared.get(at).map_or(&[], Vec::as_slice)
     }
@@ -375,11 +398,7 @@ impl Grace {
 /// `True` meant to keep, and reading it as "not kept" would delete what
 /// they asked to keep.
 fn keeper(facts: Facts<'_>) -> Option<&ServiceEntry> {
-    facts
-        .objects?
-        .services
-        .iter()
-        .find(|s| s.keep.as_deref().is_some_and(|v| v.trim() != "false"))
+    facts.objects?.services.iter().find(|s| s.is_kept())
 }
 
 /// `map`, unless it is empty: most plans have no application draining to

@@ -14,6 +14,7 @@
 
 pub(crate) mod classify;
 mod coverage;
+mod dropped;
 mod holds;
 mod reads;
 pub(crate) mod swarms;
@@ -31,6 +32,10 @@ use crate::usage::{self, InUse, Usage};
 
 use classify::{Decision, Grace};
 pub use coverage::Coverage;
+pub use dropped::{
+    Dropped, DroppedObject, ResourceHold, ResourceHoldReason, SkippedRevision, Unclaimed,
+    UnclaimedReason,
+};
 
 /// The plan for one sweep. Every list is sorted.
 ///
@@ -66,7 +71,7 @@ pub use coverage::Coverage;
 ///
 /// let json = plan.to_json_pretty();
 /// let value: serde_json::Value = serde_json::from_str(&json).unwrap();
-/// assert_eq!(value["format_version"], 1);
+/// assert_eq!(value["format_version"], 2);
 /// assert_eq!(value["controller"], "default");
 /// assert_eq!(value["deletions"][0]["swarm"], "alpha");
 /// assert_eq!(value["deletions"][0]["release"], "blog");
@@ -101,6 +106,9 @@ pub struct SweepPlan {
     /// Whether the sweep removes the deleted releases' named volumes too
     /// (`policy.purge_volumes`).
     pub purge_volumes: bool,
+    /// Whether the resource rule was applied (`policy.prune_resources`).
+    #[serde(default)]
+    pub prune_resources: bool,
     /// What stops the sweep, or deletions on some swarms, and why; sweep-wide
     /// holds first. A held release is listed in `spared`, never in
     /// `deletions`.
@@ -116,6 +124,24 @@ pub struct SweepPlan {
     pub uncovered: Vec<Uncovered>,
     /// Every swarm the plan knows of, one entry per cluster.
     pub swarms: Vec<SwarmPlan>,
+    /// The objects live releases dropped from their charts, proven ours
+    /// (the resource rule): removed by the sweep, services first. Never
+    /// whole releases.
+    #[serde(default)]
+    pub dropped: Vec<Dropped>,
+    /// Objects of live releases' stacks that their current revisions do
+    /// not declare, which the rule does not prove dropped: information,
+    /// never removed.
+    #[serde(default)]
+    pub unclaimed: Vec<Unclaimed>,
+    /// Live releases of opted-in applications the resource rule leaves
+    /// whole, and why.
+    #[serde(default)]
+    pub resource_holds: Vec<ResourceHold>,
+    /// Stored revisions the resource rule skipped because their data
+    /// cannot be read.
+    #[serde(default)]
+    pub skipped_revisions: Vec<SkippedRevision>,
     /// Every release the rules call departed and deletable (deleted, in
     /// its grace period, or held), with when it was first seen so: the
     /// next sweep's `departed_since`. Empty (and left out) when the
@@ -611,11 +637,21 @@ fn plan_valid<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Result<SweepPlan, Snaps
         now: snapshot.now,
     };
     let mut departed = Vec::new();
+    let mut resources = dropped::Resources::default();
     for (at, (group, reach)) in groups.iter().zip(&reach).enumerate() {
         let held = held_by.get(&group.swarm);
         let mut declared = classify::Declared::new(&apps, at);
         for release in &group.releases {
             let declared = declared.of(release.name);
+            if snapshot.policy.prune_resources
+                && group.error.is_none()
+                && !group.self_stacks.contains(release.name)
+            {
+                if let Some(declarer) = apps.resource_declarer(declared) {
+                    let found = dropped::examine(&controller, group, release, declarer);
+                    resources.add(found, held);
+                }
+            }
             let decision =
                 classify::decide_at(&controller, &apps, &groups, at, group, release, declared);
             if let (Decision::Delete { .. }, Some(since)) =
@@ -692,16 +728,20 @@ fn plan_valid<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Result<SweepPlan, Snaps
     }
 
     // The blast-radius guard looks at the plan as a whole: a truncated
-    // registry listing or a mangled app set shows up as "too many".
+    // registry listing or a mangled app set shows up as "too many". A
+    // dropped object counts as one deletion, like a whole release.
     if let Some(max) = snapshot.policy.max_deletions {
-        if deletions.len() as u64 > max {
+        let objects = resources.objects();
+        if (deletions.len() + objects) as u64 > max {
+            let what = match objects {
+                0 => format!("{} releases", deletions.len()),
+                _ => format!("{} releases and {objects} dropped objects", deletions.len()),
+            };
             holds.push(Hold::sweep(
                 HoldReason::BlastRadius,
-                format!(
-                    "the plan would delete {} releases, more than max_deletions = {max}",
-                    deletions.len()
-                ),
+                format!("the plan would delete {what}, more than max_deletions = {max}"),
             ));
+            resources.hold_all(HoldReason::BlastRadius);
             for d in deletions.drain(..) {
                 spared.push(Spared {
                     swarm: d.swarm,
@@ -746,11 +786,16 @@ fn plan_valid<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Result<SweepPlan, Snaps
         format_version: FormatVersion,
         controller: controller.clone(),
         purge_volumes: purge,
+        prune_resources: snapshot.policy.prune_resources,
         holds,
         deletions,
         spared,
         uncovered,
         swarms: swarm_plans,
+        dropped: resources.dropped,
+        unclaimed: resources.unclaimed,
+        resource_holds: resources.holds,
+        skipped_revisions: resources.skipped,
         departed,
     };
     sort(&mut plan);
@@ -772,6 +817,10 @@ fn sort(plan: &mut SweepPlan) {
     plan.spared.sort();
     plan.uncovered.sort();
     plan.swarms.sort();
+    plan.dropped.sort();
+    plan.unclaimed.sort();
+    plan.resource_holds.sort();
+    plan.skipped_revisions.sort();
     plan.departed.sort();
 }
 

@@ -43,7 +43,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::names::named_enum;
@@ -81,17 +81,25 @@ impl Kind {
     }
 }
 
-/// The names of the objects a manifest declares, by kind.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The names of the objects a manifest declares, by kind. In a snapshot
+/// (a revision's [`RevisionDocument`](super::RevisionDocument)), each kind
+/// is a list of names; a kind left out declares nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Declared {
     /// Services, `<stack>_<key>`.
+    #[serde(default)]
     pub services: BTreeSet<String>,
     /// Networks some service uses.
+    #[serde(default)]
     pub networks: BTreeSet<String>,
     /// Configs.
+    #[serde(default)]
     pub configs: BTreeSet<String>,
     /// Secrets.
+    #[serde(default)]
     pub secrets: BTreeSet<String>,
 }
 

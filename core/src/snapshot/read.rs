@@ -14,6 +14,7 @@ use super::SnapshotError;
 use crate::bound::check_values;
 use crate::objects::{NodeVolumes, ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
 use crate::reads::{FailedRead, UnreadNode};
+use crate::record::{Declared, RevisionDocument, RevisionRead};
 use crate::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 
 /// Reads exactly one JSON value of type `T` from `text`, once its values
@@ -109,6 +110,9 @@ map_only! {
     NodeContainers => "a node's containers object";
     FailedRead => "a failed read object";
     UnreadNode => "an unread node object";
+    RevisionRead => "a revision object";
+    RevisionDocument => "a revision document object";
+    Declared => "a declared objects object";
 }
 
 // A network, secret or config: an object `{"name", "id"}`, or a bare name

@@ -22,6 +22,7 @@ use crate::objects::{ObjectVersion, StackObjects};
 #[cfg(doc)]
 use crate::owner::is_application_name;
 use crate::reads::{FailedRead, UnreadNode};
+use crate::record::RevisionRead;
 use crate::refs::SwarmName;
 use crate::time::UnixTime;
 use crate::usage::Usage;
@@ -170,6 +171,11 @@ pub struct Policy<S: SnapshotStr = String> {
     )]
     #[cfg_attr(feature = "schema", schemars(with = "Option<window::WindowSchema>"))]
     pub min_departed_for: Option<Duration>,
+    /// Whether the sweep removes the objects live releases dropped from
+    /// their charts (the resource rule), for the applications that opted
+    /// in. Off by default.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub prune_resources: bool,
 }
 
 impl<S: SnapshotStr> Default for Policy<S> {
@@ -179,8 +185,13 @@ impl<S: SnapshotStr> Default for Policy<S> {
             purge_volumes: false,
             max_deletions: None,
             min_departed_for: None,
+            prune_resources: false,
         }
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Policy {
@@ -196,12 +207,19 @@ impl Policy {
             purge_volumes,
             max_deletions,
             min_departed_for: None,
+            prune_resources: false,
         }
     }
 
     /// With the grace period `min_departed_for` (`None`: off).
     pub fn with_min_departed_for(mut self, window: Option<Duration>) -> Self {
         self.min_departed_for = window;
+        self
+    }
+
+    /// With the resource rule on or off.
+    pub fn with_prune_resources(mut self, prune: bool) -> Self {
+        self.prune_resources = prune;
         self
     }
 }
@@ -258,6 +276,11 @@ pub struct Application<S: SnapshotStr = String> {
     /// Where it is in its life; `reconciled` when left out.
     #[serde(default)]
     pub state: AppState,
+    /// Whether the objects its releases dropped from their charts may be
+    /// removed (the resource rule, with `policy.prune_resources`). Off by
+    /// default: each application opts in.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub prune_resources: bool,
 }
 
 impl Application {
@@ -274,7 +297,14 @@ impl Application {
             swarm: swarm.into(),
             releases,
             state,
+            prune_resources: false,
         }
+    }
+
+    /// Opted in (or out) of the resource rule.
+    pub fn with_prune_resources(mut self, prune: bool) -> Self {
+        self.prune_resources = prune;
+        self
     }
 
     /// A reconciled application that declares `releases`.
@@ -438,6 +468,10 @@ pub struct ReleaseEntry<S: SnapshotStr = String> {
     /// The objects of its stack, when listed: what its deletion removes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objects: Option<StackObjects>,
+    /// Every stored revision (release record) with its labels and, for the
+    /// resource rule, what its data says; `None` when not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revisions: Option<Vec<RevisionRead>>,
     /// When it was first seen departed (kept by the driver between
     /// sweeps); absent counts as "now", so its grace period starts over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -453,6 +487,7 @@ impl ReleaseEntry {
             owner,
             records: None,
             objects: None,
+            revisions: None,
             departed_since: None,
         }
     }
@@ -470,6 +505,13 @@ impl ReleaseEntry {
         self
     }
 
+    /// With its stored revisions, sorted by record name.
+    pub fn with_revisions(mut self, mut revisions: Vec<RevisionRead>) -> Self {
+        revisions.sort();
+        self.revisions = Some(revisions);
+        self
+    }
+
     /// With the objects of its stack.
     pub fn with_objects(mut self, objects: StackObjects) -> Self {
         self.objects = Some(objects.sorted());
@@ -483,6 +525,7 @@ impl<S: SnapshotStr> ReleaseEntry<S> {
         Facts {
             records: self.records.as_deref(),
             objects: self.objects.as_ref(),
+            revisions: self.revisions.as_deref(),
         }
     }
 }
@@ -493,11 +536,12 @@ impl<S: SnapshotStr> ReleaseEntry<S> {
 pub(crate) struct Facts<'a> {
     pub(crate) records: Option<&'a [ObjectVersion]>,
     pub(crate) objects: Option<&'a StackObjects>,
+    pub(crate) revisions: Option<&'a [RevisionRead]>,
 }
 
 impl Facts<'_> {
     pub(crate) fn is_empty(&self) -> bool {
-        self.records.is_none() && self.objects.is_none()
+        self.records.is_none() && self.objects.is_none() && self.revisions.is_none()
     }
 }
 

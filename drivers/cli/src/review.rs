@@ -87,7 +87,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sweep-review-bad-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("plan.json");
-        std::fs::write(&file, r#"{"format_version": 2}"#).unwrap();
+        std::fs::write(&file, r#"{"format_version": 3}"#).unwrap();
         let e = read_saved(&file).unwrap_err();
         assert!(
             matches!(&e, InputError::SavedPlan { file: f, .. } if f == &file),

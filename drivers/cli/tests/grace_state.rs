@@ -111,7 +111,7 @@ fn a_missing_state_file_starts_the_clock_and_is_written_whole() {
     let before = now_secs();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let written = read_state(&state);
-    assert_eq!(written["format_version"], 1);
+    assert_eq!(written["format_version"], 2);
     assert_eq!(written["departed"], serde_json::json!([]));
     let at = written_at(&state);
     assert!(at <= now_secs() && at + 60 >= before, "{written}");
@@ -143,7 +143,7 @@ fn a_corrupt_state_file_is_bad_input_naming_it_and_is_left_alone() {
     for (text, word) in [
         ("{\"format_version\": 1, \"departed\": [", "state.json"),
         ("", "state.json"),
-        (r#"{"format_version": 2, "departed": []}"#, "format_version"),
+        (r#"{"format_version": 3, "departed": []}"#, "format_version"),
         (r#"{"departed": []}"#, "format_version"),
         (r#"{"format_version": 1, "departed": []}"#, "written_at"),
         (

@@ -198,7 +198,7 @@ fn a_link_planted_at_the_old_temporary_name_is_never_written_through() {
     assert!(std::fs::symlink_metadata(&plan).unwrap().is_file());
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
-    assert_eq!(saved["format_version"], 1);
+    assert_eq!(saved["format_version"], 2);
 
     let state = dir.path().join("state.json");
     let out = with_link_at_the_old_temporary_name(

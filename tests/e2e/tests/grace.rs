@@ -27,7 +27,7 @@ fn apply(s: &Scenario, config: &Path, apps: &Path, state: &Path) -> Run {
 fn state_entries(file: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let state: Value = serde_json::from_str(&text).expect("the state file is JSON");
-    assert_eq!(state["format_version"], 1, "{state:#}");
+    assert_eq!(state["format_version"], 2, "{state:#}");
     // Dated by the run that wrote it: a later run refuses a state too old.
     assert!(state["written_at"].is_string(), "{state:#}");
     state["departed"]

@@ -141,7 +141,7 @@ fn an_unchanged_saved_plan_deletes_exactly_its_deletions_and_lists_their_objects
     let (run, saved) = plan_out(&d.s, &d.config, &d.apps, "plan.json");
     run.expect_code(0);
     let file = read_json(&saved);
-    assert_eq!(file["format_version"], 1);
+    assert_eq!(file["format_version"], 2);
     assert_eq!(file["tool_version"], env!("CARGO_PKG_VERSION"));
     assert!(file["snapshot_digest"]
         .as_str()

@@ -234,7 +234,7 @@ fn snapshots_the_reader_refuses_are_refused_by_the_schema() {
     let refused = [
         json!({"app_set": {"loaded": true}, "policy": {"purge_volume": true}}),
         json!({"app_set": {"loaded": true}, "extra": 1}),
-        json!({"format_version": 2, "app_set": {"loaded": true}}),
+        json!({"format_version": 3, "app_set": {"loaded": true}}),
         json!({"format_version": "1", "app_set": {"loaded": true}}),
         json!({"app_set": {"applications": []}}),
         json!({"app_set": {"loaded": true, "applications": [{"name": "e", "swarm": null}]}}),
