@@ -184,6 +184,9 @@ fn write_plan(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt::Res
             }
         }
     }
+    if plan.prune_resources {
+        write_resources(out, plan, style)?;
+    }
     writeln!(
         out,
         "\n{} to delete, {} spared, {} not covered",
@@ -194,6 +197,82 @@ fn write_plan(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt::Res
             n => format!("{n} nodes"),
         }
     )?;
+    Ok(())
+}
+
+/// What the resource rule found: the objects live releases dropped (to
+/// remove, and those kept in use), the releases it leaves whole, the
+/// revisions it skipped, and what it does not claim.
+fn write_resources(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt::Result {
+    let count: usize = plan.dropped.iter().map(|d| d.objects.len()).sum();
+    writeln!(out, "\ndropped objects to remove ({count}):")?;
+    if plan.dropped.is_empty() {
+        writeln!(out, "  none")?;
+    }
+    for d in &plan.dropped {
+        writeln!(
+            out,
+            "  {}/{}  application {}, current revision {}",
+            Escaped(&d.swarm),
+            Escaped(&d.release),
+            Escaped(&d.application),
+            d.revision
+        )?;
+        for o in &d.objects {
+            writeln!(
+                out,
+                "    {}  {} {}, declared by revision {}",
+                style.paint("31", "remove"),
+                o.kind.as_str(),
+                Escaped(&o.name),
+                o.claimed_by
+            )?;
+        }
+        for u in &d.in_use_by {
+            writeln!(
+                out,
+                "    {}    {}: {}",
+                style.paint("33", "kept"),
+                u.kind.as_str(),
+                in_use_text(u)
+            )?;
+        }
+    }
+    for h in &plan.resource_holds {
+        writeln!(
+            out,
+            "  {}  {}/{}  {} - {}",
+            style.paint("33", "held  "),
+            Escaped(&h.swarm),
+            Escaped(&h.release),
+            h.reason.as_str(),
+            Escaped(&h.detail)
+        )?;
+    }
+    for r in &plan.skipped_revisions {
+        writeln!(
+            out,
+            "  skipped  {}/{} revision {}: {}",
+            Escaped(&r.swarm),
+            Escaped(&r.release),
+            r.revision,
+            Escaped(&r.error)
+        )?;
+    }
+    if !plan.unclaimed.is_empty() {
+        writeln!(out, "\nunclaimed (not declared now, not proven ours; never removed):")?;
+        for u in &plan.unclaimed {
+            writeln!(
+                out,
+                "  {}/{}  {} {}  {}",
+                Escaped(&u.swarm),
+                Escaped(&u.release),
+                u.kind.as_str(),
+                Escaped(&u.name),
+                u.reason.as_str()
+            )?;
+        }
+    }
     Ok(())
 }
 

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use super::swarms::{GroupedRelease, SwarmGroup};
 use super::HoldReason;
 use crate::names::named_enum;
-use crate::objects::{ObjectRef, ServiceEntry};
+use crate::objects::{ObjectRef, ObjectVersion, ServiceEntry};
 use crate::owner::ControllerId;
 use crate::record::{parse_record_name, Kind, Payload, RevisionDocument, RevisionRead};
 use crate::refs::SwarmName;
@@ -56,6 +56,10 @@ pub struct Dropped {
     pub application: String,
     /// The release's current revision, which no longer declares them.
     pub revision: u64,
+    /// Every release record as planned (id and version): the sweep removes
+    /// nothing once they changed (a new revision may declare the objects
+    /// again), and a saved plan is stale.
+    pub records: Vec<ObjectVersion>,
     /// What the sweep removes, sorted by kind then name.
     pub objects: Vec<DroppedObject>,
     /// Dropped objects a service other than the dropped ones still names
@@ -317,7 +321,8 @@ pub(crate) fn examine(
             "its stack's objects were not listed".to_owned(),
         );
     };
-    let Some(records) = facts.revisions.filter(|r| !r.is_empty()) else {
+    let (Some(records), Some(versions)) = (facts.revisions.filter(|r| !r.is_empty()), facts.records)
+    else {
         return hold(
             ResourceHoldReason::RevisionsUnread,
             "its revisions were not read".to_owned(),
@@ -384,12 +389,7 @@ pub(crate) fn examine(
         }
     }
     let record_names: BTreeSet<&str> = records.iter().map(|r| r.name.as_str()).collect();
-    let record_ids: BTreeSet<&str> = facts
-        .records
-        .unwrap_or_default()
-        .iter()
-        .map(|r| r.id.as_str())
-        .collect();
+    let record_ids: BTreeSet<&str> = versions.iter().map(|r| r.id.as_str()).collect();
     let is_record = |object: &ObjectRef| {
         record_names.contains(object.name.as_str())
             || object
@@ -475,12 +475,13 @@ pub(crate) fn examine(
         release: release.name.to_owned(),
         application: application.to_owned(),
         revision: current.number,
+        records: versions.to_vec(),
         objects: dropped
             .into_iter()
             .filter(|o| {
                 !in_use_by
                     .iter()
-                    .any(|u| Some(u.kind) == object_kind(o.kind) && u.object == o.name)
+                    .any(|u| Some(u.kind) == o.kind.usage_kind() && u.object == o.name)
             })
             .collect(),
         in_use_by,
@@ -517,16 +518,6 @@ impl Candidate<'_> {
     }
 }
 
-/// The usage kind of a dropped object's kind; `None` for a service, which
-/// nothing else names.
-fn object_kind(kind: Kind) -> Option<ObjectKind> {
-    match kind {
-        Kind::Service => None,
-        Kind::Network => Some(ObjectKind::Network),
-        Kind::Secret => Some(ObjectKind::Secret),
-        Kind::Config => Some(ObjectKind::Config),
-    }
-}
 
 /// The uses of the dropped networks, secrets and configs by services that
 /// stay, as every name of the cluster saw them: a use one name saw is a
@@ -544,7 +535,7 @@ fn in_use(
     let refs: Vec<(ObjectKind, &ObjectRef)> = dropped
         .iter()
         .filter_map(|o| {
-            let kind = object_kind(o.kind)?;
+            let kind = o.kind.usage_kind()?;
             let list = match kind {
                 ObjectKind::Network => &objects.networks,
                 ObjectKind::Secret => &objects.secrets,

@@ -69,6 +69,17 @@ named_enum! {
 }
 
 impl Kind {
+    /// The usage report's kind of an object of this kind; `None` for a
+    /// service, which no other workload names.
+    pub fn usage_kind(self) -> Option<ObjectKind> {
+        match self {
+            Kind::Service => None,
+            Kind::Network => Some(ObjectKind::Network),
+            Kind::Secret => Some(ObjectKind::Secret),
+            Kind::Config => Some(ObjectKind::Config),
+        }
+    }
+
     /// The kind of a usage report's object; `None` for a volume, which a
     /// manifest's declarations do not cover.
     pub fn of(kind: ObjectKind) -> Option<Kind> {

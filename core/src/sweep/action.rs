@@ -319,7 +319,9 @@ named_enum! {
         /// Not a removal: the services' tasks have stopped. The driver
         /// removes nothing and answers "in use" while a task of the stack
         /// still runs on a node that is up (a down node's tasks never
-        /// report stopping).
+        /// report stopping). With objects (the services a live release
+        /// dropped, whose stack keeps running), only those services'
+        /// tasks count.
         Tasks = "tasks",
         /// `networks`: the stack's networks, once its tasks have stopped.
         Networks = "networks",

@@ -14,6 +14,7 @@
 
 pub mod action;
 mod agenda;
+mod dropped;
 pub mod event;
 pub mod outcome;
 mod release;
@@ -39,13 +40,14 @@ pub use event::Event;
 pub use outcome::{Failure, Outcome, StampRead, UsageRead};
 pub use render::report_text;
 pub use report::{
-    ErrorEntry, ErrorKind, Leftover, ReleaseOutcome, ReleaseReport, StampChange, SweepReport,
-    Totals, UncoveredSwarm,
+    DroppedReport, ErrorEntry, ErrorKind, Leftover, ReleaseOutcome, ReleaseReport, StampChange,
+    SweepReport, Totals, UncoveredSwarm,
 };
 // Where it always was for embedders; time is its own module.
 pub use crate::time::Timestamp;
 
 use agenda::Agenda;
+use dropped::{DropKey, DropRun};
 use release::{Key, Place, ReleaseRun};
 
 /// Errors in how a driver calls the sweep. Each leaves the sweep as it was:
@@ -251,6 +253,13 @@ pub struct Sweep {
     held: bool,
     purge: bool,
     releases: Vec<ReleaseRun>,
+    /// The live releases whose dropped objects go; in the agenda after the
+    /// releases (index `releases.len() + i`).
+    drops: Vec<DropRun>,
+    /// Drop runs not settled.
+    drops_unsettled: usize,
+    /// Each drop run's index, for events.
+    drop_by_ref: BTreeMap<ReleaseRef, usize>,
     swarms: Vec<SwarmRun>,
     outstanding: BTreeMap<ActionId, Pending>,
     next_id: u64,
@@ -293,6 +302,7 @@ enum Relist {
 #[derive(Debug, Clone)]
 enum Pending {
     Release { index: usize, key: Key, step: Step },
+    Drop { index: usize, key: DropKey, step: Step },
     Relist { swarm: usize, checking: Vec<usize> },
 }
 
@@ -362,6 +372,29 @@ impl Sweep {
                 deletion.in_use_by.clone(),
             ));
         }
+        // The dropped objects of live releases: never of a release being
+        // deleted whole (a plan lists a release in one of the two), and
+        // nothing of a held plan.
+        let dropped = if held { &[][..] } else { &plan.dropped[..] };
+        let mut drops = Vec::new();
+        let mut drop_seen: BTreeSet<ReleaseRef> = BTreeSet::new();
+        for d in dropped {
+            let release = ReleaseRef::new(d.swarm.clone(), d.release.clone());
+            if seen.contains(&release) || !drop_seen.insert(release.clone()) {
+                continue;
+            }
+            let target = Target::new(release, d.application.clone()).with_names(
+                plan.swarm(&d.swarm)
+                    .map(|s| s.names.clone())
+                    .unwrap_or_default(),
+            );
+            drops.push(DropRun::new(target, d));
+        }
+        let drop_by_ref = drops
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.target().release.clone(), i))
+            .collect();
         let swarms: Vec<SwarmRun> = swarms.into_values().collect();
         let by_ref = releases
             .iter()
@@ -381,9 +414,12 @@ impl Sweep {
             controller: plan.controller.clone(),
             held,
             purge,
-            agenda: Agenda::new(releases.len()),
+            agenda: Agenda::new(releases.len() + drops.len()),
             unsettled: releases.len(),
             awaiting: 0,
+            drops_unsettled: drops.len(),
+            drops,
+            drop_by_ref,
             releases,
             swarms,
             swarm_of,
@@ -422,6 +458,22 @@ impl Sweep {
     #[must_use = "an action handed out must be run and answered, or the sweep never finishes"]
     pub fn poll_action(&mut self, now: Timestamp) -> Option<Action> {
         while let Some(index) = self.agenda.pop(now) {
+            if let Some(d) = index.checked_sub(self.releases.len()) {
+                let Some(run) = self.drops.get_mut(d) else {
+                    debug_assert!(false, "the agenda names drop run {d}, which does not exist");
+                    continue;
+                };
+                let Some((key, kind)) = run.next_action(now, &self.settings) else {
+                    self.agenda.park(index);
+                    continue;
+                };
+                let retry = run.next_retry();
+                self.agenda.set_retry(index, retry);
+                self.agenda.push(index);
+                let step = kind.step();
+                let id = self.allocate(Pending::Drop { index: d, key, step });
+                return Some(Action { id, kind });
+            }
             let Some(run) = self.releases.get_mut(index) else {
                 debug_assert!(
                     false,
@@ -511,7 +563,7 @@ impl Sweep {
             });
         };
         let step = match pending {
-            Pending::Release { step, .. } => *step,
+            Pending::Release { step, .. } | Pending::Drop { step, .. } => *step,
             Pending::Relist { .. } => Step::ListReleases,
         };
         if !fits(step, &outcome) {
@@ -525,6 +577,12 @@ impl Sweep {
             Some(Pending::Release { index, key, .. }) => {
                 let settings = self.settings;
                 self.update(index, |run, controller| {
+                    run.handle(key, outcome, now, &settings, controller)
+                });
+            }
+            Some(Pending::Drop { index, key, .. }) => {
+                let settings = self.settings;
+                self.update_drop(index, |run, controller| {
                     run.handle(key, outcome, now, &settings, controller)
                 });
             }
@@ -579,6 +637,24 @@ impl Sweep {
         debug_assert!(self.awaiting + self.unsettled <= self.releases.len());
     }
 
+    /// Changes drop run `d` by `change` and keeps the books on it, as
+    /// [`Sweep::update`] does for a release (no re-listing: a drop run
+    /// never touches records, so no failure of it can be overturned).
+    fn update_drop(&mut self, d: usize, change: impl FnOnce(&mut DropRun, &ControllerId)) {
+        let Some(run) = self.drops.get_mut(d) else {
+            debug_assert!(false, "drop run {d} is not in the sweep");
+            return;
+        };
+        let was_settled = run.is_settled();
+        change(run, &self.controller);
+        let settled = run.is_settled();
+        let retry = run.next_retry();
+        let index = self.releases.len() + d;
+        self.agenda.set_retry(index, retry);
+        self.agenda.push(index);
+        recount(&mut self.drops_unsettled, !was_settled, !settled);
+    }
+
     /// Takes an event the engine sent at `now`: a removal it may have
     /// freed becomes ready at once (see [`Event`]). Events about releases
     /// this sweep does not delete, or about a release with nothing
@@ -591,7 +667,14 @@ impl Sweep {
                 node,
                 release,
             } => {
-                let Some(&i) = self.by_ref.get(&ReleaseRef::new(swarm, release)) else {
+                let release = ReleaseRef::new(swarm, release);
+                if let Some(&d) = self.drop_by_ref.get(&release) {
+                    let woke = self.drops.get_mut(d).is_some_and(DropRun::wake);
+                    if woke {
+                        self.update_drop(d, |_, _| {});
+                    }
+                }
+                let Some(&i) = self.by_ref.get(&release) else {
                     return;
                 };
                 let woke = self
@@ -613,7 +696,10 @@ impl Sweep {
 
     /// Nothing outstanding and nothing left to hand out.
     pub fn is_done(&self) -> bool {
-        self.outstanding.is_empty() && self.unsettled == 0 && self.awaiting == 0
+        self.outstanding.is_empty()
+            && self.unsettled == 0
+            && self.awaiting == 0
+            && self.drops_unsettled == 0
     }
 
     /// What the sweep did so far; final once [`is_done`](Self::is_done).
@@ -653,6 +739,7 @@ impl Sweep {
             self.purge,
             releases,
             uncovered,
+            self.drops.iter().map(DropRun::report).collect(),
         )
     }
 }

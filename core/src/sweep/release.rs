@@ -703,66 +703,7 @@ impl ReleaseRun {
         reads: &[StampRead],
         controller: &ControllerId,
     ) -> Result<(), (StampChange, String)> {
-        let release = &self.target.release.release;
-        let application = &self.target.application;
-        let mut owners: BTreeSet<Option<String>> = BTreeSet::new();
-        for name in &self.target.names {
-            let mut answers = reads.iter().filter(|r| &r.swarm == name).peekable();
-            if answers.peek().is_none() {
-                return Err((
-                    StampChange::Unreadable,
-                    format!("the re-read has no answer for {name}, so nothing proves it ours; left alone"),
-                ));
-            }
-            for read in answers {
-                // An entry for another release answers nothing about this
-                // one: as good as none.
-                match read.entry.as_ref().filter(|e| &e.name == release) {
-                    Some(entry) => {
-                        owners.insert(entry.owner.clone().filter(|s| !s.is_empty()));
-                    }
-                    None => {
-                        return Err((
-                            StampChange::RecordsGone,
-                            format!(
-                            "its records on {name} are gone since the plan was made; without them \
-                                 nothing proves it ours; left alone"
-                        ),
-                        ))
-                    }
-                }
-            }
-        }
-        let now = GroupRelease {
-            name: release.clone(),
-            owners: owners.into_iter().collect(),
-        };
-        let found = ownership(controller, &now);
-        if matches!(&found, Ownership::Ours { application: a } if a == application) {
-            return Ok(());
-        }
-        let stamps: Vec<&str> = now
-            .owners
-            .iter()
-            .map(|o| o.as_deref().unwrap_or(""))
-            .collect();
-        let change = if now.owners.len() > 1 {
-            StampChange::NamesDisagree
-        } else {
-            match found {
-                Ownership::Ours { .. } => StampChange::OtherApplication,
-                Ownership::Foreign => StampChange::OtherController,
-                Ownership::Malformed { .. } => StampChange::Malformed,
-                Ownership::Unmanaged => StampChange::Unmanaged,
-            }
-        };
-        Err((
-            change,
-            format!(
-                "release {release:?} is now stamped {stamps:?}, no longer by application \
-                 {application:?}; left alone"
-            ),
-        ))
+        judge(&self.target, reads, controller)
     }
 
     fn records_done(&mut self, outcome: Outcome) {
@@ -1059,7 +1000,7 @@ fn planned_list(objects: &StackObjects, kind: ObjectKind) -> &[ObjectRef] {
 }
 
 /// Why a removal in use was given up.
-fn settle_message(settings: &Settings) -> String {
+pub(super) fn settle_message(settings: &Settings) -> String {
     format!(
         "still in use after the settle timeout ({})",
         seconds(settings.settle_timeout)
@@ -1073,4 +1014,74 @@ fn seconds(d: Duration) -> String {
     } else {
         format!("{}s", d.as_secs_f64())
     }
+}
+
+/// Whether the records read now still show `target`'s release as this
+/// controller's, for the planned application, on every name of its
+/// cluster: the planner's own rule ([`ownership`]) on today's stamps.
+pub(crate) fn judge(
+    target: &Target,
+    reads: &[StampRead],
+    controller: &ControllerId,
+) -> Result<(), (StampChange, String)> {
+    let release = &target.release.release;
+    let application = &target.application;
+    let mut owners: BTreeSet<Option<String>> = BTreeSet::new();
+    for name in &target.names {
+        let mut answers = reads.iter().filter(|r| &r.swarm == name).peekable();
+        if answers.peek().is_none() {
+            return Err((
+                StampChange::Unreadable,
+                format!("the re-read has no answer for {name}, so nothing proves it ours; left alone"),
+            ));
+        }
+        for read in answers {
+            // An entry for another release answers nothing about this
+            // one: as good as none.
+            match read.entry.as_ref().filter(|e| &e.name == release) {
+                Some(entry) => {
+                    owners.insert(entry.owner.clone().filter(|s| !s.is_empty()));
+                }
+                None => {
+                    return Err((
+                        StampChange::RecordsGone,
+                        format!(
+                        "its records on {name} are gone since the plan was made; without them \
+                             nothing proves it ours; left alone"
+                    ),
+                    ))
+                }
+            }
+        }
+    }
+    let now = GroupRelease {
+        name: release.clone(),
+        owners: owners.into_iter().collect(),
+    };
+    let found = ownership(controller, &now);
+    if matches!(&found, Ownership::Ours { application: a } if a == application) {
+        return Ok(());
+    }
+    let stamps: Vec<&str> = now
+        .owners
+        .iter()
+        .map(|o| o.as_deref().unwrap_or(""))
+        .collect();
+    let change = if now.owners.len() > 1 {
+        StampChange::NamesDisagree
+    } else {
+        match found {
+            Ownership::Ours { .. } => StampChange::OtherApplication,
+            Ownership::Foreign => StampChange::OtherController,
+            Ownership::Malformed { .. } => StampChange::Malformed,
+            Ownership::Unmanaged => StampChange::Unmanaged,
+        }
+    };
+    Err((
+        change,
+        format!(
+            "release {release:?} is now stamped {stamps:?}, no longer by application \
+             {application:?}; left alone"
+        ),
+    ))
 }

@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use super::report::{ReleaseOutcome, SweepReport};
+use super::report::{ErrorEntry, ReleaseOutcome, SweepReport};
 use crate::escape::Escaped;
 use crate::render::{escaped_list, in_use_text};
 
@@ -63,24 +63,31 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
         } else {
             "error"
         };
-        for e in &r.errors {
-            write!(out, "  {label} in {}", e.action)?;
-            if let Some(part) = e.part {
-                write!(out, " ({part})")?;
-            }
-            if let Some(node) = &e.node {
-                write!(out, " on {}", Escaped(node))?;
-            }
-            if let Some(volume) = &e.volume {
-                write!(out, " (volume {})", Escaped(volume))?;
-            }
-            match e.stamp {
-                Some(change) => write!(out, " [stamp {}]", change.as_str())?,
-                None => write!(out, " [{}]", e.kind.as_str())?,
-            }
-            writeln!(out, ": {}", Escaped(&e.message))?;
-        }
+        write_errors(out, label, &r.errors)?;
         if let Some(remedy) = &r.remedy {
+            writeln!(out, "  remedy: {}", Escaped(remedy))?;
+        }
+    }
+    if !report.dropped.is_empty() {
+        writeln!(out, "\ndropped objects of live releases:")?;
+    }
+    for d in &report.dropped {
+        writeln!(
+            out,
+            "{}/{}  application {}: {}",
+            Escaped(&d.swarm),
+            Escaped(&d.release),
+            Escaped(&d.application),
+            d.outcome.as_str()
+        )?;
+        for o in &d.removed {
+            writeln!(out, "  removed {} {}", o.kind.as_str(), Escaped(&o.name))?;
+        }
+        for u in &d.in_use_by {
+            writeln!(out, "  kept {}: {}", u.kind.as_str(), in_use_text(u))?;
+        }
+        write_errors(out, "error", &d.errors)?;
+        if let Some(remedy) = &d.remedy {
             writeln!(out, "  remedy: {}", Escaped(remedy))?;
         }
     }
@@ -137,4 +144,26 @@ fn write_report(out: &mut String, report: &SweepReport) -> std::fmt::Result {
         "something is left; see above"
     };
     writeln!(out, "{verdict}")
+}
+
+/// One line per error, under the entry it belongs to.
+fn write_errors(out: &mut String, label: &str, errors: &[ErrorEntry]) -> std::fmt::Result {
+    for e in errors {
+        write!(out, "  {label} in {}", e.action)?;
+        if let Some(part) = e.part {
+            write!(out, " ({part})")?;
+        }
+        if let Some(node) = &e.node {
+            write!(out, " on {}", Escaped(node))?;
+        }
+        if let Some(volume) = &e.volume {
+            write!(out, " (volume {})", Escaped(volume))?;
+        }
+        match e.stamp {
+            Some(change) => write!(out, " [stamp {}]", change.as_str())?,
+            None => write!(out, " [{}]", e.kind.as_str())?,
+        }
+        writeln!(out, ": {}", Escaped(&e.message))?;
+    }
+    Ok(())
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::action::{StackPart, Step};
 use crate::names::named_enum;
-use crate::plan::Coverage;
+use crate::plan::{Coverage, DroppedObject};
 use crate::refs::SwarmName;
 use crate::usage::InUse;
 
@@ -34,8 +34,42 @@ pub struct SweepReport {
     pub releases: Vec<ReleaseReport>,
     /// Swarms whose purge could not reach every node, sorted by swarm.
     pub uncovered: Vec<UncoveredSwarm>,
+    /// One entry per live release whose dropped objects the plan listed
+    /// (the resource rule), sorted by swarm then release.
+    #[serde(default)]
+    pub dropped: Vec<DroppedReport>,
     /// Counts of the above.
     pub totals: Totals,
+}
+
+/// What became of the objects one live release dropped from its chart.
+/// The release itself stays, records and all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct DroppedReport {
+    /// The swarm, as the plan names it.
+    pub swarm: SwarmName,
+    /// The release that dropped them.
+    pub release: String,
+    /// The application that declares it.
+    pub application: String,
+    /// `deleted`: every dropped object is gone; `in_use`: what a service
+    /// still names stayed (`in_use_by`); `failed`: see `errors`;
+    /// `left_own_stack`: the controller's own stack, untouched.
+    pub outcome: ReleaseOutcome,
+    /// The dropped objects that are gone (removed by this sweep, or gone
+    /// already when it came to them), sorted.
+    pub removed: Vec<DroppedObject>,
+    /// The dropped objects left because a service still names them, with
+    /// each user, sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub in_use_by: Vec<InUse>,
+    /// What failed, sorted.
+    pub errors: Vec<ErrorEntry>,
+    /// What an operator can do, where anything is left.
+    pub remedy: Option<String>,
 }
 
 /// What became of one planned release.
@@ -158,6 +192,10 @@ named_enum! {
         /// `unreadable`: the records could not be read (or the plan names a
         /// controller id that is not valid), so nothing proves it ours.
         Unreadable = "unreadable",
+        /// `revision_changed`: a live release's records changed since the
+        /// plan (a new revision may declare again what the plan found
+        /// dropped), so none of its dropped objects is removed.
+        RevisionChanged = "revision_changed",
     }
 }
 
@@ -296,6 +334,12 @@ pub struct Totals {
     pub volumes_deleted: u64,
     /// Entries of the report's `uncovered` list.
     pub uncovered_swarms: u64,
+    /// Dropped objects gone, over every entry of `dropped`.
+    #[serde(default)]
+    pub objects_deleted: u64,
+    /// Entries of `dropped` whose outcome is `failed`.
+    #[serde(default)]
+    pub dropped_failed: u64,
 }
 
 impl std::fmt::Display for Totals {
@@ -313,7 +357,17 @@ impl std::fmt::Display for Totals {
             self.in_use,
             self.volumes_deleted,
             self.uncovered_swarms
-        )
+        )?;
+        // Only where the resource rule removed (or failed to remove)
+        // something: a report without it reads as it always did.
+        if self.objects_deleted > 0 || self.dropped_failed > 0 {
+            write!(
+                f,
+                "; {} dropped objects removed, {} releases' dropped objects failed",
+                self.objects_deleted, self.dropped_failed
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -325,7 +379,9 @@ impl SweepReport {
         purge_volumes: bool,
         mut releases: Vec<ReleaseReport>,
         mut uncovered: Vec<UncoveredSwarm>,
+        mut dropped: Vec<DroppedReport>,
     ) -> Self {
+        dropped.sort_by(|a, b| (&a.swarm, &a.release).cmp(&(&b.swarm, &b.release)));
         for r in &mut releases {
             r.errors.sort();
             for volumes in r.volumes_deleted.values_mut() {
@@ -352,6 +408,11 @@ impl SweepReport {
                 .map(|v| v.len() as u64)
                 .sum(),
             uncovered_swarms: uncovered.len() as u64,
+            objects_deleted: dropped.iter().map(|d| d.removed.len() as u64).sum(),
+            dropped_failed: dropped
+                .iter()
+                .filter(|d| d.outcome == ReleaseOutcome::Failed)
+                .count() as u64,
         };
         SweepReport {
             format_version: crate::format::FormatVersion,
@@ -360,6 +421,7 @@ impl SweepReport {
             purge_volumes,
             releases,
             uncovered,
+            dropped,
             totals,
         }
     }
@@ -373,12 +435,17 @@ impl SweepReport {
     /// [`verdict::apply_status`](crate::verdict::apply_status), which also
     /// counts the plan's holds and turns this into an exit status.
     pub fn all_done(&self) -> bool {
-        let incomplete = self.releases.iter().any(|r| {
-            !matches!(
-                r.outcome,
-                ReleaseOutcome::Deleted | ReleaseOutcome::LeftOwnStack
-            )
-        });
+        let incomplete = self
+            .releases
+            .iter()
+            .map(|r| r.outcome)
+            .chain(self.dropped.iter().map(|d| d.outcome))
+            .any(|outcome| {
+                !matches!(
+                    outcome,
+                    ReleaseOutcome::Deleted | ReleaseOutcome::LeftOwnStack
+                )
+            });
         !(self.held || incomplete || !self.uncovered.is_empty())
     }
 

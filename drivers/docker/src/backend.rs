@@ -445,15 +445,24 @@ impl DockerSwarm {
     /// stack's networks. Waits for nothing itself; the sweep asks again.
     /// A down node's tasks keep the last state they reported and never
     /// stop, so they are not waited for.
-    async fn tasks_stopped(&self, release: &str) -> Result<(), BackendError> {
+    async fn tasks_stopped(&self, release: &str, services: &[ObjectRef]) -> Result<(), BackendError> {
         let what = format!("tasks of stack {release:?}");
         let filters = label_filter(&[(STACK_NAMESPACE, release)]);
         let options = ListTasksOptionsBuilder::default().filters(&filters).build();
         let docker = self.client.docker();
-        let tasks = self
+        let mut tasks = self
             .client
             .call_plain(&what, docker.list_tasks(Some(options)))
             .await?;
+        // Some services only (those a live release dropped): the stack's
+        // other tasks keep running, and are not waited for.
+        if !services.is_empty() {
+            tasks.retain(|t| {
+                t.service_id
+                    .as_deref()
+                    .is_some_and(|id| services.iter().any(|s| s.handle() == id))
+            });
+        }
         if tasks.is_empty() {
             return Ok(());
         }
@@ -666,7 +675,7 @@ impl SwarmBackend for DockerSwarm {
         }
         match Kind::of(part) {
             Some(kind) => self.remove_objects(kind, release, objects).await,
-            None => self.tasks_stopped(release).await,
+            None => self.tasks_stopped(release, objects).await,
         }
     }
 

@@ -1,0 +1,527 @@
+//! The state machine of one live release's dropped objects (the plan's
+//! `dropped`): a re-read of its records, its dropped services, their
+//! tasks, then its dropped configs, secrets and networks.
+//!
+//! The release stays: its records are never touched here, and nothing of
+//! it but the objects the plan proved dropped is removed. The re-read
+//! stands before the first removal: a release redeployed since the plan
+//! (a new record, whatever its stamp) may declare those objects again, and
+//! one restamped is no longer the plan's to touch. The networks, secrets
+//! and configs go only once the dropped services' tasks have stopped (a
+//! node keeps its copy of a network until its task there has), and only
+//! those no remaining service names, the release's own current services
+//! included: those are left in place (`in_use_by`), never retried into a
+//! failure.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::action::{ActionKind, StackPart, Step, Target};
+use super::outcome::{Failure, Outcome, StampRead, UsageRead};
+use super::release::{judge, settle_message};
+use super::removal::{InUse as Busy, Removal};
+use super::report::{DroppedReport, ErrorEntry, ErrorKind, ReleaseOutcome, StampChange};
+use super::Settings;
+use crate::objects::{ObjectRef, ObjectVersion};
+use crate::owner::ControllerId;
+use crate::plan::{Dropped, DroppedObject};
+use crate::record::Kind;
+use crate::time::Timestamp;
+use crate::usage::{self, InUse, ObjectKind};
+
+/// Which of a dropped run's actions an outcome answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DropKey {
+    Check,
+    Usage,
+    Part(StackPart),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Ready,
+    Outstanding,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Re-reading the records before the first removal.
+    Check(Slot),
+    /// Removing the dropped services, then waiting for their tasks.
+    Services,
+    /// Re-reading the stack and what uses what before the other removals.
+    Usage(Slot),
+    /// Removing the dropped configs, secrets and networks.
+    Others,
+    Finished(ReleaseOutcome),
+}
+
+/// One release's dropped objects being removed.
+#[derive(Debug, Clone)]
+pub(crate) struct DropRun {
+    target: Target,
+    /// The release's record ids as planned.
+    records: BTreeSet<String>,
+    planned: Vec<DroppedObject>,
+    /// Uses found by the plan and by the re-read.
+    in_use: BTreeSet<InUse>,
+    parts: BTreeMap<StackPart, Removal>,
+    part_objects: BTreeMap<StackPart, Vec<ObjectRef>>,
+    phase: Phase,
+    errors: Vec<ErrorEntry>,
+    /// The dropped objects gone, by id.
+    gone: BTreeSet<String>,
+    /// The objects left because a service still names them.
+    kept: BTreeSet<(ObjectKind, String)>,
+    own_stack: bool,
+}
+
+impl DropRun {
+    pub(crate) fn new(target: Target, dropped: &Dropped) -> Self {
+        DropRun {
+            target,
+            records: dropped
+                .records
+                .iter()
+                .map(|r: &ObjectVersion| r.id.clone())
+                .collect(),
+            planned: dropped.objects.clone(),
+            in_use: dropped.in_use_by.iter().cloned().collect(),
+            parts: BTreeMap::new(),
+            part_objects: BTreeMap::new(),
+            phase: Phase::Check(Slot::Ready),
+            errors: Vec::new(),
+            gone: BTreeSet::new(),
+            kept: BTreeSet::new(),
+            own_stack: false,
+        }
+    }
+
+    pub(crate) fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// Nothing outstanding and nothing to hand out.
+    pub(crate) fn is_settled(&self) -> bool {
+        matches!(self.phase, Phase::Finished(_))
+    }
+
+    fn planned_of(&self, kind: Kind) -> impl Iterator<Item = &DroppedObject> {
+        self.planned.iter().filter(move |o| o.kind == kind)
+    }
+
+    /// The dropped services, by id.
+    fn services(&self) -> Vec<ObjectRef> {
+        self.planned_of(Kind::Service)
+            .map(|o| ObjectRef::new(&o.id, &o.name))
+            .collect()
+    }
+
+    /// The next action that may run at `now`, marked outstanding.
+    pub(crate) fn next_action(
+        &mut self,
+        now: Timestamp,
+        settings: &Settings,
+    ) -> Option<(DropKey, ActionKind)> {
+        let target = self.target.clone();
+        match &mut self.phase {
+            Phase::Check(slot @ Slot::Ready) => {
+                *slot = Slot::Outstanding;
+                let kind = ActionKind::ReadStamps {
+                    target,
+                    before: Step::RemoveStack,
+                };
+                Some((DropKey::Check, kind))
+            }
+            Phase::Usage(slot @ Slot::Ready) => {
+                *slot = Slot::Outstanding;
+                let kind = ActionKind::ReadUsage {
+                    target,
+                    at: Vec::new(),
+                };
+                Some((DropKey::Usage, kind))
+            }
+            Phase::Services | Phase::Others => {
+                let (part, removal) = self.parts.iter_mut().find(|(_, r)| r.is_due(now))?;
+                removal.start(now, settings);
+                let part = *part;
+                let objects = self.part_objects.get(&part).cloned().unwrap_or_default();
+                let kind = ActionKind::RemoveStack {
+                    target,
+                    part,
+                    objects,
+                };
+                Some((DropKey::Part(part), kind))
+            }
+            Phase::Check(Slot::Outstanding)
+            | Phase::Usage(Slot::Outstanding)
+            | Phase::Finished(_) => None,
+        }
+    }
+
+    /// The earliest time a removal waiting to be retried becomes ready.
+    pub(crate) fn next_retry(&self) -> Option<Timestamp> {
+        match self.phase {
+            Phase::Services | Phase::Others => {
+                self.parts.values().filter_map(Removal::retry_at).min()
+            }
+            _ => None,
+        }
+    }
+
+    /// A container of the release's stack went: what waits on one is
+    /// tried again at once. Whether anything woke.
+    pub(crate) fn wake(&mut self) -> bool {
+        let mut woke = false;
+        if matches!(self.phase, Phase::Services | Phase::Others) {
+            for removal in self.parts.values_mut() {
+                woke |= removal.wake();
+            }
+        }
+        woke
+    }
+
+    /// Takes the outcome of the action `key` names.
+    pub(crate) fn handle(
+        &mut self,
+        key: DropKey,
+        outcome: Outcome,
+        now: Timestamp,
+        settings: &Settings,
+        controller: &ControllerId,
+    ) {
+        match key {
+            DropKey::Check => self.checked(outcome, controller),
+            DropKey::Usage => self.usage_read(outcome),
+            DropKey::Part(part) => {
+                self.part_done(part, outcome, now, settings);
+                self.settle();
+            }
+        }
+    }
+
+    fn checked(&mut self, outcome: Outcome, controller: &ControllerId) {
+        if self.phase != Phase::Check(Slot::Outstanding) {
+            debug_assert!(false, "a re-read answered outside its check");
+            return;
+        }
+        let verdict = match outcome {
+            Outcome::Stamps(reads) => {
+                judge(&self.target, &reads, controller).and_then(|()| self.unchanged(&reads))
+            }
+            Outcome::Failed(f) => Err((
+                StampChange::Unreadable,
+                format!("its records could not be re-read, so nothing proves its revision unchanged; nothing removed: {f}"),
+            )),
+            other => Err((
+                StampChange::Unreadable,
+                format!("unexpected {} outcome to a re-read; nothing removed", other.kind_str()),
+            )),
+        };
+        match verdict {
+            Ok(()) => self.start_services(),
+            Err((change, message)) => {
+                self.errors.push(ErrorEntry::stamp_changed(change, message));
+                self.phase = Phase::Finished(ReleaseOutcome::Failed);
+            }
+        }
+    }
+
+    /// Whether every name of the cluster still shows exactly the records
+    /// the plan saw: a record added since is a new revision, which may
+    /// declare again what the plan found dropped.
+    fn unchanged(&self, reads: &[StampRead]) -> Result<(), (StampChange, String)> {
+        let release = &self.target.release.release;
+        for read in reads {
+            let Some(entry) = read.entry.as_ref().filter(|e| &e.name == release) else {
+                continue;
+            };
+            let Some(records) = &entry.records else {
+                return Err((
+                    StampChange::Unreadable,
+                    format!(
+                        "the re-read on {} did not list its records, so nothing proves its \
+                         revision unchanged; nothing removed",
+                        read.swarm
+                    ),
+                ));
+            };
+            let now: BTreeSet<String> = records.iter().map(|r| r.id.clone()).collect();
+            if now != self.records {
+                return Err((
+                    StampChange::RevisionChanged,
+                    format!(
+                        "its records on {} changed since the plan (a new revision may declare \
+                         these objects again); nothing removed",
+                        read.swarm
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the dropped services (then waits for their tasks), or goes
+    /// straight to the others when none was dropped.
+    fn start_services(&mut self) {
+        let services = self.services();
+        if services.is_empty() {
+            self.phase = Phase::Usage(Slot::Ready);
+            return;
+        }
+        self.parts.clear();
+        self.part_objects.clear();
+        self.parts.insert(StackPart::Services, Removal::ready());
+        self.part_objects.insert(StackPart::Services, services);
+        self.phase = Phase::Services;
+    }
+
+    fn usage_read(&mut self, outcome: Outcome) {
+        if self.phase != Phase::Usage(Slot::Outstanding) {
+            debug_assert!(false, "a usage read answered outside its gate");
+            return;
+        }
+        let read = match outcome {
+            Outcome::Usage(read) => read,
+            // Without it nothing proves the objects unused: nothing more
+            // is removed.
+            other => {
+                let (kind, message) = match &other {
+                    Outcome::Failed(f) => (f.kind(), f.to_string()),
+                    other => (
+                        ErrorKind::Other,
+                        format!("unexpected {} outcome", other.kind_str()),
+                    ),
+                };
+                self.errors
+                    .push(ErrorEntry::new(Step::ReadUsage, kind, None, None, message));
+                self.phase = Phase::Finished(ReleaseOutcome::Failed);
+                return;
+            }
+        };
+        let parts = self.others(&read);
+        self.parts.clear();
+        self.part_objects.clear();
+        for (part, objects) in parts {
+            let mut removal = Removal::ready();
+            if objects.is_empty() {
+                removal.removed();
+            }
+            self.parts.insert(part, removal);
+            self.part_objects.insert(part, objects);
+        }
+        self.phase = Phase::Others;
+        self.settle();
+    }
+
+    /// The dropped configs, secrets and networks to remove now: those
+    /// still labelled with the stack (one gone already is gone), less
+    /// those a service other than the dropped ones names now.
+    fn others(&mut self, read: &UsageRead) -> Vec<(StackPart, Vec<ObjectRef>)> {
+        let labelled = |kind: Kind| -> &[ObjectRef] {
+            match kind {
+                Kind::Network => &read.stack.networks,
+                Kind::Secret => &read.stack.secrets,
+                Kind::Config => &read.stack.configs,
+                Kind::Service => &[],
+            }
+        };
+        let mut candidates: Vec<(Kind, ObjectRef)> = Vec::new();
+        for o in self.planned.iter().filter(|o| o.kind != Kind::Service) {
+            match labelled(o.kind)
+                .iter()
+                .find(|l| l.id.as_deref() == Some(o.id.as_str()))
+            {
+                Some(now) => candidates.push((o.kind, now.clone())),
+                None => {
+                    self.gone.insert(o.id.clone());
+                }
+            }
+        }
+        let leaving: BTreeSet<&str> = self
+            .planned_of(Kind::Service)
+            .map(|o| o.id.as_str())
+            .collect();
+        let refs = candidates
+            .iter()
+            .filter_map(|(kind, o)| Some((kind.usage_kind()?, o)));
+        let users = usage::service_users(refs, &leaving, &read.usage);
+        self.in_use.extend(users);
+        let mut parts: BTreeMap<StackPart, Vec<ObjectRef>> = [
+            (StackPart::Configs, Vec::new()),
+            (StackPart::Secrets, Vec::new()),
+            (StackPart::Networks, Vec::new()),
+        ]
+        .into_iter()
+        .collect();
+        for (kind, object) in candidates {
+            let Some(usage_kind) = kind.usage_kind() else {
+                continue;
+            };
+            let used = self
+                .in_use
+                .iter()
+                .any(|u| u.kind == usage_kind && u.object == object.name);
+            if used {
+                self.kept.insert((usage_kind, object.name.clone()));
+            } else if let Some(list) = part_of(kind).and_then(|p| parts.get_mut(&p)) {
+                list.push(object);
+            }
+        }
+        for list in parts.values_mut() {
+            list.sort();
+            list.dedup();
+        }
+        parts.into_iter().collect()
+    }
+
+    fn part_done(
+        &mut self,
+        part: StackPart,
+        outcome: Outcome,
+        now: Timestamp,
+        settings: &Settings,
+    ) {
+        let Some(removal) = self.parts.get_mut(&part).filter(|r| r.is_outstanding()) else {
+            debug_assert!(false, "outcome for part {part} that is not outstanding");
+            return;
+        };
+        match outcome {
+            Outcome::Done | Outcome::Failed(Failure::Gone) => {
+                removal.removed();
+                if part != StackPart::Tasks {
+                    let ids = self
+                        .part_objects
+                        .get(&part)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|o| o.id.clone());
+                    self.gone.extend(ids);
+                }
+                if part == StackPart::Services {
+                    // Their tasks next: until those stop, a node keeps its
+                    // copy of the networks they attach to.
+                    let services = self.services();
+                    self.parts.insert(StackPart::Tasks, Removal::ready());
+                    self.part_objects.insert(StackPart::Tasks, services);
+                }
+            }
+            Outcome::Failed(Failure::InUse) => {
+                if removal.in_use(now, settings) == Busy::GaveUp {
+                    self.errors.push(ErrorEntry::stack(
+                        part,
+                        ErrorKind::InUse,
+                        settle_message(settings),
+                    ));
+                }
+            }
+            Outcome::Failed(Failure::OwnStack) => {
+                removal.failed();
+                self.own_stack = true;
+            }
+            Outcome::Failed(f) => {
+                removal.failed();
+                self.errors
+                    .push(ErrorEntry::stack(part, f.kind(), f.to_string()));
+            }
+            other => {
+                removal.failed();
+                self.errors.push(ErrorEntry::stack(
+                    part,
+                    ErrorKind::Other,
+                    format!("unexpected {} outcome", other.kind_str()),
+                ));
+            }
+        }
+    }
+
+    /// Moves on once no part is left to try or answer.
+    fn settle(&mut self) {
+        if !matches!(self.phase, Phase::Services | Phase::Others)
+            || self.parts.values().any(Removal::is_open)
+        {
+            return;
+        }
+        self.phase = if self.own_stack {
+            Phase::Finished(ReleaseOutcome::LeftOwnStack)
+        } else if self.parts.values().any(Removal::is_failed) {
+            Phase::Finished(ReleaseOutcome::Failed)
+        } else if self.phase == Phase::Services {
+            Phase::Usage(Slot::Ready)
+        } else if !self.kept.is_empty() {
+            Phase::Finished(ReleaseOutcome::InUse)
+        } else {
+            Phase::Finished(ReleaseOutcome::Deleted)
+        };
+    }
+
+    /// This release's entry in the report's `dropped`; an unfinished one
+    /// is reported failed.
+    pub(crate) fn report(&self) -> DroppedReport {
+        let mut errors = self.errors.clone();
+        let outcome = match self.phase {
+            Phase::Finished(outcome) => outcome,
+            unfinished => {
+                let step = match unfinished {
+                    Phase::Check(_) => Step::ReadStamps,
+                    Phase::Usage(_) => Step::ReadUsage,
+                    _ => Step::RemoveStack,
+                };
+                errors.push(ErrorEntry::new(
+                    step,
+                    ErrorKind::Unfinished,
+                    None,
+                    None,
+                    "the sweep ended before these objects were removed",
+                ));
+                ReleaseOutcome::Failed
+            }
+        };
+        errors.sort();
+        let remedy = match outcome {
+            ReleaseOutcome::Deleted => None,
+            ReleaseOutcome::InUse => Some(
+                "left in place what a service still names (see in_use_by); a later sweep \
+                 removes it once nothing does"
+                    .to_owned(),
+            ),
+            ReleaseOutcome::LeftOwnStack => Some(
+                "the controller runs as this stack; nothing of it is removed".to_owned(),
+            ),
+            ReleaseOutcome::Failed | ReleaseOutcome::PendingCoverage => Some(
+                "what was not removed stays; the next sweep plans it anew (see errors)"
+                    .to_owned(),
+            ),
+        };
+        DroppedReport {
+            swarm: self.target.release.swarm.clone(),
+            release: self.target.release.release.clone(),
+            application: self.target.application.clone(),
+            outcome,
+            removed: self
+                .planned
+                .iter()
+                .filter(|o| self.gone.contains(&o.id))
+                .cloned()
+                .collect(),
+            in_use_by: self
+                .in_use
+                .iter()
+                .filter(|u| self.kept.contains(&(u.kind, u.object.clone())))
+                .cloned()
+                .collect(),
+            errors,
+            remedy,
+        }
+    }
+}
+
+
+/// The stack part that removes objects of `kind`.
+fn part_of(kind: Kind) -> Option<StackPart> {
+    match kind {
+        Kind::Service => Some(StackPart::Services),
+        Kind::Network => Some(StackPart::Networks),
+        Kind::Secret => Some(StackPart::Secrets),
+        Kind::Config => Some(StackPart::Configs),
+    }
+}
