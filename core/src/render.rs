@@ -260,7 +260,10 @@ fn write_resources(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt
         )?;
     }
     if !plan.unclaimed.is_empty() {
-        writeln!(out, "\nunclaimed (not declared now, not proven ours; never removed):")?;
+        writeln!(
+            out,
+            "\nunclaimed (not declared now, not proven ours; never removed):"
+        )?;
         for u in &plan.unclaimed {
             writeln!(
                 out,

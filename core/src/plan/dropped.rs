@@ -321,7 +321,8 @@ pub(crate) fn examine(
             "its stack's objects were not listed".to_owned(),
         );
     };
-    let (Some(records), Some(versions)) = (facts.revisions.filter(|r| !r.is_empty()), facts.records)
+    let (Some(records), Some(versions)) =
+        (facts.revisions.filter(|r| !r.is_empty()), facts.records)
     else {
         return hold(
             ResourceHoldReason::RevisionsUnread,
@@ -356,8 +357,10 @@ pub(crate) fn examine(
         return hold(
             ResourceHoldReason::OwnerMismatch,
             format!(
-                "its current revision {} is labelled owner {:?} but its data says {:?}",
-                current.number, current.label_owner, current_document.owner
+                "its current revision {} is labelled owner {} but its data says {}",
+                current.number,
+                shown(current.label_owner),
+                shown(current_document.owner.as_deref())
             ),
         );
     }
@@ -365,8 +368,9 @@ pub(crate) fn examine(
         return hold(
             ResourceHoldReason::NotOwned,
             format!(
-                "its current revision {} is stamped {:?}, not {stamp:?}",
-                current.number, current_document.owner
+                "its current revision {} is stamped {}, not {stamp:?}",
+                current.number,
+                shown(current_document.owner.as_deref())
             ),
         );
     }
@@ -475,7 +479,12 @@ pub(crate) fn examine(
         release: release.name.to_owned(),
         application: application.to_owned(),
         revision: current.number,
-        records: versions.to_vec(),
+        // Sorted: the snapshot may list them in any order, the plan not.
+        records: {
+            let mut records = versions.to_vec();
+            records.sort();
+            records
+        },
         objects: dropped
             .into_iter()
             .filter(|o| {
@@ -517,7 +526,6 @@ impl Candidate<'_> {
         }
     }
 }
-
 
 /// The uses of the dropped networks, secrets and configs by services that
 /// stay, as every name of the cluster saw them: a use one name saw is a
@@ -585,8 +593,9 @@ fn revisions<'a>(
         // claiming one revision is a disagreement, not a match.
         if record.revision.as_deref() != Some(number.to_string().as_str()) {
             return Err(disagree(format!(
-                "record {:?} is labelled revision {:?}",
-                record.name, record.revision
+                "record {:?} is labelled revision {}",
+                record.name,
+                shown(record.revision.as_deref())
             )));
         }
         let document = match &record.payload {
@@ -620,4 +629,9 @@ fn revisions<'a>(
         }
     }
     Ok(by_number.into_values().collect())
+}
+
+/// A label or field as a message shows it: quoted, or `none`.
+fn shown(value: Option<&str>) -> String {
+    value.map_or_else(|| "none".to_owned(), |v| format!("{v:?}"))
 }

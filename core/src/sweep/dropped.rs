@@ -484,12 +484,11 @@ impl DropRun {
                  removes it once nothing does"
                     .to_owned(),
             ),
-            ReleaseOutcome::LeftOwnStack => Some(
-                "the controller runs as this stack; nothing of it is removed".to_owned(),
-            ),
+            ReleaseOutcome::LeftOwnStack => {
+                Some("the controller runs as this stack; nothing of it is removed".to_owned())
+            }
             ReleaseOutcome::Failed | ReleaseOutcome::PendingCoverage => Some(
-                "what was not removed stays; the next sweep plans it anew (see errors)"
-                    .to_owned(),
+                "what was not removed stays; the next sweep plans it anew (see errors)".to_owned(),
             ),
         };
         DroppedReport {
@@ -514,7 +513,6 @@ impl DropRun {
         }
     }
 }
-
 
 /// The stack part that removes objects of `kind`.
 fn part_of(kind: Kind) -> Option<StackPart> {

@@ -301,9 +301,20 @@ enum Relist {
 
 #[derive(Debug, Clone)]
 enum Pending {
-    Release { index: usize, key: Key, step: Step },
-    Drop { index: usize, key: DropKey, step: Step },
-    Relist { swarm: usize, checking: Vec<usize> },
+    Release {
+        index: usize,
+        key: Key,
+        step: Step,
+    },
+    Drop {
+        index: usize,
+        key: DropKey,
+        step: Step,
+    },
+    Relist {
+        swarm: usize,
+        checking: Vec<usize>,
+    },
 }
 
 impl Sweep {
@@ -471,7 +482,11 @@ impl Sweep {
                 self.agenda.set_retry(index, retry);
                 self.agenda.push(index);
                 let step = kind.step();
-                let id = self.allocate(Pending::Drop { index: d, key, step });
+                let id = self.allocate(Pending::Drop {
+                    index: d,
+                    key,
+                    step,
+                });
                 return Some(Action { id, kind });
             }
             let Some(run) = self.releases.get_mut(index) else {

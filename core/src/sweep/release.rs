@@ -1032,7 +1032,9 @@ pub(crate) fn judge(
         if answers.peek().is_none() {
             return Err((
                 StampChange::Unreadable,
-                format!("the re-read has no answer for {name}, so nothing proves it ours; left alone"),
+                format!(
+                    "the re-read has no answer for {name}, so nothing proves it ours; left alone"
+                ),
             ));
         }
         for read in answers {
@@ -1046,9 +1048,9 @@ pub(crate) fn judge(
                     return Err((
                         StampChange::RecordsGone,
                         format!(
-                        "its records on {name} are gone since the plan was made; without them \
+                            "its records on {name} are gone since the plan was made; without them \
                              nothing proves it ours; left alone"
-                    ),
+                        ),
                     ))
                 }
             }

@@ -445,7 +445,11 @@ impl DockerSwarm {
     /// stack's networks. Waits for nothing itself; the sweep asks again.
     /// A down node's tasks keep the last state they reported and never
     /// stop, so they are not waited for.
-    async fn tasks_stopped(&self, release: &str, services: &[ObjectRef]) -> Result<(), BackendError> {
+    async fn tasks_stopped(
+        &self,
+        release: &str,
+        services: &[ObjectRef],
+    ) -> Result<(), BackendError> {
         let what = format!("tasks of stack {release:?}");
         let filters = label_filter(&[(STACK_NAMESPACE, release)]);
         let options = ListTasksOptionsBuilder::default().filters(&filters).build();

@@ -1,0 +1,243 @@
+//! The sweep of a live release's dropped objects, driven step by step:
+//! the re-read first, the dropped services, their tasks, then the dropped
+//! configs, secrets and networks nobody names; never the release's
+//! records, volumes or current objects.
+
+mod resources;
+
+use std::time::Duration;
+
+use resources::{app, release, snapshot, swarm, Obj, Rev};
+use sweep_core::objects::{ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
+use sweep_core::sweep::{
+    ActionKind, Outcome, ReleaseOutcome, Settings, StackPart, StampChange, StampRead, Sweep,
+    SweepReport, Timestamp, UsageRead,
+};
+use sweep_core::usage::{ServiceUse, Usage};
+use sweep_core::{plan, ReleaseEntry, SweepPlan};
+
+/// The scenario of the rule: revision 2 of `web` dropped worker, back and
+/// conf2 from revision 1.
+fn the_plan() -> SweepPlan {
+    the_plan_within(None)
+}
+
+/// [`the_plan`] under a blast-radius guard of `max` deletions.
+fn the_plan_within(max: Option<u64>) -> SweepPlan {
+    let revisions = vec![
+        Rev::owned(
+            "shop",
+            "web",
+            1,
+            &[
+                ("service", "app"),
+                ("service", "worker"),
+                ("network", "default"),
+                ("network", "back"),
+                ("config", "conf1"),
+                ("config", "conf2"),
+            ],
+        ),
+        Rev::owned(
+            "shop",
+            "web",
+            2,
+            &[
+                ("service", "app"),
+                ("network", "default"),
+                ("config", "conf1"),
+            ],
+        ),
+    ];
+    let objects = [
+        Obj::new("service", "app"),
+        Obj::new("service", "worker"),
+        Obj::new("network", "default"),
+        Obj::new("network", "back"),
+        Obj::new("config", "conf1"),
+        Obj::new("config", "conf2"),
+    ];
+    let mut s = snapshot(
+        true,
+        vec![app("shop", "alpha", &["web"])],
+        vec![swarm(
+            "alpha",
+            vec![release("web", &revisions, &objects)],
+            vec![],
+        )],
+    );
+    s.policy.max_deletions = max;
+    plan(&s).unwrap()
+}
+
+/// The release's records as re-read: the planned two, or with `extra`.
+fn stamps(records: &[&str]) -> Outcome {
+    let entry = ReleaseEntry::new("web", Some(resources::stamp("shop", "web"))).with_records(
+        records
+            .iter()
+            .map(|id| ObjectVersion::new(*id, 1))
+            .collect(),
+    );
+    Outcome::Stamps(vec![StampRead::new("alpha".into(), Some(entry))])
+}
+
+/// The stack as labelled now, with `users` of the swarm.
+fn usage(users: Vec<ServiceUse>) -> Outcome {
+    let stack = StackObjects::new(
+        vec![ServiceEntry::new("id-service-web_app", "web_app", 1)],
+        vec![
+            ObjectRef::new("id-network-web_default", "web_default"),
+            ObjectRef::new("id-network-web_back", "web_back"),
+        ],
+        Vec::new(),
+        vec![
+            ObjectRef::new("id-config-web_conf1", "web_conf1"),
+            ObjectRef::new("id-config-web_conf2", "web_conf2"),
+        ],
+    );
+    Outcome::Usage(UsageRead::new(stack, Usage::new(users, Vec::new())))
+}
+
+/// Runs the sweep of `plan`, answering each action with `answer`; every
+/// action handed out, as a line, and the report.
+fn run(
+    plan: &SweepPlan,
+    mut answer: impl FnMut(&ActionKind) -> Outcome,
+) -> (Vec<String>, SweepReport) {
+    let mut sweep = Sweep::new(
+        plan,
+        Settings::new(Duration::from_secs(1), Duration::from_secs(5)),
+    );
+    let mut now = Timestamp::ZERO;
+    let mut log = Vec::new();
+    while !sweep.is_done() {
+        while let Some(action) = sweep.poll_action(now) {
+            log.push(line(&action.kind));
+            let outcome = answer(&action.kind);
+            sweep.handle_outcome(action.id, outcome, now).unwrap();
+        }
+        match sweep.poll_timeout() {
+            Some(at) => now = now.max(at),
+            None => break,
+        }
+    }
+    assert!(sweep.is_done());
+    (log, sweep.report())
+}
+
+fn line(kind: &ActionKind) -> String {
+    match kind {
+        ActionKind::RemoveStack { part, objects, .. } => {
+            let names: Vec<&str> = objects.iter().map(|o| o.name.as_str()).collect();
+            format!("remove {part} {names:?}")
+        }
+        other => other.step().to_string(),
+    }
+}
+
+#[test]
+fn the_dropped_objects_go_services_first_and_nothing_else_is_touched() {
+    let p = the_plan();
+    assert_eq!(p.dropped.len(), 1);
+    let (log, report) = run(&p, |kind| match kind {
+        ActionKind::ReadStamps { .. } => stamps(&["rec-web-1", "rec-web-2"]),
+        ActionKind::ReadUsage { .. } => usage(Vec::new()),
+        ActionKind::RemoveStack { .. } => Outcome::Done,
+        other => panic!("not an action of a dropped object's sweep: {other:?}"),
+    });
+    assert_eq!(
+        log,
+        [
+            "read_stamps",
+            "remove services [\"web_worker\"]",
+            "remove tasks [\"web_worker\"]",
+            "read_usage",
+            "remove networks [\"web_back\"]",
+            "remove secrets []",
+            "remove configs [\"web_conf2\"]",
+        ]
+        .into_iter()
+        .filter(|l| !l.ends_with("[]"))
+        .collect::<Vec<_>>(),
+        "{log:#?}"
+    );
+    assert!(report.releases.is_empty(), "no release is deleted");
+    let d = &report.dropped[0];
+    assert_eq!(d.outcome, ReleaseOutcome::Deleted);
+    let gone: Vec<&str> = d.removed.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(gone, ["web_worker", "web_back", "web_conf2"]);
+    assert_eq!(report.totals.objects_deleted, 3);
+    assert!(report.all_done());
+}
+
+#[test]
+fn a_new_revision_since_the_plan_removes_nothing() {
+    let p = the_plan();
+    let (log, report) = run(&p, |kind| match kind {
+        ActionKind::ReadStamps { .. } => stamps(&["rec-web-1", "rec-web-2", "rec-web-3"]),
+        other => panic!("nothing may follow a changed re-read: {other:?}"),
+    });
+    assert_eq!(log, ["read_stamps"]);
+    let d = &report.dropped[0];
+    assert_eq!(d.outcome, ReleaseOutcome::Failed);
+    assert!(d.removed.is_empty());
+    assert_eq!(d.errors[0].stamp, Some(StampChange::RevisionChanged));
+    assert!(!report.all_done());
+}
+
+#[test]
+fn a_dropped_network_a_service_names_now_is_kept_not_retried() {
+    let p = the_plan();
+    let user = ServiceUse::new("svc-other", "other_api").with_networks(["web_back"]);
+    let (log, report) = run(&p, |kind| match kind {
+        ActionKind::ReadStamps { .. } => stamps(&["rec-web-1", "rec-web-2"]),
+        ActionKind::ReadUsage { .. } => usage(vec![user.clone()]),
+        ActionKind::RemoveStack { .. } => Outcome::Done,
+        other => panic!("{other:?}"),
+    });
+    assert!(!log.iter().any(|l| l.contains("web_back")), "{log:#?}");
+    let d = &report.dropped[0];
+    assert_eq!(d.outcome, ReleaseOutcome::InUse);
+    assert_eq!(d.in_use_by[0].object, "web_back");
+    assert_eq!(d.removed.len(), 2);
+}
+
+#[test]
+fn the_dropped_service_s_tasks_are_waited_for_before_its_network_goes() {
+    let p = the_plan();
+    let mut busy = 2;
+    let (log, report) = run(&p, |kind| match kind {
+        ActionKind::ReadStamps { .. } => stamps(&["rec-web-1", "rec-web-2"]),
+        ActionKind::ReadUsage { .. } => usage(Vec::new()),
+        ActionKind::RemoveStack {
+            part: StackPart::Tasks,
+            ..
+        } if busy > 0 => {
+            busy -= 1;
+            Outcome::in_use()
+        }
+        ActionKind::RemoveStack { .. } => Outcome::Done,
+        other => panic!("{other:?}"),
+    });
+    let tasks = log.iter().filter(|l| l.starts_with("remove tasks")).count();
+    assert_eq!(tasks, 3, "{log:#?}");
+    let last_task = log
+        .iter()
+        .rposition(|l| l.starts_with("remove tasks"))
+        .unwrap();
+    let network = log.iter().position(|l| l.contains("web_back")).unwrap();
+    assert!(last_task < network);
+    assert_eq!(report.dropped[0].outcome, ReleaseOutcome::Deleted);
+}
+
+#[test]
+fn a_held_plan_removes_no_dropped_object() {
+    let p = the_plan_within(Some(2));
+    assert!(p.is_held());
+    // Even a plan edited to list them again: a held plan hands out nothing.
+    let mut edited = p.clone();
+    edited.dropped = the_plan().dropped;
+    let (log, report) = run(&edited, |kind| panic!("{kind:?}"));
+    assert!(log.is_empty());
+    assert!(report.dropped.is_empty());
+}
