@@ -14,7 +14,9 @@ use crate::escape::Escaped;
 use crate::format::FormatVersion;
 use crate::objects::KEEP_LABEL;
 use crate::owner::Ownership;
-use crate::plan::{plan, Coverage, SweepPlan};
+use crate::plan::{plan, Coverage, SweepPlan, UnclaimedReason};
+use crate::record::labels::CD_CREATED;
+use crate::record::Kind;
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::{Snapshot, SnapshotError};
 
@@ -293,6 +295,7 @@ pub fn explain(snapshot: &Snapshot, release: &ReleaseRef) -> Result<Explanation,
         say.push("The plan neither deletes nor spares it, so it is not deleted.".to_owned());
         (false, "unplanned".to_owned())
     };
+    resource_sentences(&plan, &key, &entries, &mut say);
     Ok(Explanation {
         format_version: FormatVersion,
         swarm: release.swarm.clone(),
@@ -301,6 +304,99 @@ pub fn explain(snapshot: &Snapshot, release: &ReleaseRef) -> Result<Explanation,
         reason,
         sentences: say,
     })
+}
+
+/// What the resource rule found on a live release: each dropped object
+/// with the revision that declared it and the one that dropped it (and a
+/// config's or secret's marker), what stays in use, what it does not claim,
+/// what it leaves whole and why, and the revisions it skipped.
+fn resource_sentences(
+    plan: &SweepPlan,
+    key: &ReleaseRef,
+    entries: &[(&crate::SwarmSnapshot, &crate::ReleaseEntry)],
+    say: &mut Vec<String>,
+) {
+    if !plan.prune_resources {
+        return;
+    }
+    let is_key = |swarm: &SwarmName, release: &str| swarm == &key.swarm && release == key.release;
+    let marker = |kind: Kind, name: &str| -> Option<String> {
+        let objects = entries.iter().find_map(|(_, r)| r.objects.as_ref())?;
+        let list = match kind {
+            Kind::Config => &objects.configs,
+            Kind::Secret => &objects.secrets,
+            Kind::Service | Kind::Network => return None,
+        };
+        let object = list.iter().find(|o| o.name == name)?;
+        object
+            .cd_created
+            .as_ref()
+            .map(|at| format!(" It carries {CD_CREATED}={at:?}."))
+    };
+    for d in plan.dropped.iter().filter(|d| is_key(&d.swarm, &d.release)) {
+        for o in &d.objects {
+            say.push(format!(
+                "Its {} {} was declared by revision {} and is not by its current revision {}: it is removed.{}",
+                o.kind.as_str(),
+                o.name,
+                o.claimed_by,
+                d.revision,
+                marker(o.kind, &o.name).unwrap_or_default()
+            ));
+        }
+        for u in &d.in_use_by {
+            say.push(format!(
+                "Its dropped {} {} stays: {} {} (id {}) still uses it.",
+                u.kind.as_str(),
+                u.object,
+                u.user.kind.as_str(),
+                u.user.name,
+                u.user.id
+            ));
+        }
+    }
+    for u in plan
+        .unclaimed
+        .iter()
+        .filter(|u| is_key(&u.swarm, &u.release))
+    {
+        let why = match u.reason {
+            UnclaimedReason::NotClaimed => {
+                "no stored revision stamped for this controller and its application declared it"
+            }
+            UnclaimedReason::NoMarker => {
+                "it does not carry the controller's created marker (adopted, not created)"
+            }
+            UnclaimedReason::Kept => "it carries the keep label",
+            UnclaimedReason::NoId => "the snapshot gives no id to remove it by",
+        };
+        say.push(format!(
+            "Its {} {} is not declared by its current revision but stays: {why}.",
+            u.kind.as_str(),
+            u.name
+        ));
+    }
+    for h in plan
+        .resource_holds
+        .iter()
+        .filter(|h| is_key(&h.swarm, &h.release))
+    {
+        say.push(format!(
+            "The resource rule leaves it whole ({}): {}.",
+            h.reason.as_str(),
+            h.detail
+        ));
+    }
+    for r in plan
+        .skipped_revisions
+        .iter()
+        .filter(|r| is_key(&r.swarm, &r.release))
+    {
+        say.push(format!(
+            "Its revision {} was skipped: its data cannot be read ({}).",
+            r.revision, r.error
+        ));
+    }
 }
 
 fn coverage_sentence(plan: &SweepPlan, swarm: &SwarmName) -> String {

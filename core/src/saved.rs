@@ -154,6 +154,14 @@ pub enum Change {
         /// the registry.
         now: Option<String>,
     },
+    /// A live release's dropped objects are not what was reviewed any
+    /// more.
+    Dropped {
+        /// The release that dropped them.
+        release: ReleaseRef,
+        /// How they changed.
+        change: DroppedChange,
+    },
     /// A planned deletion that is not what was reviewed any more.
     Release {
         /// The planned deletion's release.
@@ -209,6 +217,26 @@ pub enum ReleaseChange {
     },
 }
 
+/// How a live release's reviewed dropped objects changed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum DroppedChange {
+    /// The fresh plan removes none of them (declared again, held, no
+    /// longer proven ours...).
+    NotDropped,
+    /// Its release records changed: a new revision, which may declare
+    /// them again.
+    RevisionChanged,
+    /// A reviewed object is gone, or is not the object reviewed (another
+    /// id or version), or is no longer dropped.
+    Object {
+        /// The object's kind (`service`, `network`...).
+        kind: String,
+        /// The object's name.
+        name: String,
+    },
+}
+
 impl std::fmt::Display for Change {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -229,9 +257,10 @@ impl std::fmt::Display for Change {
                         .min_departed_for
                         .map_or("none".to_owned(), crate::duration::show);
                     format!(
-                        "controller {} (purge_volumes {}, max_deletions {max}, min_departed_for {window})",
+                        "controller {} (purge_volumes {}, prune_resources {}, max_deletions {max}, min_departed_for {window})",
                         Escaped(&p.controller),
-                        p.purge_volumes
+                        p.purge_volumes,
+                        p.prune_resources
                     )
                 };
                 write!(
@@ -261,6 +290,29 @@ impl std::fmt::Display for Change {
                     Escaped(swarm),
                     Escaped(planned)
                 )
+            }
+            Change::Dropped { release, change } => {
+                write!(
+                    f,
+                    "{}/{} (dropped objects): ",
+                    Escaped(&release.swarm),
+                    Escaped(&release.release)
+                )?;
+                match change {
+                    DroppedChange::NotDropped => {
+                        write!(f, "the fresh plan removes none of them")
+                    }
+                    DroppedChange::RevisionChanged => write!(
+                        f,
+                        "its release records changed (a new revision may declare them again)"
+                    ),
+                    DroppedChange::Object { kind, name } => write!(
+                        f,
+                        "{} {} is not the object reviewed (gone, changed, or no longer dropped)",
+                        Escaped(kind),
+                        Escaped(name)
+                    ),
+                }
             }
             Change::Release { release, change } => {
                 write!(
@@ -368,6 +420,7 @@ pub fn check(
             });
         }
     }
+    let dropped = reviewed_drops(saved, &now, &mut changes);
     if !changes.is_empty() {
         return Ok(Err(Stale {
             changes: changes.into_iter().collect(),
@@ -392,10 +445,79 @@ pub fn check(
             None => d,
         })
         .collect();
+    let unreviewed_drops: Vec<ReleaseRef> = plan
+        .dropped
+        .iter()
+        .filter(|d| {
+            !dropped
+                .iter()
+                .any(|r| r.swarm == d.swarm && r.release == d.release)
+        })
+        .map(|d| ReleaseRef::new(d.swarm.clone(), d.release.clone()))
+        .collect();
+    plan.dropped = dropped;
     Ok(Ok(Approved {
         plan,
-        unreviewed: unreviewed.iter().map(Deletion::release_ref).collect(),
+        unreviewed: unreviewed
+            .iter()
+            .map(Deletion::release_ref)
+            .chain(unreviewed_drops)
+            .collect(),
     }))
+}
+
+/// The reviewed dropped objects, each found again in the fresh plan as the
+/// same object (kind, name, id and version), under the same records: the
+/// saved entries to carry out. Anything else is a change, and the plan is
+/// stale. An object the fresh plan adds is left for a new review.
+fn reviewed_drops(
+    saved: &SavedPlan,
+    now: &SweepPlan,
+    changes: &mut BTreeSet<Change>,
+) -> Vec<crate::plan::Dropped> {
+    let mut approved = Vec::new();
+    for planned in &saved.plan.dropped {
+        let release = ReleaseRef::new(planned.swarm.clone(), planned.release.clone());
+        let Some(found) = now
+            .dropped
+            .iter()
+            .find(|d| d.swarm == planned.swarm && d.release == planned.release)
+        else {
+            changes.insert(Change::Dropped {
+                release,
+                change: DroppedChange::NotDropped,
+            });
+            continue;
+        };
+        if found.records != planned.records || found.application != planned.application {
+            changes.insert(Change::Dropped {
+                release,
+                change: DroppedChange::RevisionChanged,
+            });
+            continue;
+        }
+        let mut same = found.clone();
+        same.objects.clear();
+        for o in &planned.objects {
+            let again = found.objects.iter().find(|f| {
+                f.kind == o.kind && f.id == o.id && f.name == o.name && f.version == o.version
+            });
+            match again {
+                Some(f) => same.objects.push(f.clone()),
+                None => {
+                    changes.insert(Change::Dropped {
+                        release: release.clone(),
+                        change: DroppedChange::Object {
+                            kind: o.kind.as_str().to_owned(),
+                            name: o.name.clone(),
+                        },
+                    });
+                }
+            }
+        }
+        approved.push(same);
+    }
+    approved
 }
 
 /// Every swarm name a saved deletion is on must reach the cluster it was
@@ -416,7 +538,13 @@ fn clusters(saved: &SavedPlan, fresh: &Snapshot, changes: &mut BTreeSet<Change>)
             (&s.swarm, cluster)
         })
         .collect();
-    let deleting: BTreeSet<&SwarmName> = saved.plan.deletions.iter().map(|d| &d.swarm).collect();
+    let deleting: BTreeSet<&SwarmName> = saved
+        .plan
+        .deletions
+        .iter()
+        .map(|d| &d.swarm)
+        .chain(saved.plan.dropped.iter().map(|d| &d.swarm))
+        .collect();
     let mut names = deleting.clone();
     for swarm in &saved.plan.swarms {
         if deleting.contains(&swarm.swarm) {

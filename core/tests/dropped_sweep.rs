@@ -241,3 +241,112 @@ fn a_held_plan_removes_no_dropped_object() {
     assert!(log.is_empty());
     assert!(report.dropped.is_empty());
 }
+
+mod saved {
+    use super::*;
+    use sweep_core::saved::{check, Change, DroppedChange, SavedPlan};
+    use sweep_core::Snapshot;
+
+    fn scenario(change: impl FnOnce(&mut Snapshot)) -> Snapshot {
+        let revisions = vec![
+            Rev::owned(
+                "shop",
+                "web",
+                1,
+                &[
+                    ("service", "worker"),
+                    ("service", "app"),
+                    ("config", "conf2"),
+                ],
+            ),
+            Rev::owned("shop", "web", 2, &[("service", "app")]),
+        ];
+        let objects = [
+            Obj::new("service", "app"),
+            Obj::new("service", "worker"),
+            Obj::new("config", "conf2"),
+        ];
+        let mut s = snapshot(
+            true,
+            vec![app("shop", "alpha", &["web"])],
+            vec![swarm(
+                "alpha",
+                vec![release("web", &revisions, &objects)],
+                vec![],
+            )],
+        );
+        change(&mut s);
+        s
+    }
+
+    fn saved() -> SavedPlan {
+        let s = scenario(|_| {});
+        SavedPlan::new(&s, plan(&s).unwrap(), "1.0.0")
+    }
+
+    fn changes(fresh: &Snapshot) -> Vec<Change> {
+        match check(&saved(), fresh, "1.0.0").unwrap() {
+            Ok(_) => Vec::new(),
+            Err(stale) => stale.changes,
+        }
+    }
+
+    #[test]
+    fn an_unchanged_swarm_applies_exactly_the_reviewed_objects() {
+        let approved = check(&saved(), &scenario(|_| {}), "1.0.0")
+            .unwrap()
+            .unwrap();
+        assert_eq!(approved.plan.dropped, saved().plan.dropped);
+        assert_eq!(approved.plan.dropped[0].objects.len(), 2);
+    }
+
+    #[test]
+    fn an_object_at_another_version_makes_the_plan_stale() {
+        let fresh = scenario(|s| {
+            let objects = s.swarms[0].releases[0].objects.as_mut().unwrap();
+            objects.configs[0].version = Some(2);
+        });
+        assert_eq!(
+            changes(&fresh),
+            [Change::Dropped {
+                release: sweep_core::ReleaseRef::new("alpha", "web"),
+                change: DroppedChange::Object {
+                    kind: "config".into(),
+                    name: "web_conf2".into()
+                },
+            }]
+        );
+    }
+
+    #[test]
+    fn a_new_revision_makes_the_plan_stale() {
+        let fresh = scenario(|s| {
+            let records = s.swarms[0].releases[0].records.as_mut().unwrap();
+            records.push(ObjectVersion::new("rec-web-9", 1));
+        });
+        assert!(matches!(
+            changes(&fresh).as_slice(),
+            [Change::Dropped {
+                change: DroppedChange::RevisionChanged,
+                ..
+            }]
+        ));
+    }
+
+    #[test]
+    fn a_policy_without_the_rule_makes_the_plan_stale() {
+        let fresh = scenario(|s| s.policy.prune_resources = false);
+        let found = changes(&fresh);
+        assert!(
+            found.iter().any(|c| matches!(c, Change::Policy { .. })),
+            "{found:?}"
+        );
+        assert!(found.iter().any(|c| matches!(
+            c,
+            Change::Dropped {
+                change: DroppedChange::NotDropped,
+                ..
+            }
+        )));
+    }
+}

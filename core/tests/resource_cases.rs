@@ -390,3 +390,36 @@ fn resource_cases() {
         );
     }
 }
+
+/// `explain` says, per dropped object, which revision declared it, which
+/// dropped it, and a config's marker; and what it leaves unclaimed.
+#[test]
+fn explain_names_the_revisions_and_the_marker() {
+    let mut objects = left_behind();
+    objects.push(Obj::new("service", "extra"));
+    let s = snapshot(
+        true,
+        vec![app("shop", "alpha", &["web"])],
+        vec![swarm(
+            "alpha",
+            vec![release("web", &two_revisions("shop", "web"), &objects)],
+            vec![],
+        )],
+    );
+    let e = sweep_core::explain::explain(&s, &sweep_core::ReleaseRef::new("alpha", "web")).unwrap();
+    let text = e.text();
+    assert!(
+        text.contains("Its service web_worker was declared by revision 1 and is not by its current revision 2: it is removed."),
+        "{text}"
+    );
+    assert!(
+        text.contains("Its config web_conf2 was declared by revision 1")
+            && text.contains("com.swarmcli.cd.created="),
+        "{text}"
+    );
+    assert!(
+        text.contains("Its service web_extra is not declared by its current revision but stays"),
+        "{text}"
+    );
+    assert!(!e.deleted, "the release itself stays");
+}
