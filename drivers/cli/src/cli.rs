@@ -285,7 +285,7 @@ pub struct PlanInput {
     /// Plan from a snapshot file (as `snapshot` prints it) instead of
     /// gathering one; the file carries its own policy.
     /// E.g. `--snapshot snapshot.json`.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["self_stack", "context", "timeout", "controller", "prune_volumes", "max_deletions", "min_departed_for"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["self_stack", "context", "timeout", "controller", "prune_volumes", "prune_resources", "max_deletions", "min_departed_for"])]
     pub snapshot: Option<PathBuf>,
     #[command(flatten)]
     pub source: OptionalSource,
@@ -345,7 +345,16 @@ pub struct PolicyArgs {
     /// registry reaches. E.g. `--prune-volumes`.
     #[arg(long)]
     pub prune_volumes: bool,
-    /// Hold the whole sweep if it would delete more than N releases.
+    /// Also remove what live releases dropped from their charts: each
+    /// service, network, config or secret of a release's stack that its
+    /// current revision no longer declares, once the release's stored
+    /// revisions prove it was the controller's, for the applications that
+    /// set `prune_resources: true` in the app set. Off by default.
+    /// E.g. `--prune-resources`.
+    #[arg(long)]
+    pub prune_resources: bool,
+    /// Hold the whole sweep if it would delete more than N releases and
+    /// dropped objects together (each object counts as one).
     /// E.g. `--max-deletions 5`.
     #[arg(long, value_name = "N")]
     pub max_deletions: Option<u64>,

@@ -62,7 +62,8 @@ pub(crate) fn policy_over(args: &PolicyArgs, base: &Policy) -> Result<Policy, In
         Some(crate::cli::GRACE_OFF) => None,
         Some(window) => Some(window),
         None => base.min_departed_for,
-    }))
+    })
+    .with_prune_resources(args.prune_resources || base.prune_resources))
 }
 
 fn planned(snapshot: &Snapshot, origin: &str) -> Result<SweepPlan, InputError> {

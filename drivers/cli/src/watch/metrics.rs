@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sweep_core::plan::{DeletionReason, HoldReason};
+use sweep_core::record::Kind;
 use sweep_core::sweep::{ErrorKind, ReleaseOutcome, SweepReport};
 use sweep_core::SweepPlan;
 
@@ -107,6 +108,8 @@ impl Histogram {
 pub struct Metrics {
     sweeps: BTreeMap<SweepOutcome, u64>,
     deletions: BTreeMap<String, u64>,
+    /// Dropped objects of live releases removed, by kind.
+    objects: BTreeMap<String, u64>,
     failures: u64,
     holds: BTreeMap<String, u64>,
     nodes_not_covered: u64,
@@ -128,6 +131,10 @@ impl Metrics {
             deletions: DeletionReason::ALL
                 .iter()
                 .map(|r| (r.as_str().to_owned(), 0))
+                .collect(),
+            objects: Kind::ALL
+                .iter()
+                .map(|k| (k.as_str().to_owned(), 0))
                 .collect(),
             failures: 0,
             holds: zero_holds(),
@@ -190,6 +197,29 @@ impl Metrics {
                 | ReleaseOutcome::InUse => {}
             }
         }
+        self.executed_drops(report);
+    }
+
+    /// The dropped objects of live releases a sweep removed, by kind, and
+    /// each release whose dropped objects failed.
+    fn executed_drops(&mut self, report: &SweepReport) {
+        for dropped in &report.dropped {
+            for object in &dropped.removed {
+                *self
+                    .objects
+                    .entry(object.kind.as_str().to_owned())
+                    .or_default() += 1;
+            }
+            // As for a release: a stop leaves it for the next sweep.
+            if dropped.outcome == ReleaseOutcome::Failed
+                && dropped
+                    .errors
+                    .iter()
+                    .any(|e| e.kind != ErrorKind::Unfinished)
+            {
+                self.failures += 1;
+            }
+        }
     }
 
     /// A sweep that ended `at` with `outcome` after `took`.
@@ -219,11 +249,21 @@ impl Metrics {
         for (reason, count) in &self.deletions {
             sample(&mut out, name, Some(("reason", reason)), *count);
         }
+        let name = "swarm_sweep_objects_deleted_total";
+        header(
+            &mut out,
+            name,
+            "Objects live releases dropped from their charts that were removed, by kind.",
+            "counter",
+        );
+        for (kind, count) in &self.objects {
+            sample(&mut out, name, Some(("kind", kind)), *count);
+        }
         let name = "swarm_sweep_failures_total";
         header(
             &mut out,
             name,
-            "Planned releases that failed and keep their records.",
+            "Planned releases (or live releases' dropped objects) that failed; what failed stays.",
             "counter",
         );
         sample(&mut out, name, None, self.failures);
@@ -368,6 +408,12 @@ mod tests {
         for reason in HoldReason::ALL {
             assert_eq!(s[&format!("swarm_sweep_holds{{reason=\"{reason}\"}}")], "0");
         }
+        for kind in Kind::ALL {
+            assert_eq!(
+                s[&format!("swarm_sweep_objects_deleted_total{{kind=\"{kind}\"}}")],
+                "0"
+            );
+        }
         for name in [
             "swarm_sweep_failures_total",
             "swarm_sweep_nodes_not_covered",
@@ -400,6 +446,7 @@ mod tests {
             [
                 "swarm_sweep_sweeps_total",
                 "swarm_sweep_deletions_total",
+                "swarm_sweep_objects_deleted_total",
                 "swarm_sweep_failures_total",
                 "swarm_sweep_holds",
                 "swarm_sweep_nodes_not_covered",
@@ -485,5 +532,38 @@ mod tests {
                 "1"
             );
         }
+    }
+
+    #[test]
+    fn dropped_objects_removed_are_counted_by_kind() {
+        let plan: SweepPlan = serde_json::from_str(
+            r#"{"controller": "default", "purge_volumes": false, "holds": [], "deletions": [],
+                "spared": [], "uncovered": [], "swarms": []}"#,
+        )
+        .unwrap();
+        let report: SweepReport = serde_json::from_str(
+            r#"{"controller": "default", "held": false, "purge_volumes": false, "releases": [],
+                "uncovered": [],
+                "dropped": [{"swarm": "alpha", "release": "web", "application": "shop",
+                  "outcome": "failed", "errors": [{"action": "remove_stack", "part": "networks",
+                  "node": null, "volume": null, "kind": "refused", "message": "no"}],
+                  "remedy": null,
+                  "removed": [
+                    {"kind": "service", "name": "web_worker", "id": "s1", "claimed_by": 1},
+                    {"kind": "config", "name": "web_c1", "id": "c1", "version": 1, "claimed_by": 1},
+                    {"kind": "config", "name": "web_c2", "id": "c2", "version": 1, "claimed_by": 1}]}],
+                "totals": {"planned": 0, "deleted": 0, "failed": 0, "left_own_stack": 0,
+                  "pending_coverage": 0, "volumes_deleted": 0, "uncovered_swarms": 0}}"#,
+        )
+        .unwrap();
+        let mut m = Metrics::new();
+        m.executed(&plan, &report);
+        let s = samples(&m.render());
+        let kind =
+            |k: &str| s[&format!("swarm_sweep_objects_deleted_total{{kind=\"{k}\"}}")].clone();
+        assert_eq!(kind("service"), "1");
+        assert_eq!(kind("config"), "2");
+        assert_eq!(kind("network"), "0");
+        assert_eq!(s["swarm_sweep_failures_total"], "1");
     }
 }
