@@ -145,12 +145,17 @@ impl EngineRecord {
 
     /// The config's data: gzip of [`EngineRecord::document`], one member.
     pub fn payload(&self) -> Vec<u8> {
-        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-        // Writing to a Vec cannot fail.
-        gz.write_all(self.document().as_bytes())
-            .expect("gzip into memory");
-        gz.finish().expect("gzip into memory")
+        gzip(self.document().as_bytes())
     }
+}
+
+/// `data` gzipped as the engine gzips a record's document: one member.
+/// For tests that need gzip of something else (text that is not YAML).
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+    // Writing to a Vec cannot fail.
+    gz.write_all(data).expect("gzip into memory");
+    gz.finish().expect("gzip into memory")
 }
 
 /// A Compose manifest as the engine renders one for a stack: services
