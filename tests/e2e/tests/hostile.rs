@@ -7,8 +7,8 @@ use std::process::Command;
 
 use serde_json::json;
 use sweep_e2e::{
-    app, assert_gone, assert_intact, binary, create_record, docker, docker_ok, endpoint, list, one,
-    wait_deployed, Cleanup, Scenario, Stack, SwarmEntry, ALPHA, BETA, QUICK,
+    app, assert_gone, assert_intact, binary, create_record, create_stack_record, docker, docker_ok,
+    endpoint, list, one, wait_deployed, Cleanup, Scenario, Stack, SwarmEntry, ALPHA, BETA, QUICK,
 };
 
 #[test]
@@ -21,7 +21,7 @@ fn unknown_destination_spares_the_live_release_holds_and_exits_1() {
     cleanup.add(&kept);
 
     let stack = Stack::new(&web).global().with_volume();
-    create_record(&ALPHA, &web, 1, Some(&s.stamp("shop", &web)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("shop", &web)));
     create_record(&ALPHA, &kept, 1, Some(&s.stamp("keep", &kept)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, ALPHA.nodes);
@@ -220,7 +220,7 @@ fn apply_whose_stdout_fails_after_deleting_puts_a_short_report_on_stderr() {
     let mut cleanup = Cleanup::new(&BETA);
     cleanup.add(&gone);
     let stack = Stack::new(&gone).on("beta-1");
-    create_record(&BETA, &gone, 1, Some(&s.stamp("shop", &gone)));
+    create_stack_record(&BETA, &stack, 1, Some(&s.stamp("shop", &gone)));
     s.deploy(&BETA, &stack);
     wait_deployed(&BETA, &stack, &["beta-1"]);
 
