@@ -933,7 +933,7 @@ mod tests {
         let configs: Vec<Config> = from_json(serde_json::json!([
             {"ID": "c1", "Spec": {"Name": "app_conf", "Labels": {STACK_NAMESPACE: "app"}}},
             // Unlabelled (a filter quirk): nobody's.
-            {"ID": "c2", "Spec": {"Name": "app.v1", "Labels": {TYPE: RECORD_TYPE, RELEASE: "app"}}},
+            {"ID": "c2", "Spec": {"Name": "swarmcli.release.app.v1", "Labels": {TYPE: RECORD_TYPE, RELEASE: "app"}}},
         ]));
         let stacks = group_stack_objects(services, networks, secrets, configs).unwrap();
         assert_eq!(stacks.keys().collect::<Vec<_>>(), ["app", "other"]);
@@ -987,9 +987,9 @@ mod tests {
     #[test]
     fn record_versions_are_every_revision_of_every_record() {
         let configs: Vec<Config> = from_json(serde_json::json!([
-            {"ID": "c1", "Version": {"Index": 11}, "Spec": {"Name": "app.v1",
+            {"ID": "c1", "Version": {"Index": 11}, "Spec": {"Name": "swarmcli.release.app.v1",
                 "Labels": {TYPE: RECORD_TYPE, RELEASE: "app", REVISION: "1"}}},
-            {"ID": "c2", "Version": {"Index": 12}, "Spec": {"Name": "app.v2",
+            {"ID": "c2", "Version": {"Index": 12}, "Spec": {"Name": "swarmcli.release.app.v2",
                 "Labels": {TYPE: RECORD_TYPE, RELEASE: "app", REVISION: "2"}}},
             // The stack's, not a record.
             {"ID": "c3", "Version": {"Index": 13}, "Spec": {"Name": "app_conf",
@@ -1005,7 +1005,7 @@ mod tests {
             )])
         );
         let unversioned: Vec<Config> = from_json(serde_json::json!([
-            {"ID": "c1", "Spec": {"Name": "app.v1",
+            {"ID": "c1", "Spec": {"Name": "swarmcli.release.app.v1",
                 "Labels": {TYPE: RECORD_TYPE, RELEASE: "app", REVISION: "1"}}},
         ]));
         assert!(matches!(
@@ -1069,17 +1069,20 @@ mod tests {
         let listed = Listed::checked(
             Kind::Config,
             Some("c1".into()),
-            Some("app.v1".into()),
+            Some("swarmcli.release.app.v1".into()),
             Some(&record_in_stack),
             "app",
         )
         .unwrap();
-        assert_eq!(listed.map(|l| l.name), Some("app.v1".into()));
+        assert_eq!(
+            listed.map(|l| l.name),
+            Some("swarmcli.release.app.v1".into())
+        );
         // Another stack's, whatever release it names: not this stack's.
         assert!(Listed::checked(
             Kind::Config,
             Some("c1".into()),
-            Some("app.v1".into()),
+            Some("swarmcli.release.app.v1".into()),
             Some(&record_in_stack),
             "app2"
         )

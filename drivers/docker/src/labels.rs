@@ -228,10 +228,10 @@ mod tests {
     #[test]
     fn highest_revision_numerically_wins() {
         let got = run(&[
-            ("app.v1", record("app", "1", Some("a"))),
-            ("app.v10", record("app", "10", Some("c"))),
-            ("app.v2", record("app", "2", Some("b"))),
-            ("db.v1", record("db", "1", None)),
+            ("swarmcli.release.app.v1", record("app", "1", Some("a"))),
+            ("swarmcli.release.app.v10", record("app", "10", Some("c"))),
+            ("swarmcli.release.app.v2", record("app", "2", Some("b"))),
+            ("swarmcli.release.db.v1", record("db", "1", None)),
         ])
         .unwrap();
         assert_eq!(
@@ -246,8 +246,8 @@ mod tests {
     #[test]
     fn newest_revision_without_owner_means_no_owner() {
         let got = run(&[
-            ("app.v1", record("app", "1", Some("us"))),
-            ("app.v2", record("app", "2", None)),
+            ("swarmcli.release.app.v1", record("app", "1", Some("us"))),
+            ("swarmcli.release.app.v2", record("app", "2", None)),
         ])
         .unwrap();
         assert_eq!(got, vec![ReleaseRecord::new("app", None)]);
@@ -258,7 +258,7 @@ mod tests {
         let mut stack_config = record("app", "99", Some("them"));
         stack_config.insert(STACK_NAMESPACE.into(), "app".into());
         let got = run(&[
-            ("app.v1", record("app", "1", Some("us"))),
+            ("swarmcli.release.app.v1", record("app", "1", Some("us"))),
             ("app_conf", stack_config),
             ("plain", labels(&[("x", "y")])),
             ("other-type", labels(&[(TYPE, "chart"), (RELEASE, "app")])),
@@ -271,7 +271,7 @@ mod tests {
     fn unparsable_revision_is_an_error_naming_config_and_label() {
         for bad in ["x", "", "+3", " 3", "3a", "-1", "99999999999999999999999"] {
             let err = run(&[
-                ("app.v1", record("app", "1", Some("us"))),
+                ("swarmcli.release.app.v1", record("app", "1", Some("us"))),
                 ("app.bad", record("app", bad, Some("them"))),
             ])
             .unwrap_err();
@@ -354,15 +354,15 @@ mod tests {
         // with revisions whose text order is not their numeric order.
         let configs = [
             (
-                "web.v10",
+                "swarmcli.release.web.v10",
                 record("web", "10", Some("cd/default/store:release/web")),
             ),
             (
-                "web.v2",
+                "swarmcli.release.web.v2",
                 record("web", "2", Some("cd/default/shop:release/web")),
             ),
             (
-                "web.v9",
+                "swarmcli.release.web.v9",
                 record("web", "9", Some("cd/default/shop:release/web")),
             ),
             ("web.b1", record("web", "1", None)),
@@ -375,7 +375,16 @@ mod tests {
                 .map(|(name, labels)| (ConfigLabels { name, labels }, *name)),
         )
         .unwrap();
-        assert_eq!(order, ["web.a1", "web.b1", "web.v2", "web.v9", "web.v10"]);
+        assert_eq!(
+            order,
+            [
+                "web.a1",
+                "web.b1",
+                "swarmcli.release.web.v2",
+                "swarmcli.release.web.v9",
+                "swarmcli.release.web.v10"
+            ]
+        );
         // Whatever the listing order.
         let mut reversed = configs.to_vec();
         reversed.reverse();
@@ -393,7 +402,7 @@ mod tests {
     fn an_unreadable_revision_refuses_the_whole_removal() {
         for bad in ["x", "", "+3", "3a", "-1", "99999999999999999999999"] {
             let configs = [
-                ("web.v1", record("web", "1", Some("us"))),
+                ("swarmcli.release.web.v1", record("web", "1", Some("us"))),
                 ("web.bad", record("web", bad, Some("them"))),
             ];
             let err = removal_order(
@@ -449,10 +458,10 @@ mod tests {
         // not stop this one's removal.
         let other = record("web2", "x", None);
         let configs = [
-            ("web.v2", record("web", "2", Some("us"))),
+            ("swarmcli.release.web.v2", record("web", "2", Some("us"))),
             ("web_conf", stack_config),
             ("web2.bad", other),
-            ("web.v1", record("web", "1", Some("us"))),
+            ("swarmcli.release.web.v1", record("web", "1", Some("us"))),
             ("plain", labels(&[(RELEASE, "web")])),
         ];
         let order = removal_order(
@@ -462,6 +471,9 @@ mod tests {
                 .map(|(name, labels)| (ConfigLabels { name, labels }, *name)),
         )
         .unwrap();
-        assert_eq!(order, ["web.v1", "web.v2"]);
+        assert_eq!(
+            order,
+            ["swarmcli.release.web.v1", "swarmcli.release.web.v2"]
+        );
     }
 }

@@ -80,13 +80,12 @@ impl Fixture for Bed {
     }
 
     async fn record(&mut self, config: &str, release: &str, revision: u64, owner: Option<&str>) {
-        let revision = revision.to_string();
         create_record(
             MANAGER,
             &mut self.cleanup,
             config,
             release,
-            &revision,
+            revision,
             owner,
             &[],
         );

@@ -18,6 +18,7 @@ use bed::{
     bed, bed_script, create_config, create_record, deploy_stack, docker, docker_in, docker_raw,
     node_id, registry, sock, unique, wait_running, Cleanup, IMAGE,
 };
+use sweep_core::record::record_name;
 use sweep_core::{AppSet, Policy, SwarmName};
 use sweep_docker::labels::{RELEASE, STACK_NAMESPACE};
 use sweep_docker::{DockerNode, DockerSwarm, Endpoint, FileRegistry, LocalRegistry, TlsFiles};
@@ -113,36 +114,36 @@ async fn releases_carry_the_stamp_of_the_highest_revision() {
     create_record(
         node,
         &mut cleanup,
-        &format!("{app}.v1"),
+        &record_name(&app, 1),
         &app,
-        "1",
+        1,
         Some("owner-a"),
         &[],
     );
     create_record(
         node,
         &mut cleanup,
-        &format!("{app}.v10"),
+        &record_name(&app, 10),
         &app,
-        "10",
+        10,
         Some("owner-c"),
         &[],
     );
     create_record(
         node,
         &mut cleanup,
-        &format!("{app}.v2"),
+        &record_name(&app, 2),
         &app,
-        "2",
+        2,
         Some("owner-b"),
         &[],
     );
     create_record(
         node,
         &mut cleanup,
-        &format!("{bare}.v1"),
+        &record_name(&bare, 1),
         &bare,
-        "1",
+        1,
         None,
         &[],
     );
@@ -154,7 +155,7 @@ async fn releases_carry_the_stamp_of_the_highest_revision() {
         &mut cleanup,
         &format!("{app}_conf"),
         &app,
-        "99",
+        99,
         Some("thief"),
         &[(STACK_NAMESPACE, &app)],
     );
@@ -223,6 +224,41 @@ async fn releases_carry_the_stamp_of_the_highest_revision() {
     );
 }
 
+#[test]
+fn the_bed_s_records_are_read_by_the_core_as_the_engine_s() {
+    use sweep_core::record::{declared, decode_payload, PayloadLimits, YAML_LIMITS};
+    let node = "beta-1";
+    let mut cleanup = Cleanup::new();
+    let app = unique("fmt");
+    let name = record_name(&app, 3);
+    create_record(node, &mut cleanup, &name, &app, 3, Some("owner-f"), &[]);
+
+    // The data as stored: the CLI prints the raw bytes and one newline.
+    let args = [
+        "config",
+        "inspect",
+        "--format",
+        "{{printf \"%s\" .Spec.Data}}",
+        &name,
+    ];
+    let out = docker_raw(node, &args, None);
+    assert!(out.status.success(), "{out:?}");
+    let data = out.stdout.strip_suffix(b"\n").expect("the CLI's newline");
+    let doc = decode_payload(data, PayloadLimits::DEFAULT).unwrap();
+    assert_eq!((doc.release.as_str(), doc.revision), (app.as_str(), 3));
+    assert_eq!(doc.owner.as_deref(), Some("owner-f"));
+    assert_eq!(doc.namespace.as_deref(), Some(app.as_str()));
+    // What `deploy_stack` creates for the release.
+    let d = declared(&doc.manifest, &app, YAML_LIMITS).unwrap();
+    let set = |names: &[&str]| -> BTreeSet<String> {
+        names.iter().map(|n| format!("{app}_{n}")).collect()
+    };
+    assert_eq!(d.services, set(&["web"]));
+    assert_eq!(d.networks, set(&["front"]));
+    assert_eq!(d.secrets, set(&["tok"]));
+    assert_eq!(d.configs, set(&["conf"]));
+}
+
 fn stack_objects(node: &str, kind: &str, release: &str) -> BTreeSet<String> {
     lines(docker(
         node,
@@ -247,9 +283,9 @@ async fn remove_stack_removes_the_stack_and_nothing_else() {
     create_record(
         node,
         &mut cleanup,
-        &format!("{app}.v1"),
+        &record_name(&app, 1),
         &app,
-        "1",
+        1,
         Some("us"),
         &[],
     );
@@ -262,7 +298,7 @@ async fn remove_stack_removes_the_stack_and_nothing_else() {
         &mut cleanup,
         &odd,
         &app,
-        "2",
+        2,
         Some("us"),
         &[(STACK_NAMESPACE, &app)],
     );
@@ -314,12 +350,12 @@ async fn remove_stack_removes_the_stack_and_nothing_else() {
             "config",
             "ls",
             "--filter",
-            &format!("name={app}.v1"),
+            &format!("name={}", record_name(&app, 1)),
             "--format",
             "{{.Name}}",
         ],
     ));
-    assert_eq!(records, BTreeSet::from([format!("{app}.v1")]));
+    assert_eq!(records, BTreeSet::from([record_name(&app, 1)]));
     assert_eq!(
         stack_objects(node, "service", &other),
         BTreeSet::from([format!("{other}_web")])
@@ -361,8 +397,8 @@ async fn nothing_labelled_with_a_deleted_release_s_namespace_survives() {
     let app = unique("gone");
     let other = unique("near");
     let ns = format!("{STACK_NAMESPACE}={app}");
-    for rev in ["1", "2"] {
-        let name = format!("{app}.v{rev}");
+    for rev in [1, 2] {
+        let name = record_name(&app, rev);
         create_record(node, &mut cleanup, &name, &app, rev, Some("shop"), &[]);
     }
     let in_stack = format!("{app}_record");
@@ -371,7 +407,7 @@ async fn nothing_labelled_with_a_deleted_release_s_namespace_survives() {
         &mut cleanup,
         &in_stack,
         &app,
-        "99",
+        99,
         Some("thief"),
         &[(STACK_NAMESPACE, &app)],
     );
@@ -383,7 +419,7 @@ async fn nothing_labelled_with_a_deleted_release_s_namespace_survives() {
         &mut cleanup,
         &neighbour,
         &app,
-        "100",
+        100,
         Some("thief"),
         &[(STACK_NAMESPACE, &other)],
     );
@@ -414,7 +450,11 @@ async fn nothing_labelled_with_a_deleted_release_s_namespace_survives() {
     // Records never go with the stack: they are removed last, separately.
     assert_eq!(
         labelled(node, "config", RELEASE, &app),
-        BTreeSet::from([format!("{app}.v1"), format!("{app}.v2"), neighbour.clone()])
+        BTreeSet::from([
+            record_name(&app, 1),
+            record_name(&app, 2),
+            neighbour.clone()
+        ])
     );
     let reach = reg.as_node_reach().expect("a file registry reaches nodes");
     let members = reach
@@ -786,9 +826,9 @@ async fn manager_over_tls_is_the_same_swarm_as_over_the_unix_socket() {
     create_record(
         node,
         &mut cleanup,
-        &format!("{app}.v1"),
+        &record_name(&app, 1),
         &app,
-        "1",
+        1,
         Some("owner-t"),
         &[],
     );

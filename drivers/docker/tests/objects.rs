@@ -15,12 +15,14 @@ mod bed;
 
 use bed::{create_config, deploy_stack, docker, registry, sock, unique, Cleanup};
 use sweep_core::objects::ObjectRef;
+use sweep_core::record::record_name;
 use sweep_docker::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STACK_NAMESPACE, TYPE};
 use sweep_swarms::{ObjectVersion, Registry, ServiceEntry, Target, KEEP_LABEL};
 
-/// Revision `revision` of `release`'s record, stamped `owner`.
-fn create_record(node: &str, cleanup: &mut Cleanup, release: &str, revision: &str, owner: &str) {
-    let name = format!("{release}.v{revision}");
+/// Revision `revision` of `release`'s record, stamped `owner`, as the
+/// engine writes it.
+fn create_record(node: &str, cleanup: &mut Cleanup, release: &str, revision: u64, owner: &str) {
+    let name = record_name(release, revision);
     bed::create_record(node, cleanup, &name, release, revision, Some(owner), &[]);
 }
 
@@ -104,8 +106,8 @@ async fn a_deployed_stack_is_listed_under_its_namespace_without_its_records() {
     let mut cleanup = Cleanup::new();
     let app = unique("obj");
     let other = unique("objother");
-    create_record(manager, &mut cleanup, &app, "1", SHOP);
-    create_record(manager, &mut cleanup, &app, "2", SHOP);
+    create_record(manager, &mut cleanup, &app, 1, SHOP);
+    create_record(manager, &mut cleanup, &app, 2, SHOP);
     // Carrying the record labels and the stack's namespace: the stack's
     // by the one definition (removing the stack's configs takes it), so
     // listed with the stack and never as a record.
@@ -194,10 +196,10 @@ async fn a_deployed_stack_is_listed_under_its_namespace_without_its_records() {
         .expect("the release is listed");
     let mut records = release.records.clone().unwrap_or_default();
     records.sort();
-    let mut expected: Vec<ObjectVersion> = ["1", "2"]
-        .iter()
+    let mut expected: Vec<ObjectVersion> = [1, 2]
+        .into_iter()
         .map(|rev| {
-            let name = format!("{app}.v{rev}");
+            let name = record_name(&app, rev);
             ObjectVersion::new(
                 inspect(manager, "config", &name, "{{.ID}}"),
                 version_of(manager, "config", &name),
@@ -248,10 +250,10 @@ async fn versions_change_with_a_restamp_and_an_update_and_the_keep_label_is_read
     let dir = tempfile::tempdir().unwrap();
     let mut cleanup = Cleanup::new();
     let app = unique("ver");
-    create_record(manager, &mut cleanup, &app, "1", SHOP);
+    create_record(manager, &mut cleanup, &app, 1, SHOP);
     deploy_stack(manager, &mut cleanup, dir.path(), &app);
     let web = format!("{app}_web");
-    let record = format!("{app}.v1");
+    let record = record_name(&app, 1);
 
     let reg = registry();
     let beta = reg.backend(&Target::new("beta")).await.unwrap();
@@ -341,7 +343,7 @@ async fn gathering_files_a_release_s_objects_and_volumes_per_node() {
     let dir = tempfile::tempdir().unwrap();
     let mut cleanup = Cleanup::new();
     let app = unique("gat");
-    create_record(manager, &mut cleanup, &app, "1", SHOP);
+    create_record(manager, &mut cleanup, &app, 1, SHOP);
     deploy_stack(manager, &mut cleanup, dir.path(), &app);
     create_volume(worker, &mut cleanup, &format!("{app}_wrk"), Some(&app));
 
@@ -363,7 +365,7 @@ async fn gathering_files_a_release_s_objects_and_volumes_per_node() {
         .iter()
         .find(|r| r.name == app)
         .unwrap_or_else(|| panic!("{app} not in {:?}", gamma.releases));
-    let record = format!("{app}.v1");
+    let record = record_name(&app, 1);
     assert_eq!(
         release.records,
         Some(vec![ObjectVersion::new(

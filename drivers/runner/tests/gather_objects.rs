@@ -120,8 +120,8 @@ async fn releases_carry_their_record_versions_objects_and_volumes_on_every_node(
     assert_eq!(
         web.records,
         Some(vec![
-            ObjectVersion::new("web.v1", 4),
-            ObjectVersion::new("web.v2", 9)
+            ObjectVersion::new("swarmcli.release.web.v1", 4),
+            ObjectVersion::new("swarmcli.release.web.v2", 9)
         ])
     );
     assert_eq!(
@@ -136,7 +136,10 @@ async fn releases_carry_their_record_versions_objects_and_volumes_on_every_node(
 
     // Its records outlive its stack: the objects say there is none left.
     let gone = release(&alpha, "gone");
-    assert_eq!(gone.records, Some(vec![ObjectVersion::new("gone.v1", 1)]));
+    assert_eq!(
+        gone.records,
+        Some(vec![ObjectVersion::new("swarmcli.release.gone.v1", 1)])
+    );
     assert_eq!(
         gone.objects,
         Some(StackObjects::default().with_volumes(vec![
@@ -161,7 +164,11 @@ async fn releases_carry_their_record_versions_objects_and_volumes_on_every_node(
 async fn a_restamped_record_and_an_updated_service_show_new_versions() {
     let registry = MemoryRegistry::new().with_swarm(swarm());
     registry
-        .restamp_record("alpha", "web.v2", Some("cd/default/shop:release/web"))
+        .restamp_record(
+            "alpha",
+            "swarmcli.release.web.v2",
+            Some("cd/default/shop:release/web"),
+        )
         .unwrap();
     registry
         .update_service("alpha", "web", "web_db", Some("yes"))
@@ -172,7 +179,7 @@ async fn a_restamped_record_and_an_updated_service_show_new_versions() {
         .records
         .as_ref()
         .unwrap()
-        .contains(&ObjectVersion::new("web.v2", 10)));
+        .contains(&ObjectVersion::new("swarmcli.release.web.v2", 10)));
     let services = &web.objects.as_ref().unwrap().services;
     assert!(
         services.contains(&ServiceEntry::new("svc-web_db", "web_db", 2).with_keep("yes")),

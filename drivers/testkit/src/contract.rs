@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use futures_util::StreamExt;
+use sweep_core::record::record_name;
 use sweep_swarms::{
     BackendError, ContainerGone, Node, ObjectRef, Registry, RegistryError, StackPart, SwarmBackend,
     Target,
@@ -50,8 +51,11 @@ pub trait Fixture: Send {
     /// `prefix`.
     fn name(&mut self, prefix: &str) -> String;
 
-    /// A release record of `release`: config `config`, revision
-    /// `revision`, stamped `owner`.
+    /// A release record of `release`: revision `revision`, stamped
+    /// `owner`, as the chart engine writes it (see
+    /// [`crate::engine_record`]), under config name `config`, the engine's
+    /// ([`record_name`]) unless a check needs configs the engine would not
+    /// write (two of one revision).
     async fn record(&mut self, config: &str, release: &str, revision: u64, owner: Option<&str>);
 
     /// `release`'s stack: service `<release>_web`, which mounts secret
@@ -153,13 +157,13 @@ pub async fn listing(f: &mut dyn Fixture) {
     let app = f.name("ct-list");
     let bare = f.name("ct-bare");
     let stack = f.name("ct-stack");
-    f.record(&format!("{app}.v1"), &app, 1, Some("owner-a"))
+    f.record(&record_name(&app, 1), &app, 1, Some("owner-a"))
         .await;
-    f.record(&format!("{app}.v10"), &app, 10, Some("owner-c"))
+    f.record(&record_name(&app, 10), &app, 10, Some("owner-c"))
         .await;
-    f.record(&format!("{app}.v2"), &app, 2, Some("owner-b"))
+    f.record(&record_name(&app, 2), &app, 2, Some("owner-b"))
         .await;
-    f.record(&format!("{bare}.v1"), &bare, 1, None).await;
+    f.record(&record_name(&bare, 1), &bare, 1, None).await;
     f.deploy(&stack).await;
     let data = format!("{stack}_data");
     f.volume(&data, &stack).await;
@@ -279,9 +283,10 @@ pub async fn revision_ties(f: &mut dyn Fixture) {
 pub async fn removal(f: &mut dyn Fixture) {
     let app = f.name("ct-rm");
     let other = f.name("ct-keep");
-    f.record(&format!("{app}.v1"), &app, 1, Some("o")).await;
-    f.record(&format!("{app}.v2"), &app, 2, Some("o")).await;
-    f.record(&format!("{other}.v1"), &other, 1, Some("o")).await;
+    f.record(&record_name(&app, 1), &app, 1, Some("o")).await;
+    f.record(&record_name(&app, 2), &app, 2, Some("o")).await;
+    f.record(&record_name(&other, 1), &other, 1, Some("o"))
+        .await;
     f.deploy(&app).await;
     let data = format!("{app}_data");
     f.volume(&data, &app).await;

@@ -11,11 +11,15 @@
 //! - [`contract`]: the seam's contract as checks run against any registry
 //!   (the in-memory one in this crate's tests, the docker one on real
 //!   engines in `sweep-docker`'s).
+//! - [`engine_record`]: release records as the chart engine writes them
+//!   (name, labels, gzip-of-YAML data with a rendered manifest), for every
+//!   test that creates one.
 //! - `fake_daemon` (feature `fake-daemon`): one fake Docker daemon, for
 //!   the unit tests of what a client does with replies an engine gives
 //!   rarely or never.
 
 pub mod contract;
+pub mod engine_record;
 #[cfg(feature = "fake-daemon")]
 pub mod fake_daemon;
 mod faulty;

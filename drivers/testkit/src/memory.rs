@@ -41,6 +41,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 
+use sweep_core::record::record_name;
 use sweep_swarms::{
     BackendError, ContainerEvents, ContainerGone, ContainerUse, Lister, Node, NodeBackend,
     NodeReach, ObjectRef, ObjectVersion, Registry, RegistryError, ReleaseRecord, ServiceEntry,
@@ -68,11 +69,12 @@ pub struct MemoryRecord {
 
 impl MemoryRecord {
     /// Revision `revision` of `release`'s record, stamped `owner`: config
-    /// `<release>.v<revision>`, at version 1.
+    /// `swarmcli.release.<release>.v<revision>`, the engine's name, at
+    /// version 1.
     pub fn new(release: impl Into<String>, revision: u64, owner: Option<&str>) -> Self {
         let release = release.into();
         MemoryRecord {
-            id: format!("{release}.v{revision}"),
+            id: record_name(&release, revision),
             release,
             revision,
             owner: owner.map(str::to_owned),
@@ -1564,16 +1566,16 @@ mod tests {
         assert_eq!(
             app(b.releases().await.unwrap()),
             vec![
-                ObjectVersion::new("app.v1", 1),
-                ObjectVersion::new("app.v10", 1),
-                ObjectVersion::new("app.v2", 1),
+                ObjectVersion::new("swarmcli.release.app.v1", 1),
+                ObjectVersion::new("swarmcli.release.app.v10", 1),
+                ObjectVersion::new("swarmcli.release.app.v2", 1),
             ]
         );
-        reg.restamp_record("alpha", "app.v10", Some("newer"))
+        reg.restamp_record("alpha", "swarmcli.release.app.v10", Some("newer"))
             .unwrap();
         let releases = b.releases().await.unwrap();
         assert_eq!(releases[0].owner.as_deref(), Some("newer"));
-        assert!(app(releases).contains(&ObjectVersion::new("app.v10", 2)));
+        assert!(app(releases).contains(&ObjectVersion::new("swarmcli.release.app.v10", 2)));
     }
 
     #[tokio::test]
@@ -1655,9 +1657,9 @@ mod tests {
         );
         let b = reg.backend(&Target::new("s")).await.unwrap();
         let ids = vec![
-            ObjectVersion::new("app.v3", 1),
-            ObjectVersion::new("app.v3-2", 1),
-            ObjectVersion::new("app.v4", 1),
+            ObjectVersion::new("swarmcli.release.app.v3", 1),
+            ObjectVersion::new("swarmcli.release.app.v3-2", 1),
+            ObjectVersion::new("swarmcli.release.app.v4", 1),
         ];
         assert_eq!(
             b.releases().await.unwrap(),
@@ -1779,8 +1781,8 @@ mod tests {
         assert_eq!(b.remove_release_records("web").await, Err(lost));
         assert_eq!(reg.records("s").len(), 2);
         let left = vec![
-            ObjectVersion::new("web.v3", 1),
-            ObjectVersion::new("web.v2", 1),
+            ObjectVersion::new("swarmcli.release.web.v3", 1),
+            ObjectVersion::new("swarmcli.release.web.v2", 1),
         ];
         assert_eq!(
             b.releases().await.unwrap(),

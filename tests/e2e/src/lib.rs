@@ -20,6 +20,7 @@ use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
+use sweep_testkit::engine_record::{EngineRecord, Manifest};
 
 /// The 20.10 client; the bed's daemons speak API 1.41.
 pub const DOCKER: &str = "/usr/bin/docker";
@@ -181,7 +182,9 @@ pub fn docker(node: &str, args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("cannot run {DOCKER}: {e}"))
 }
 
-fn docker_with_input(node: &str, args: &[&str], input: &str) -> Output {
+/// Runs the docker CLI against `node` with `input` on its stdin (a
+/// config's data, which need not be text); never panics.
+fn docker_with_input(node: &str, args: &[&str], input: &[u8]) -> Output {
     let mut child = docker_command(node, args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -189,9 +192,7 @@ fn docker_with_input(node: &str, args: &[&str], input: &str) -> Output {
         .spawn()
         .unwrap_or_else(|e| panic!("cannot run {DOCKER}: {e}"));
     if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(input.as_bytes())
-            .expect("write docker's stdin");
+        stdin.write_all(input).expect("write docker's stdin");
     }
     child.wait_with_output().expect("docker's output")
 }
@@ -609,6 +610,20 @@ impl Stack {
         format!("{}_data", self.release)
     }
 
+    /// The manifest the chart engine renders for this stack, which its
+    /// records hold: the service, volume, network, secret and config of
+    /// [`Stack::compose`], without what only deploying needs.
+    pub fn manifest(&self) -> String {
+        let mut manifest = Manifest::new(IMAGE).service("app");
+        if self.volume {
+            manifest = manifest.volume("data");
+        }
+        if self.extras {
+            manifest = manifest.network("net").secret("sec").config("cfg");
+        }
+        manifest.render()
+    }
+
     /// The compose file; secret and config files are written to `dir`.
     pub fn compose(&self, dir: &Path) -> String {
         let (command, grace) = match self.stubborn {
@@ -710,30 +725,42 @@ pub fn wait_deployed(swarm: &Swarm, stack: &Stack, nodes: &[&str]) {
 
 // ------------------------------------------------------- release records
 
-/// Creates release record `<release>.v<revision>` on `swarm`'s manager,
-/// stamped `owner` (no owner label when `None`).
+/// Creates revision `revision` of `release`'s record on `swarm`'s manager
+/// as the chart engine writes it, stamped `owner` (no owner label when
+/// `None`), its manifest a plain stack's ([`Stack::new`]).
 pub fn create_record(swarm: &Swarm, release: &str, revision: u32, owner: Option<&str>) {
-    let labels = [
-        "com.swarmcli.type=release".to_owned(),
-        format!("com.swarmcli.release={release}"),
-        format!("com.swarmcli.revision={revision}"),
-        "com.swarmcli.status=deployed".to_owned(),
-    ];
+    create_stack_record(swarm, &Stack::new(release), revision, owner);
+}
+
+/// [`create_record`] for `stack`'s release, its manifest the stack's.
+pub fn create_stack_record(swarm: &Swarm, stack: &Stack, revision: u32, owner: Option<&str>) {
+    let record = engine_record(&stack.release, revision, owner).with_manifest(stack.manifest());
+    create_record_data(swarm, &record, &record.payload());
+}
+
+/// Revision `revision` of `release`'s record as the chart engine writes
+/// it, stamped `owner`, its manifest a plain stack's.
+pub fn engine_record(release: &str, revision: u32, owner: Option<&str>) -> EngineRecord {
+    EngineRecord::new(release, revision.into())
+        .with_owner(owner)
+        .with_manifest(Stack::new(release).manifest())
+}
+
+/// Creates `record` on `swarm`'s manager under its name and labels,
+/// holding `data`: its payload, or data the engine would not write.
+pub fn create_record_data(swarm: &Swarm, record: &EngineRecord, data: &[u8]) {
     let mut args: Vec<String> = vec!["config".into(), "create".into()];
-    for label in labels
-        .into_iter()
-        .chain(owner.map(|o| format!("com.swarmcli.owner={o}")))
-    {
+    for (key, value) in record.labels() {
         args.push("--label".into());
-        args.push(label);
+        args.push(format!("{key}={value}"));
     }
-    args.push(format!("{release}.v{revision}"));
+    args.push(record.name());
     args.push("-".into());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     checked(
         swarm.manager,
         &args,
-        docker_with_input(swarm.manager, &args, "{}"),
+        docker_with_input(swarm.manager, &args, data),
     );
 }
 

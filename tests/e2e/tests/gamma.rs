@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use serde_json::json;
 use sweep_e2e::{
-    app, assert_gone, bed_up, create_record, list, one, start_node, wait_deployed,
-    wait_node_status, Cleanup, Remains, Scenario, Stack, StoppedNode, SwarmEntry, GAMMA, QUICK,
+    app, assert_gone, bed_up, create_record, create_stack_record, list, one, start_node,
+    wait_deployed, wait_node_status, Cleanup, Remains, Scenario, Stack, StoppedNode, SwarmEntry,
+    GAMMA, QUICK,
 };
 
 /// Holds gamma for one test; the lock goes with the file when dropped.
@@ -36,7 +37,7 @@ fn node_down_is_uncovered_and_records_stay_pending_until_it_returns() {
     cleanup.add(&db);
 
     let stack = Stack::new(&db).global().with_volume();
-    create_record(&GAMMA, &db, 1, Some(&s.stamp("reports", &db)));
+    create_stack_record(&GAMMA, &stack, 1, Some(&s.stamp("reports", &db)));
     s.deploy(&GAMMA, &stack);
     wait_deployed(&GAMMA, &stack, GAMMA.nodes);
     let volume = stack.volume();

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use sweep_e2e::{
-    app, assert_gone, assert_intact, create_record, one, release_names, wait_deployed, Cleanup,
-    Run, Scenario, Stack, SwarmEntry, ALPHA, QUICK,
+    app, assert_gone, assert_intact, create_stack_record, one, release_names, wait_deployed,
+    Cleanup, Run, Scenario, Stack, SwarmEntry, ALPHA, QUICK,
 };
 
 const WINDOW: Duration = Duration::from_secs(3);
@@ -54,7 +54,7 @@ fn a_release_goes_only_after_its_window_and_one_declared_again_survives() {
     // Two applications, so that one can come back without the other.
     for (application, release) in [("shop", &web), ("blog", &db)] {
         let stack = Stack::new(release).with_volume().on("alpha-2");
-        create_record(&ALPHA, release, 1, Some(&s.stamp(application, release)));
+        create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp(application, release)));
         s.deploy(&ALPHA, &stack);
         wait_deployed(&ALPHA, &stack, &["alpha-2"]);
     }

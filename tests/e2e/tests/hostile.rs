@@ -1,15 +1,19 @@
 //! Input that must not hurt, against the real swarms: an app set naming a
 //! swarm the registry does not know, a release name made to fake lines of
-//! the plan, and the docker CLI's contexts choosing the swarm.
+//! the plan, record data that is not the engine's, and the docker CLI's
+//! contexts choosing the swarm.
 
 use std::path::Path;
 use std::process::Command;
 
 use serde_json::json;
+use sweep_core::record::{decode_payload, PayloadLimits};
 use sweep_e2e::{
-    app, assert_gone, assert_intact, binary, create_record, docker, docker_ok, endpoint, list, one,
-    wait_deployed, Cleanup, Scenario, Stack, SwarmEntry, ALPHA, BETA, QUICK,
+    app, assert_gone, assert_intact, binary, create_record, create_record_data,
+    create_stack_record, docker, docker_ok, endpoint, engine_record, list, one, wait_deployed,
+    Cleanup, Scenario, Stack, SwarmEntry, ALPHA, BETA, QUICK,
 };
+use sweep_testkit::engine_record::{gzip, EngineRecord};
 
 #[test]
 fn unknown_destination_spares_the_live_release_holds_and_exits_1() {
@@ -21,7 +25,7 @@ fn unknown_destination_spares_the_live_release_holds_and_exits_1() {
     cleanup.add(&kept);
 
     let stack = Stack::new(&web).global().with_volume();
-    create_record(&ALPHA, &web, 1, Some(&s.stamp("shop", &web)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("shop", &web)));
     create_record(&ALPHA, &kept, 1, Some(&s.stamp("keep", &kept)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, ALPHA.nodes);
@@ -109,6 +113,59 @@ fn a_release_label_made_to_fake_plan_lines_is_escaped_in_text_and_exact_in_json(
     let plan = json.json();
     let deletion = one(&plan, "deletions", &hostile);
     assert_eq!(deletion["release"], hostile.as_str());
+}
+
+/// The departed-release rule reads a record's labels only: a release
+/// whose record data is not gzip (`{}`, bytes of no format), or gzip of
+/// text that is not YAML, goes as one whose record is the engine's does.
+#[test]
+fn a_departed_release_goes_by_its_record_labels_whatever_its_record_data() {
+    let s = Scenario::new();
+    let mut cleanup = Cleanup::new(&BETA);
+    let cases: [(&str, DataOf); 4] = [
+        ("json", |_| b"{}".to_vec()),
+        ("noise", |_| noise()),
+        ("notyaml", |_| gzip(b"release: [unclosed\n\t- : :\n")),
+        ("valid", EngineRecord::payload),
+    ];
+    let mut stacks = Vec::new();
+    for (base, data) in cases {
+        let release = s.release(base);
+        cleanup.add(&release);
+        let stack = Stack::new(&release).on("beta-2");
+        let record = engine_record(&release, 1, Some(&s.stamp("shop", &release)))
+            .with_manifest(stack.manifest());
+        let data = data(&record);
+        // The data is what the case says, as the core reads it.
+        let read = decode_payload(&data, PayloadLimits::DEFAULT);
+        assert_eq!(read.is_ok(), base == "valid", "{base}: {read:?}");
+        create_record_data(&BETA, &record, &data);
+        s.deploy(&BETA, &stack);
+        stacks.push(stack);
+    }
+    for stack in &stacks {
+        wait_deployed(&BETA, stack, &["beta-2"]);
+    }
+
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&BETA)]);
+    let apps = s.app_set("apps.json", json!([app("live", "beta", &[])]));
+    let run = s.sweep("apply", Some(&config), &apps).args(QUICK).run();
+    run.expect_code(0);
+    let plan = &run.json()["plan"];
+    for stack in &stacks {
+        one(plan, "deletions", &stack.release);
+        assert_gone(&BETA, &stack.release);
+    }
+}
+
+/// The data a case stores for a record.
+type DataOf = fn(&EngineRecord) -> Vec<u8>;
+
+/// Bytes of no format (not gzip, not text), the same every run.
+fn noise() -> Vec<u8> {
+    (0u32..512)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect()
 }
 
 /// Removes a config by name from beta's manager when the test ends.
@@ -220,7 +277,7 @@ fn apply_whose_stdout_fails_after_deleting_puts_a_short_report_on_stderr() {
     let mut cleanup = Cleanup::new(&BETA);
     cleanup.add(&gone);
     let stack = Stack::new(&gone).on("beta-1");
-    create_record(&BETA, &gone, 1, Some(&s.stamp("shop", &gone)));
+    create_stack_record(&BETA, &stack, 1, Some(&s.stamp("shop", &gone)));
     s.deploy(&BETA, &stack);
     wait_deployed(&BETA, &stack, &["beta-1"]);
 

@@ -11,10 +11,11 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use sweep_core::record::record_name;
 use sweep_e2e::image::{build_image, built_image, image_name, version};
 use sweep_e2e::{
-    app, binary, create_record, docker, docker_ok, endpoint, running_on, socket_path,
-    workspace_root, Cleanup, Remains, Scenario, Stack, ALPHA, DOCKER, IMAGE,
+    app, binary, create_record, create_stack_record, docker, docker_ok, endpoint, running_on,
+    socket_path, workspace_root, Cleanup, Remains, Scenario, Stack, ALPHA, DOCKER, IMAGE,
 };
 
 /// The stack name docs/guide.md deploys the controller as, and the
@@ -303,7 +304,7 @@ fn the_stack_sweeps_a_departed_release_within_an_interval_and_never_itself() {
     cleanup.add(&web);
 
     let stack = Stack::new(&web);
-    create_record(&ALPHA, &web, 1, Some(&s.stamp("shop", &web)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("shop", &web)));
     s.deploy(&ALPHA, &stack);
     // The controller's own stack, stamped for an application that departed.
     create_record(&ALPHA, STACK, 1, Some(&s.stamp("gone", STACK)));
@@ -345,7 +346,7 @@ fn the_stack_sweeps_a_departed_release_within_an_interval_and_never_itself() {
     assert_eq!(reason, "own_stack", "{plan:#}");
     let own = Remains::read(&ALPHA, STACK);
     assert_eq!(own.services, [SERVICE], "{own:#?}\n{}", controller_logs());
-    assert_eq!(own.records, [format!("{STACK}.v1")], "{own:#?}");
+    assert_eq!(own.records, [record_name(STACK, 1)], "{own:#?}");
     assert_eq!(own.configs.len(), 2, "{own:#?}");
     assert_eq!(own.networks, [METRICS_NETWORK], "{own:#?}");
     assert_eq!(own.volume_nodes(), ["alpha-1"], "{own:#?}");
@@ -549,7 +550,7 @@ fn the_deployed_grace_period_delays_deletion_and_a_release_declared_again_surviv
     std::thread::sleep(INTERVAL * 2);
     let r = Remains::read(&ALPHA, &api);
     assert!(
-        !r.services.is_empty() && r.records == [format!("{api}.v1")] && r.unanswered.is_empty(),
+        !r.services.is_empty() && r.records == [record_name(&api, 1)] && r.unanswered.is_empty(),
         "{api} declared again was touched: {r:#?}\n{}",
         controller_logs()
     );
@@ -573,10 +574,11 @@ fn a_controller_killed_mid_sweep_is_restarted_by_swarm_and_converges_with_nothin
     // stays in use that long after its service is removed, so the sweep is
     // caught between its first steps and its records.
     let stubborn = Stack::new(&slow).with_network_secret_config().stubborn(25);
-    create_record(&ALPHA, &slow, 1, Some(&s.stamp("shop", &slow)));
+    create_stack_record(&ALPHA, &stubborn, 1, Some(&s.stamp("shop", &slow)));
     s.deploy(&ALPHA, &stubborn);
-    create_record(&ALPHA, &kept, 1, Some(&s.stamp("edge", &kept)));
-    s.deploy(&ALPHA, &Stack::new(&kept).with_network_secret_config());
+    let kept_stack = Stack::new(&kept).with_network_secret_config();
+    create_stack_record(&ALPHA, &kept_stack, 1, Some(&s.stamp("edge", &kept)));
+    s.deploy(&ALPHA, &kept_stack);
     wait_on_controller("the stubborn task running", Duration::from_secs(90), || {
         !running_on(&ALPHA, &stubborn.service()).is_empty()
     });
@@ -616,7 +618,7 @@ fn a_controller_killed_mid_sweep_is_restarted_by_swarm_and_converges_with_nothin
             && r.networks.len() == 1
             && r.secrets.len() == 1
             && r.configs.len() == 1
-            && r.records == [format!("{kept}.v1")],
+            && r.records == [record_name(&kept, 1)],
         "{kept} was touched: {r:#?}\n{}",
         controller_logs()
     );

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use sweep_e2e::{
-    app, create_record, docker, docker_ok, one, wait_deployed, Cleanup, Remains, Scenario, Stack,
-    SwarmEntry, ALPHA, IMAGE,
+    app, create_stack_record, docker, docker_ok, one, wait_deployed, Cleanup, Remains, Scenario,
+    Stack, SwarmEntry, ALPHA, IMAGE,
 };
 
 /// Removes a service or container made outside any stack when dropped,
@@ -39,7 +39,7 @@ fn departed(s: &Scenario, cleanup: &mut Cleanup, extras: bool) -> Stack {
     if extras {
         stack = stack.with_network_secret_config();
     }
-    create_record(&ALPHA, &gone, 1, Some(&s.stamp("old", &gone)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("old", &gone)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-2"]);
     stack

@@ -3,8 +3,8 @@
 
 use serde_json::json;
 use sweep_e2e::{
-    about, app, assert_gone, assert_intact, create_record, endpoint, list, one, wait_deployed,
-    Cleanup, Remains, Scenario, Stack, SwarmEntry, ALPHA, BETA, QUICK,
+    about, app, assert_gone, assert_intact, create_record, create_stack_record, endpoint, list,
+    one, wait_deployed, Cleanup, Remains, Scenario, Stack, SwarmEntry, ALPHA, BETA, QUICK,
 };
 
 #[test]
@@ -22,21 +22,24 @@ fn docker_host_alone_sweeps_a_departed_release_on_beta_with_node_local_coverage(
     // Its task, and so its volume, on the manager: the only node this
     // registry reaches.
     let gone_stack = Stack::new(&gone).with_volume().on("beta-1");
-    create_record(&BETA, &gone, 1, Some(&s.stamp("shop", &gone)));
-    // Stamped for a departed application, but declared by a live one.
-    create_record(&BETA, &declared, 1, Some(&s.stamp("shop", &declared)));
-    create_record(&BETA, &unmanaged, 1, None);
-    create_record(
-        &BETA,
-        &foreign,
-        1,
-        Some(&format!("cd/other{}/shop:release/{foreign}", s.token)),
-    );
-    s.deploy(&BETA, &gone_stack);
+    create_stack_record(&BETA, &gone_stack, 1, Some(&s.stamp("shop", &gone)));
     let others: Vec<Stack> = [&declared, &unmanaged, &foreign]
         .into_iter()
         .map(|r| Stack::new(r).with_volume().on("beta-2"))
         .collect();
+    let [declared_stack, unmanaged_stack, foreign_stack] = &others[..] else {
+        unreachable!("three stacks")
+    };
+    // Stamped for a departed application, but declared by a live one.
+    create_stack_record(&BETA, declared_stack, 1, Some(&s.stamp("shop", &declared)));
+    create_stack_record(&BETA, unmanaged_stack, 1, None);
+    create_stack_record(
+        &BETA,
+        foreign_stack,
+        1,
+        Some(&format!("cd/other{}/shop:release/{foreign}", s.token)),
+    );
+    s.deploy(&BETA, &gone_stack);
     for stack in &others {
         s.deploy(&BETA, stack);
     }
@@ -98,7 +101,7 @@ fn bad_input_exits_2_names_the_file_and_field_and_deletes_nothing() {
     let mut cleanup = Cleanup::new(&ALPHA);
     cleanup.add(&web);
     let stack = Stack::new(&web).with_volume().on("alpha-2");
-    create_record(&ALPHA, &web, 1, Some(&s.stamp("shop", &web)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("shop", &web)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-2"]);
 

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use sweep_docker::FileRegistry;
 use sweep_e2e::image::built_image;
 use sweep_e2e::{
-    app, assert_gone, create_record, docker, docker_ok, endpoint, lines, one, wait_deployed,
+    app, assert_gone, create_stack_record, docker, docker_ok, endpoint, lines, one, wait_deployed,
     wait_node_status, Cleanup, Remains, Scenario, Stack, StoppedNode, ALPHA, IMAGE, STACK_LABEL,
 };
 use sweep_swarms::{Node, Registry, Target};
@@ -105,7 +105,7 @@ fn departed_everywhere(s: &Scenario, cleanup: &mut Cleanup) -> String {
     let web = s.release("web");
     cleanup.add(&web);
     let stack = Stack::new(&web).global().with_volume();
-    create_record(&ALPHA, &web, 1, Some(&s.stamp("shop", &web)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("shop", &web)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, ALPHA.nodes);
     web
@@ -215,7 +215,7 @@ fn a_volume_still_in_use_on_a_worker_is_retried_and_removed_once_free() {
     // Its task ignores SIGTERM and holds the volume on alpha-2 for 20 s
     // after its service is removed.
     let stack = Stack::new(&slow).with_volume().on("alpha-2").stubborn(20);
-    create_record(&ALPHA, &slow, 1, Some(&t.s.stamp("shop", &slow)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&t.s.stamp("shop", &slow)));
     t.s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-2"]);
     let started = std::time::Instant::now();

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use sweep_e2e::{
-    app, assert_gone, assert_intact, create_record, docker_ok, endpoint, one, release_names,
+    app, assert_gone, assert_intact, create_stack_record, docker_ok, endpoint, one, release_names,
     wait_deployed, Cleanup, Run, Scenario, Stack, SwarmEntry, Sweep, ALPHA, BETA, QUICK,
 };
 
@@ -85,7 +85,7 @@ fn departed() -> Departed {
             .with_volume()
             .with_network_secret_config()
             .on("alpha-2");
-        create_record(&ALPHA, release, 1, Some(&s.stamp("shop", release)));
+        create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("shop", release)));
         s.deploy(&ALPHA, &stack);
         wait_deployed(&ALPHA, &stack, &["alpha-2"]);
     }
@@ -187,7 +187,7 @@ fn an_unchanged_saved_plan_deletes_exactly_its_deletions_and_lists_their_objects
     let mut cleanup = Cleanup::new(&ALPHA);
     cleanup.add(&late);
     let stack = Stack::new(&late).with_volume().on("alpha-3");
-    create_record(&ALPHA, &late, 1, Some(&d.s.stamp("shop", &late)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&d.s.stamp("shop", &late)));
     d.s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-3"]);
 
@@ -273,7 +273,8 @@ fn a_restamped_release_makes_the_saved_plan_stale() {
     let d = departed();
     let saved = d.saved_plan();
     // A new revision of its records, stamped for another application.
-    create_record(&ALPHA, &d.db, 2, Some(&d.s.stamp("billing", &d.db)));
+    let stack = Stack::new(&d.db).with_volume().with_network_secret_config();
+    create_stack_record(&ALPHA, &stack, 2, Some(&d.s.stamp("billing", &d.db)));
     let run = apply_plan(&d.config, &d.apps, &saved);
     assert_refused(&run, &d.db, "release records changed");
     d.assert_both_intact();
@@ -332,7 +333,7 @@ fn an_edited_plan_cannot_take_a_deletion_out_of_the_cluster_check() {
     let mut cleanup = Cleanup::new(&BETA);
     cleanup.add(&d.web);
     let stack = Stack::new(&d.web).on("beta-2");
-    create_record(&BETA, &d.web, 1, Some(&d.s.stamp("shop", &d.web)));
+    create_stack_record(&BETA, &stack, 1, Some(&d.s.stamp("shop", &d.web)));
     d.s.deploy(&BETA, &stack);
     wait_deployed(&BETA, &stack, &["beta-2"]);
     let prod = |manager: &str, file: &str| {

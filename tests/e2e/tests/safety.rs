@@ -5,8 +5,9 @@
 
 use serde_json::json;
 use sweep_e2e::{
-    about, app, assert_gone, assert_intact, create_record, endpoint, list, one, release_names,
-    socket_path, wait_deployed, Cleanup, Scenario, Stack, SwarmEntry, ALPHA, BETA, QUICK,
+    about, app, assert_gone, assert_intact, create_record, create_stack_record, endpoint, list,
+    one, release_names, socket_path, wait_deployed, Cleanup, Scenario, Stack, SwarmEntry, ALPHA,
+    BETA, QUICK,
 };
 
 #[test]
@@ -21,7 +22,7 @@ fn same_release_name_on_two_swarms_goes_only_where_no_longer_declared() {
     // Both stamped for `shop`, which now deploys `web` to alpha only.
     let stack = Stack::new(&web).global().with_volume();
     for swarm in [&ALPHA, &BETA] {
-        create_record(swarm, &web, 1, Some(&s.stamp("shop", &web)));
+        create_stack_record(swarm, &stack, 1, Some(&s.stamp("shop", &web)));
         s.deploy(swarm, &stack);
     }
     wait_deployed(&ALPHA, &stack, ALPHA.nodes);
@@ -153,15 +154,15 @@ fn another_controllers_releases_are_untouched() {
 
     // The same departed application name under both controllers.
     let other = format!("other{}", s.token);
-    create_record(&ALPHA, &ours, 1, Some(&s.stamp("shop", &ours)));
-    create_record(
+    let ours_stack = Stack::new(&ours).with_volume().on("alpha-3");
+    let theirs_stack = Stack::new(&theirs).with_volume().on("alpha-3");
+    create_stack_record(&ALPHA, &ours_stack, 1, Some(&s.stamp("shop", &ours)));
+    create_stack_record(
         &ALPHA,
-        &theirs,
+        &theirs_stack,
         1,
         Some(&format!("cd/{other}/shop:release/{theirs}")),
     );
-    let ours_stack = Stack::new(&ours).with_volume().on("alpha-3");
-    let theirs_stack = Stack::new(&theirs).with_volume().on("alpha-3");
     s.deploy(&ALPHA, &ours_stack);
     s.deploy(&ALPHA, &theirs_stack);
     wait_deployed(&ALPHA, &ours_stack, &["alpha-3"]);
@@ -203,8 +204,8 @@ fn own_stack_stamped_for_a_departed_application_is_left_in_place_with_exit_0() {
     let me = s.release("sweeper");
     let mut cleanup = Cleanup::new(&ALPHA);
     cleanup.add(&me);
-    create_record(&ALPHA, &me, 1, Some(&s.stamp("platform", &me)));
     let stack = Stack::new(&me).with_volume().on("alpha-1");
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("platform", &me)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-1"]);
 
@@ -295,7 +296,7 @@ fn one_swarm_under_two_names_purges_volumes_through_nodes_reached_under_either_n
     let mut cleanup = Cleanup::new(&ALPHA);
     cleanup.add(&gone);
     let stack = Stack::new(&gone).with_volume().on("alpha-2");
-    create_record(&ALPHA, &gone, 1, Some(&s.stamp("shop", &gone)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("shop", &gone)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-2"]);
 

@@ -8,8 +8,8 @@ use std::path::Path;
 use jsonschema::Validator;
 use serde_json::{json, Value};
 use sweep_e2e::{
-    app, create_record, one, wait_deployed, workspace_root, Cleanup, Run, Scenario, Stack,
-    SwarmEntry, ALPHA, QUICK,
+    app, create_record, create_stack_record, one, wait_deployed, workspace_root, Cleanup, Run,
+    Scenario, Stack, SwarmEntry, ALPHA, QUICK,
 };
 
 fn validator(name: &str) -> Validator {
@@ -67,7 +67,7 @@ fn every_document_the_binary_writes_meets_its_committed_schema() {
         .with_volume()
         .with_network_secret_config()
         .on("alpha-2");
-    create_record(&ALPHA, &gone, 1, Some(&s.stamp("shop", &gone)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("shop", &gone)));
     create_record(&ALPHA, &kept, 1, Some(&s.stamp("edge", &kept)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-2"]);

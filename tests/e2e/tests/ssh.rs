@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use sweep_e2e::{
-    app, assert_gone, assert_intact, create_record, docker_ok, list, one, release_names,
+    app, assert_gone, assert_intact, create_stack_record, docker_ok, list, one, release_names,
     wait_deployed, wait_for, Cleanup, Run, Scenario, Stack, SwarmEntry, Sweep, ALPHA, QUICK,
 };
 
@@ -110,8 +110,8 @@ fn a_swarm_reached_over_ssh_sweeps_like_one_reached_over_its_sockets() {
     cleanup.add(&kept);
     let gone_stack = Stack::new(&gone).global().with_volume();
     let kept_stack = Stack::new(&kept).with_volume().on("alpha-2");
-    create_record(&ALPHA, &gone, 1, Some(&s.stamp("shop", &gone)));
-    create_record(&ALPHA, &kept, 1, Some(&s.stamp("edge", &kept)));
+    create_stack_record(&ALPHA, &gone_stack, 1, Some(&s.stamp("shop", &gone)));
+    create_stack_record(&ALPHA, &kept_stack, 1, Some(&s.stamp("edge", &kept)));
     s.deploy(&ALPHA, &gone_stack);
     s.deploy(&ALPHA, &kept_stack);
     wait_deployed(&ALPHA, &gone_stack, ALPHA.nodes);
@@ -179,7 +179,7 @@ fn a_refused_host_key_or_login_is_a_clear_error_for_that_swarm_or_node_never_a_h
     let gone = s.release("gone");
     cleanup.add(&gone);
     let stack = Stack::new(&gone).with_volume().on("alpha-2");
-    create_record(&ALPHA, &gone, 1, Some(&s.stamp("shop", &gone)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("shop", &gone)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-2"]);
     let apps = s.app_set("apps.json", json!([app("edge", "alpha", &[])]));

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use sweep_e2e::{
-    about, app, assert_gone, assert_intact, create_record, list, one, wait_deployed, wait_for,
-    Cleanup, Remains, Running, Scenario, Stack, SwarmEntry, Sweep, ALPHA, QUICK,
+    about, app, assert_gone, assert_intact, create_stack_record, list, one, wait_deployed,
+    wait_for, Cleanup, Remains, Running, Scenario, Stack, SwarmEntry, Sweep, ALPHA, QUICK,
 };
 
 #[test]
@@ -22,8 +22,8 @@ fn departed_release_is_swept_from_every_node_with_complete_coverage() {
         .global()
         .with_volume()
         .with_network_secret_config();
-    create_record(&ALPHA, &web, 1, Some(&s.stamp("shop", &web)));
-    create_record(&ALPHA, &web, 2, Some(&s.stamp("shop", &web)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("shop", &web)));
+    create_stack_record(&ALPHA, &stack, 2, Some(&s.stamp("shop", &web)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, ALPHA.nodes);
     let before = Remains::read(&ALPHA, &web);
@@ -77,7 +77,7 @@ fn volume_held_by_a_stopping_task_is_retried_until_released() {
     // period after the stack is removed.
     let grace = 8;
     let stack = Stack::new(&db).with_volume().on("alpha-2").stubborn(grace);
-    create_record(&ALPHA, &db, 1, Some(&s.stamp("billing", &db)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("billing", &db)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-2"]);
 
@@ -141,20 +141,10 @@ fn sweep_killed_midway_leaves_no_release_without_records_and_converges_on_rerun(
         cleanup.add(&stack.release);
     }
     for stack in &departed {
-        create_record(
-            &ALPHA,
-            &stack.release,
-            1,
-            Some(&s.stamp("legacy", &stack.release)),
-        );
+        create_stack_record(&ALPHA, stack, 1, Some(&s.stamp("legacy", &stack.release)));
         s.deploy(&ALPHA, stack);
     }
-    create_record(
-        &ALPHA,
-        &kept.release,
-        1,
-        Some(&s.stamp("live", &kept.release)),
-    );
+    create_stack_record(&ALPHA, &kept, 1, Some(&s.stamp("live", &kept.release)));
     s.deploy(&ALPHA, &kept);
     for (stack, node) in departed.iter().zip(ALPHA.nodes) {
         wait_deployed(&ALPHA, stack, &[node]);
@@ -245,12 +235,7 @@ fn interrupted_sweep_finishes_the_steps_in_flight_reports_and_converges_on_rerun
         .collect();
     for stack in &departed {
         cleanup.add(&stack.release);
-        create_record(
-            &ALPHA,
-            &stack.release,
-            1,
-            Some(&s.stamp("legacy", &stack.release)),
-        );
+        create_stack_record(&ALPHA, stack, 1, Some(&s.stamp("legacy", &stack.release)));
         s.deploy(&ALPHA, stack);
     }
     for (stack, node) in departed.iter().zip(["alpha-2", "alpha-3"]) {
@@ -311,7 +296,7 @@ fn second_apply_after_a_successful_one_plans_nothing_and_exits_0() {
     let mut cleanup = Cleanup::new(&ALPHA);
     cleanup.add(&api);
     let stack = Stack::new(&api).with_volume().on("alpha-3");
-    create_record(&ALPHA, &api, 1, Some(&s.stamp("shop", &api)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("shop", &api)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-3"]);
 
@@ -364,7 +349,7 @@ fn cycle_steps(command: &str) -> CycleSteps {
             .on("alpha-2")
             .with_volume()
             .with_network_secret_config();
-        create_record(&ALPHA, release, 1, Some(&s.stamp(application, release)));
+        create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp(application, release)));
         s.deploy(&ALPHA, &stack);
         wait_deployed(&ALPHA, &stack, &["alpha-2"]);
     }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use sweep_e2e::{
-    app, assert_gone, binary, create_record, endpoint, socket_path, wait_deployed, wait_for,
+    app, assert_gone, binary, create_stack_record, endpoint, socket_path, wait_deployed, wait_for,
     Cleanup, Remains, Scenario, Stack, SwarmEntry, ALPHA, QUICK,
 };
 
@@ -36,7 +36,7 @@ fn departed() -> Departed {
     let mut cleanup = Cleanup::new(&ALPHA);
     cleanup.add(&web);
     let stack = Stack::new(&web).with_volume().on("alpha-2");
-    create_record(&ALPHA, &web, 1, Some(&s.stamp("shop", &web)));
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("shop", &web)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-2"]);
     let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);

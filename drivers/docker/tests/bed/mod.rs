@@ -187,6 +187,12 @@ pub const IMAGE: &str = "127.0.0.1:1/sweep/busybox:1";
 /// Runs the docker CLI against `node`, `stdin` its input; whatever it did.
 #[allow(dead_code)]
 pub fn docker_raw(node: &str, args: &[&str], stdin: Option<&str>) -> Output {
+    docker_bytes(node, args, stdin.map(str::as_bytes))
+}
+
+/// [`docker_raw`] with input that need not be text (a record's gzip).
+#[allow(dead_code)]
+pub fn docker_bytes(node: &str, args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut cmd = Command::new(DOCKER);
     cmd.arg("-H").arg(sock(node)).args(args);
     cmd.stdin(if stdin.is_some() {
@@ -199,7 +205,7 @@ pub fn docker_raw(node: &str, args: &[&str], stdin: Option<&str>) -> Output {
     if let Some(input) = stdin {
         use std::io::Write;
         let mut pipe = child.stdin.take().expect("stdin");
-        pipe.write_all(input.as_bytes()).expect("write stdin");
+        pipe.write_all(input).expect("write stdin");
     }
     child.wait_with_output().expect("docker output")
 }
@@ -213,7 +219,11 @@ pub fn docker(node: &str, args: &[&str]) -> String {
 
 #[allow(dead_code)]
 pub fn docker_in(node: &str, args: &[&str], stdin: Option<&str>) -> String {
-    let out = docker_raw(node, args, stdin);
+    checked(node, args, docker_raw(node, args, stdin))
+}
+
+/// `out`'s trimmed stdout; fails the test when the command failed.
+fn checked(node: &str, args: &[&str], out: Output) -> String {
     assert!(
         out.status.success(),
         "docker -H {node} {args:?} failed: {}",
@@ -263,33 +273,61 @@ impl Drop for Cleanup {
     }
 }
 
-/// Creates a release record config on `node`'s swarm.
+/// Creates revision `revision` of `release`'s record on `node`'s swarm,
+/// stamped `owner`, as the chart engine writes it: its labels, and its
+/// data gzip of the YAML document holding [`deploy_stack`]'s manifest.
+/// Named `name`, with `extra` labels besides its own: the engine's name
+/// ([`sweep_core::record::record_name`]) and none for an ordinary record,
+/// another name or a stack namespace for a config the engine would not
+/// write.
 #[allow(dead_code)]
 pub fn create_record(
     node: &str,
     cleanup: &mut Cleanup,
     name: &str,
     release: &str,
-    revision: &str,
+    revision: u64,
     owner: Option<&str>,
     extra: &[(&str, &str)],
 ) {
-    use sweep_docker::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STATUS, TYPE};
-    let mut labels = vec![
-        (TYPE, RECORD_TYPE),
-        (RELEASE, release),
-        (REVISION, revision),
-        (STATUS, "deployed"),
-    ];
-    if let Some(o) = owner {
-        labels.push((OWNER, o));
-    }
+    use sweep_testkit::engine_record::EngineRecord;
+    let record = EngineRecord::new(release, revision)
+        .with_owner(owner)
+        .with_manifest(stack_manifest());
+    let own = record.labels();
+    let mut labels: Vec<(&str, &str)> = own.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     labels.extend_from_slice(extra);
-    create_config(node, cleanup, name, &labels);
+    create_config_with(node, cleanup, name, &labels, &record.payload());
 }
 
+/// The manifest the engine would have rendered for [`deploy_stack`]'s
+/// stack: the same service, network, secret and config.
+fn stack_manifest() -> String {
+    sweep_testkit::engine_record::Manifest::new(IMAGE)
+        .service("web")
+        .network("front")
+        .secret("tok")
+        .config("conf")
+        .render()
+}
+
+/// Creates config `name` labelled `labels` on `node`'s swarm, its data a
+/// placeholder: a config that is no record as the engine writes one.
 #[allow(dead_code)]
 pub fn create_config(node: &str, cleanup: &mut Cleanup, name: &str, labels: &[(&str, &str)]) {
+    create_config_with(node, cleanup, name, labels, b"record");
+}
+
+/// Creates config `name` labelled `labels`, holding `data`, on `node`'s
+/// swarm; removed when `cleanup` is dropped.
+#[allow(dead_code)]
+pub fn create_config_with(
+    node: &str,
+    cleanup: &mut Cleanup,
+    name: &str,
+    labels: &[(&str, &str)],
+    data: &[u8],
+) {
     let mut args = vec!["config".to_owned(), "create".to_owned()];
     for (k, v) in labels {
         args.push("--label".into());
@@ -298,7 +336,7 @@ pub fn create_config(node: &str, cleanup: &mut Cleanup, name: &str, labels: &[(&
     args.push(name.into());
     args.push("-".into());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    docker_in(node, &args, Some("record"));
+    checked(node, &args, docker_bytes(node, &args, Some(data)));
     cleanup.add(node, &["config", "rm", name]);
 }
 
