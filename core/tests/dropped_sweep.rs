@@ -350,3 +350,115 @@ mod saved {
         )));
     }
 }
+
+mod faults {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use proptest::prelude::*;
+    use sweep_core::sweep::Failure;
+
+    /// How the model answers each action, drawn per action.
+    #[derive(Debug, Clone, Copy)]
+    enum Answer {
+        Done,
+        Gone,
+        InUse,
+        Refused,
+        Unreachable,
+    }
+
+    fn answer() -> impl Strategy<Value = Answer> {
+        prop_oneof![
+            6 => Just(Answer::Done),
+            1 => Just(Answer::Gone),
+            2 => Just(Answer::InUse),
+            1 => Just(Answer::Refused),
+            1 => Just(Answer::Unreachable),
+        ]
+    }
+
+    proptest! {
+        /// Under any answers: the re-read comes first and a changed one
+        /// stops everything; nothing but the planned dropped objects is
+        /// ever asked to go; the others only after the dropped services'
+        /// tasks stopped; what a service names at the usage read is never
+        /// asked to go; no record, volume or listing step; and it ends.
+        #[test]
+        fn nothing_unplanned_or_out_of_order_under_any_answers(
+            answers in prop::collection::vec(answer(), 64),
+            changed in prop::bool::weighted(0.2),
+            named in prop::bool::weighted(0.3),
+        ) {
+            let p = the_plan();
+            let planned: BTreeSet<String> =
+                p.dropped[0].objects.iter().map(|o| o.id.clone()).collect();
+            let mut sweep = Sweep::new(&p, Settings::new(Duration::from_secs(1), Duration::from_secs(3)));
+            let mut now = Timestamp::ZERO;
+            let mut next = answers.into_iter().cycle();
+            let (mut checked, mut tasks_done, mut steps) = (false, false, 0);
+            let users = if named {
+                vec![ServiceUse::new("svc-other", "other").with_networks(["web_back"])]
+            } else {
+                Vec::new()
+            };
+            while !sweep.is_done() {
+                while let Some(action) = sweep.poll_action(now) {
+                    steps += 1;
+                    prop_assert!(steps < 500, "the sweep does not end");
+                    let outcome = match &action.kind {
+                        ActionKind::ReadStamps { .. } => {
+                            prop_assert!(!checked, "a second re-read");
+                            checked = !changed;
+                            if changed {
+                                stamps(&["rec-web-1", "rec-web-2", "rec-web-3"])
+                            } else {
+                                stamps(&["rec-web-1", "rec-web-2"])
+                            }
+                        }
+                        ActionKind::ReadUsage { .. } => usage(users.clone()),
+                        ActionKind::RemoveStack { part, objects, .. } => {
+                            prop_assert!(checked, "a removal before a good re-read");
+                            for o in objects {
+                                prop_assert!(planned.contains(o.handle()), "{} not planned", o.name);
+                                prop_assert!(!(named && o.name == "web_back"), "a named network asked to go");
+                            }
+                            if !matches!(part, StackPart::Services | StackPart::Tasks) {
+                                prop_assert!(tasks_done, "{part} before the tasks stopped");
+                            }
+                            let a = next.next().unwrap();
+                            if *part == StackPart::Tasks && matches!(a, Answer::Done | Answer::Gone) {
+                                tasks_done = true;
+                            }
+                            match a {
+                                Answer::Done => Outcome::Done,
+                                Answer::Gone => Outcome::Failed(Failure::Gone),
+                                Answer::InUse => Outcome::in_use(),
+                                Answer::Refused => Outcome::Failed(Failure::Other("no".into())),
+                                Answer::Unreachable => Outcome::Failed(Failure::Unreachable("down".into())),
+                            }
+                        }
+                        other => {
+                            prop_assert!(false, "not a step of dropped objects: {other:?}");
+                            unreachable!()
+                        }
+                    };
+                    sweep.handle_outcome(action.id, outcome, now).unwrap();
+                }
+                match sweep.poll_timeout() {
+                    Some(at) => now = now.max(at),
+                    None => break,
+                }
+            }
+            prop_assert!(sweep.is_done());
+            let report = sweep.report();
+            let d = &report.dropped[0];
+            if changed {
+                prop_assert!(d.removed.is_empty());
+            }
+            if d.outcome == ReleaseOutcome::Deleted {
+                prop_assert_eq!(d.removed.len(), planned.len());
+            }
+        }
+    }
+}
