@@ -16,9 +16,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::action::{ActionKind, StackPart, Step, Target};
-use super::outcome::{Failure, Outcome, StampRead, UsageRead};
-use super::release::{judge, settle_message};
-use super::removal::{InUse as Busy, Removal};
+use super::outcome::{Outcome, StampRead, UsageRead};
+use super::release::{answer_part, judge, PartAnswer};
+use super::removal::Removal;
 use super::report::{DroppedReport, ErrorEntry, ErrorKind, ReleaseOutcome, StampChange};
 use super::Settings;
 use crate::objects::{ObjectRef, ObjectVersion};
@@ -385,9 +385,8 @@ impl DropRun {
             debug_assert!(false, "outcome for part {part} that is not outstanding");
             return;
         };
-        match outcome {
-            Outcome::Done | Outcome::Failed(Failure::Gone) => {
-                removal.removed();
+        match answer_part(removal, part, outcome, now, settings, &mut self.errors) {
+            PartAnswer::Removed => {
                 if part != StackPart::Tasks {
                     let ids = self
                         .part_objects
@@ -405,32 +404,8 @@ impl DropRun {
                     self.part_objects.insert(StackPart::Tasks, services);
                 }
             }
-            Outcome::Failed(Failure::InUse) => {
-                if removal.in_use(now, settings) == Busy::GaveUp {
-                    self.errors.push(ErrorEntry::stack(
-                        part,
-                        ErrorKind::InUse,
-                        settle_message(settings),
-                    ));
-                }
-            }
-            Outcome::Failed(Failure::OwnStack) => {
-                removal.failed();
-                self.own_stack = true;
-            }
-            Outcome::Failed(f) => {
-                removal.failed();
-                self.errors
-                    .push(ErrorEntry::stack(part, f.kind(), f.to_string()));
-            }
-            other => {
-                removal.failed();
-                self.errors.push(ErrorEntry::stack(
-                    part,
-                    ErrorKind::Other,
-                    format!("unexpected {} outcome", other.kind_str()),
-                ));
-            }
+            PartAnswer::OwnStack => self.own_stack = true,
+            PartAnswer::Waiting | PartAnswer::Failed => {}
         }
     }
 

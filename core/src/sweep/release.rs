@@ -411,49 +411,23 @@ impl ReleaseRun {
             in_stack,
             "a stack part is outstanding outside the stack phase"
         );
-        match outcome {
-            Outcome::Done | Outcome::Failed(Failure::Gone) => {
-                removal.removed();
-                // Only now: until this part is gone, the next ones are in
-                // use by it. The parts after the tasks are decided by a
-                // fresh read of who uses them, made now that the stack's
-                // own services are gone.
-                if part == StackPart::Tasks {
-                    self.phase = Phase::Usage(UsageGate::Parts, Slot::Ready);
-                } else {
-                    for &later in part.next() {
-                        self.parts.insert(later, Removal::ready());
-                    }
+        match answer_part(removal, part, outcome, now, settings, &mut self.errors) {
+            // Only now: until this part is gone, the next ones are in
+            // use by it. The parts after the tasks are decided by a
+            // fresh read of who uses them, made now that the stack's
+            // own services are gone.
+            PartAnswer::Removed if part == StackPart::Tasks => {
+                self.phase = Phase::Usage(UsageGate::Parts, Slot::Ready);
+            }
+            PartAnswer::Removed => {
+                for &later in part.next() {
+                    self.parts.insert(later, Removal::ready());
                 }
             }
-            Outcome::Failed(Failure::InUse) => {
-                if removal.in_use(now, settings) == Busy::GaveUp {
-                    self.errors.push(ErrorEntry::stack(
-                        part,
-                        ErrorKind::InUse,
-                        settle_message(settings),
-                    ));
-                }
-            }
-            Outcome::Failed(Failure::OwnStack) => {
-                // Nothing further: its volumes are in use by the running
-                // controller and its records are what keeps it found.
-                removal.failed();
-                self.own_stack = true;
-            }
-            Outcome::Failed(f) => {
-                removal.failed();
-                self.errors
-                    .push(ErrorEntry::stack(part, f.kind(), f.to_string()));
-            }
-            other => {
-                removal.failed();
-                self.errors.push(ErrorEntry::stack(
-                    part,
-                    ErrorKind::Other,
-                    format!("unexpected {} outcome", other.kind_str()),
-                ));
-            }
+            // Nothing further: its volumes are in use by the running
+            // controller and its records are what keeps it found.
+            PartAnswer::OwnStack => self.own_stack = true,
+            PartAnswer::Waiting | PartAnswer::Failed => {}
         }
     }
 
@@ -999,8 +973,70 @@ fn planned_list(objects: &StackObjects, kind: ObjectKind) -> &[ObjectRef] {
     }
 }
 
+/// What an answer to a stack part's removal made of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PartAnswer {
+    /// Gone ("not found" counts: it is gone either way).
+    Removed,
+    /// In use: tried again later.
+    Waiting,
+    /// Refused as the controller's own stack; nothing further is tried.
+    OwnStack,
+    /// Failed for good (given up in use, or any other failure), recorded
+    /// in `errors`.
+    Failed,
+}
+
+/// Takes the answer to `removal` of `part`: the one reading of a stack
+/// part's outcome, for a release's stack and a live release's dropped
+/// objects alike.
+pub(super) fn answer_part(
+    removal: &mut Removal,
+    part: StackPart,
+    outcome: Outcome,
+    now: Timestamp,
+    settings: &Settings,
+    errors: &mut Vec<ErrorEntry>,
+) -> PartAnswer {
+    match outcome {
+        Outcome::Done | Outcome::Failed(Failure::Gone) => {
+            removal.removed();
+            PartAnswer::Removed
+        }
+        Outcome::Failed(Failure::InUse) => match removal.in_use(now, settings) {
+            Busy::Retrying => PartAnswer::Waiting,
+            Busy::GaveUp => {
+                errors.push(ErrorEntry::stack(
+                    part,
+                    ErrorKind::InUse,
+                    settle_message(settings),
+                ));
+                PartAnswer::Failed
+            }
+        },
+        Outcome::Failed(Failure::OwnStack) => {
+            removal.failed();
+            PartAnswer::OwnStack
+        }
+        Outcome::Failed(f) => {
+            removal.failed();
+            errors.push(ErrorEntry::stack(part, f.kind(), f.to_string()));
+            PartAnswer::Failed
+        }
+        other => {
+            removal.failed();
+            errors.push(ErrorEntry::stack(
+                part,
+                ErrorKind::Other,
+                format!("unexpected {} outcome", other.kind_str()),
+            ));
+            PartAnswer::Failed
+        }
+    }
+}
+
 /// Why a removal in use was given up.
-pub(super) fn settle_message(settings: &Settings) -> String {
+fn settle_message(settings: &Settings) -> String {
     format!(
         "still in use after the settle timeout ({})",
         seconds(settings.settle_timeout)
