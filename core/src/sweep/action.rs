@@ -58,6 +58,10 @@ pub struct Target {
     /// by every action, so that a driver needs nothing but the action and
     /// its registry.
     pub names: Vec<SwarmName>,
+    /// The release stays: the action removes only objects it dropped from
+    /// its chart (the plan's `dropped`), never the release. For what a
+    /// driver says in its log; the objects are named in the action.
+    pub live: bool,
 }
 
 impl Target {
@@ -69,7 +73,14 @@ impl Target {
             release,
             application: application.into(),
             names,
+            live: false,
         }
+    }
+
+    /// The same target, of a release that stays: only what it dropped goes.
+    pub fn live(mut self) -> Self {
+        self.live = true;
+        self
     }
 
     /// The same target on a cluster of all `names` (its own swarm is kept

@@ -394,11 +394,13 @@ impl Sweep {
             if seen.contains(&release) || !drop_seen.insert(release.clone()) {
                 continue;
             }
-            let target = Target::new(release, d.application.clone()).with_names(
-                plan.swarm(&d.swarm)
-                    .map(|s| s.names.clone())
-                    .unwrap_or_default(),
-            );
+            let target = Target::new(release, d.application.clone())
+                .with_names(
+                    plan.swarm(&d.swarm)
+                        .map(|s| s.names.clone())
+                        .unwrap_or_default(),
+                )
+                .live();
             drops.push(DropRun::new(target, d));
         }
         let drop_by_ref = drops

@@ -359,7 +359,16 @@ async fn perform(registry: &dyn Registry, kind: &ActionKind) -> Outcome {
             part,
             objects,
         } => {
-            if *part == StackPart::Services {
+            if *part == StackPart::Services && target.live {
+                let names: Vec<&str> = objects.iter().map(|o| o.name.as_str()).collect();
+                tracing::warn!(
+                    swarm = %target.release.swarm,
+                    application = %target.application,
+                    release = %target.release.release,
+                    services = ?names,
+                    "removing services a live release dropped"
+                );
+            } else if *part == StackPart::Services {
                 tracing::warn!(
                     swarm = %target.release.swarm,
                     application = %target.application,
