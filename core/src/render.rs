@@ -197,6 +197,15 @@ fn write_plan(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt::Res
             n => format!("{n} nodes"),
         }
     )?;
+    if plan.prune_resources {
+        let objects: usize = plan.dropped.iter().map(|d| d.objects.len()).sum();
+        writeln!(
+            out,
+            "{objects} dropped objects to remove, {} unclaimed, {} releases left whole by the resource rule",
+            plan.unclaimed.len(),
+            plan.resource_holds.len()
+        )?;
+    }
     Ok(())
 }
 
