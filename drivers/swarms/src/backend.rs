@@ -1,6 +1,6 @@
 //! Backends: what the sweep may read from and do to one swarm or one node.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::pin::Pin;
 use std::time::Duration;
 
@@ -22,15 +22,77 @@ use crate::target::Node;
 /// A backend fills its name, the raw owner stamp of its newest record
 /// revision (`None` when that revision carries none; deciding whose stamp
 /// it is belongs to the caller) and, when it reads them, every record
-/// revision ([`ReleaseEntry::with_records`](sweep_core::ReleaseEntry::with_records)).
-/// A release always has at least one record, so records never read are
-/// `None`, never an empty list. What else the snapshot says of a release
-/// (its stack's objects, since when it is departed) is the caller's to
-/// find out: a caller takes only these three from a backend.
+/// revision's config id and version
+/// ([`ReleaseEntry::with_records`](sweep_core::ReleaseEntry::with_records))
+/// and every record's labels, with what its data says when asked for
+/// ([`ReleaseEntry::with_revisions`](sweep_core::ReleaseEntry::with_revisions),
+/// see [`SwarmBackend::releases_with_payloads`]). A release always has at
+/// least one record, so records never read are `None`, never an empty
+/// list. What else the snapshot says of a release (its stack's objects,
+/// since when it is departed) is the caller's to find out: a caller takes
+/// only these four from a backend.
 pub use sweep_core::ReleaseEntry as ReleaseRecord;
 
 /// Names of stack volumes on one daemon, by stack namespace.
 pub type VolumesByStack = BTreeMap<String, Vec<String>>;
+
+/// The releases whose records' data a read of the releases decodes
+/// ([`SwarmBackend::releases_with_payloads`]): a few names, exactly as the
+/// records' `com.swarmcli.release` label gives them.
+///
+/// A record's data is up to 500 KiB of gzip, a release keeps ten of them,
+/// and only the resource rule reads them, for the releases of the
+/// applications that opted in: every other record is read by its labels
+/// alone, so a swarm with nothing in scope costs what it did before the
+/// rule existed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PayloadScope {
+    releases: BTreeSet<String>,
+}
+
+impl PayloadScope {
+    /// No release: every record is read by its labels alone.
+    pub fn none() -> Self {
+        PayloadScope::default()
+    }
+
+    /// The releases named by `releases`.
+    pub fn of<I, S>(releases: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        PayloadScope {
+            releases: releases.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// Whether the data of `release`'s records is read.
+    pub fn contains(&self, release: &str) -> bool {
+        self.releases.contains(release)
+    }
+
+    /// Whether no release is in scope.
+    pub fn is_empty(&self) -> bool {
+        self.releases.is_empty()
+    }
+
+    /// Whether every release of `other` is in this scope too.
+    pub fn covers(&self, other: &PayloadScope) -> bool {
+        other.releases.is_subset(&self.releases)
+    }
+
+    /// This scope and `other`'s releases too.
+    pub fn union(mut self, other: &PayloadScope) -> Self {
+        self.releases.extend(other.releases.iter().cloned());
+        self
+    }
+
+    /// The releases in scope, sorted.
+    pub fn releases(&self) -> impl Iterator<Item = &str> {
+        self.releases.iter().map(String::as_str)
+    }
+}
 
 /// Why a backend call failed.
 ///
@@ -136,6 +198,36 @@ pub trait SwarmBackend: Send + Sync {
     /// when the newest revision of a release cannot be determined: an
     /// older stamp must never stand in for the newest one.
     async fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError>;
+
+    /// [`SwarmBackend::releases`], with what the resource rule reads of
+    /// each release's records: every revision
+    /// ([`ReleaseRecord::revisions`](sweep_core::ReleaseEntry::revisions):
+    /// the record's config name and its revision and owner labels as
+    /// written, for every release listed) and, for the releases `payloads`
+    /// names and those alone, what each record's data says
+    /// ([`sweep_core::record::read_payload`] of it). Records of releases
+    /// out of scope are read by their labels alone: their data is never
+    /// decoded, nor kept.
+    ///
+    /// A record whose data cannot be read (too large to be a config's, not
+    /// the engine's format) is [`Payload::Unreadable`] with why, never an
+    /// error of the listing and never a record left out: one bad record
+    /// must not make the swarm unreadable, and the rule skips it by name.
+    /// The listing's own guarantees are [`SwarmBackend::releases`]'s.
+    ///
+    /// The default reads [`SwarmBackend::releases`] and no data at all:
+    /// what a backend does not read leaves the releases in scope without
+    /// payloads, which the rule holds (revisions unread), never deletes
+    /// from.
+    ///
+    /// [`Payload::Unreadable`]: sweep_core::record::Payload::Unreadable
+    async fn releases_with_payloads(
+        &self,
+        payloads: &PayloadScope,
+    ) -> Result<Vec<ReleaseRecord>, BackendError> {
+        let _ = payloads;
+        self.releases().await
+    }
 
     /// Removes `objects`, the part `part` of `release`'s stack, and
     /// nothing else: each by its id where known ([`ObjectRef::handle`]),
@@ -360,6 +452,18 @@ pub trait NodeBackend: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scope_names_releases_exactly() {
+        let scope = PayloadScope::of(["web", "db"]);
+        assert!(scope.contains("web") && scope.contains("db"));
+        assert!(!scope.contains("we") && !scope.contains("Web") && !scope.contains(""));
+        assert!(PayloadScope::none().is_empty() && !scope.is_empty());
+        assert!(scope.covers(&PayloadScope::of(["db"])) && scope.covers(&PayloadScope::none()));
+        assert!(!PayloadScope::of(["db"]).covers(&scope));
+        let wider = PayloadScope::of(["api"]).union(&scope);
+        assert_eq!(wider.releases().collect::<Vec<_>>(), ["api", "db", "web"]);
+    }
 
     #[test]
     fn errors_name_their_object() {

@@ -32,8 +32,8 @@ mod target;
 
 pub use backend::{
     BackendError, ContainerEvents, ContainerGone, ContainerUse, NodeBackend, ObjectRef,
-    ObjectVersion, ReleaseRecord, ServiceEntry, ServiceUse, StackObjects, StackPart, SwarmBackend,
-    VolumesByStack, KEEP_LABEL, STACK_LABEL,
+    ObjectVersion, PayloadScope, ReleaseRecord, ServiceEntry, ServiceUse, StackObjects, StackPart,
+    SwarmBackend, VolumesByStack, KEEP_LABEL, STACK_LABEL,
 };
 pub use registry::{Lister, NodeReach, Registry, RegistryError};
 pub use target::{Node, Target};
