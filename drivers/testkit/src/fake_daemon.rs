@@ -39,6 +39,15 @@ enum Body {
     /// ([`FakeDaemon::go`]), so that what comes first is read before what
     /// follows.
     Held { first: String, rest: String },
+    /// With its whole length: `head`, `item` `count` times, then `tail`,
+    /// written as it goes, so that a reply far larger than the test's
+    /// memory budget costs the daemon one item.
+    Repeated {
+        head: String,
+        item: String,
+        count: u64,
+        tail: String,
+    },
     /// Nothing, ever: the request is held unanswered until the client
     /// hangs up.
     Silent,
@@ -88,6 +97,27 @@ impl Reply {
             body: Body::Held {
                 first: first.into(),
                 rest: rest.into(),
+            },
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// A 200 reply of `head`, then `item` `count` times, then `tail`, with
+    /// its whole length: a listing of any size (`item` carries its own
+    /// separator, `,{...}`), written as it goes rather than held.
+    pub fn repeated(
+        head: impl Into<String>,
+        item: impl Into<String>,
+        count: u64,
+        tail: impl Into<String>,
+    ) -> Self {
+        Reply {
+            status: 200,
+            body: Body::Repeated {
+                head: head.into(),
+                item: item.into(),
+                count,
+                tail: tail.into(),
             },
             delay: Duration::ZERO,
         }
@@ -403,6 +433,26 @@ impl FakeDaemon {
                 }
                 self.inner.go.notified().await;
                 stream.write_all(rest.as_bytes()).await.is_ok() && stream.flush().await.is_ok()
+            }
+            Body::Repeated {
+                head,
+                item,
+                count,
+                tail,
+            } => {
+                let length = (head.len() + tail.len()) as u64 + item.len() as u64 * count;
+                let start = format!(
+                    "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n{head}"
+                );
+                if stream.write_all(start.as_bytes()).await.is_err() {
+                    return false;
+                }
+                for _ in 0..count {
+                    if stream.write_all(item.as_bytes()).await.is_err() {
+                        return false;
+                    }
+                }
+                stream.write_all(tail.as_bytes()).await.is_ok() && stream.flush().await.is_ok()
             }
             Body::Endless { first, cap } => {
                 let mut start = format!(
