@@ -7,22 +7,26 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bollard::errors::Error as DockerError;
-use bollard::models::{Config, Network, NodeState, Secret, Service, TaskState};
+use bollard::models::{Network, NodeState, Secret, Service, TaskState};
 use bollard::query_parameters::{
-    ListConfigsOptionsBuilder, ListNetworksOptionsBuilder, ListNodesOptions,
-    ListSecretsOptionsBuilder, ListServicesOptions, ListServicesOptionsBuilder,
-    ListTasksOptionsBuilder,
+    ListNetworksOptionsBuilder, ListNodesOptions, ListSecretsOptionsBuilder, ListServicesOptions,
+    ListServicesOptionsBuilder, ListTasksOptionsBuilder,
 };
 use sweep_core::objects::ObjectRef;
+use sweep_core::record::labels::CD_CREATED;
+use sweep_core::record::{read_payload, Payload, RevisionRead};
 use sweep_core::usage::{ContainerUse, ServiceUse};
 use sweep_swarms::{
-    BackendError, ContainerEvents, Node, NodeBackend, ObjectVersion, ReleaseRecord, ServiceEntry,
-    StackObjects, StackPart, SwarmBackend, VolumesByStack, KEEP_LABEL,
+    BackendError, ContainerEvents, Node, NodeBackend, ObjectVersion, PayloadScope, ReleaseRecord,
+    ServiceEntry, StackObjects, StackPart, SwarmBackend, VolumesByStack, KEEP_LABEL,
 };
 
 use crate::client::{check_object_name, check_release, label_filter, CallFailure, Client};
+use crate::configs::{Data, Labels, ListedConfig};
 use crate::endpoint::Endpoint;
-use crate::labels::{self, ConfigLabels, RECORD_TYPE, RELEASE, STACK_NAMESPACE, TYPE};
+use crate::labels::{
+    self, ConfigLabels, OWNER, RECORD_TYPE, RELEASE, REVISION, STACK_NAMESPACE, TYPE,
+};
 
 /// How long a daemon call may take unless configured otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -96,10 +100,9 @@ impl Listable for Secret {
     }
 }
 
-impl Listable for Config {
+impl Listable for ListedConfig {
     fn into_raw(self) -> RawListed {
-        let (name, labels) = self.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
-        (self.id, name, labels)
+        (self.id, self.name, self.labels)
     }
 }
 
@@ -195,7 +198,7 @@ fn group_stack_objects(
     services: Vec<Service>,
     networks: Vec<Network>,
     secrets: Vec<Secret>,
-    configs: Vec<Config>,
+    configs: Vec<ListedConfig>,
 ) -> Result<BTreeMap<String, StackObjects>, BackendError> {
     let mut stacks: BTreeMap<String, StackObjects> = BTreeMap::new();
     for service in services {
@@ -227,24 +230,25 @@ fn group_stack_objects(
         }
     }
     for secret in secrets {
+        let version = secret.version.as_ref().and_then(|v| v.index);
         let (name, labels) = secret.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
         let (id, name) = named(Kind::Secret, secret.id, name)?;
         if let Some(namespace) = namespace_of(labels.as_ref()) {
-            let secret = ObjectRef::new(id, name);
+            let secret = observed(ObjectRef::new(id, name), version, labels.as_ref());
             stacks.entry(namespace).or_default().secrets.push(secret);
         }
     }
     for config in configs {
-        let (name, labels) = config.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
-        let (id, name) = named(Kind::Config, config.id, name)?;
+        let (id, name) = named(Kind::Config, config.id, config.name)?;
+        let labels = config.labels.as_ref();
         // Records go last, on their own: listed with the stack, one would
         // be planned away with it. By the one definition a config with a
         // namespace is never a record, so this only guards that rule.
-        if labels.as_ref().is_some_and(labels::is_release_record) {
+        if labels.is_some_and(labels::is_release_record) {
             continue;
         }
-        if let Some(namespace) = namespace_of(labels.as_ref()) {
-            let config = ObjectRef::new(id, name);
+        if let Some(namespace) = namespace_of(labels) {
+            let config = observed(ObjectRef::new(id, name), config.version, labels);
             stacks.entry(namespace).or_default().configs.push(config);
         }
     }
@@ -263,40 +267,123 @@ fn group_stack_objects(
         .collect())
 }
 
-/// Every release record's config id and version index, by release: the
-/// configs that are records ([`labels::is_release_record`]) and name one.
-/// A record without an id or version cannot be proven unchanged later, so
-/// it is an error, never left out.
-fn record_versions(
-    configs: &[Config],
-) -> Result<BTreeMap<String, Vec<ObjectVersion>>, BackendError> {
-    let mut by_release: BTreeMap<String, Vec<ObjectVersion>> = BTreeMap::new();
-    for c in configs {
-        let spec = c.spec.as_ref();
-        let Some(labels) = spec.and_then(|s| s.labels.as_ref()) else {
-            continue;
+/// `object` with what else was observed of it: its version index, and the
+/// controller's created marker among its `labels`, each as read.
+fn observed(object: ObjectRef, version: Option<u64>, labels: Option<&Labels>) -> ObjectRef {
+    let object = match version {
+        Some(version) => object.with_version(version),
+        None => object,
+    };
+    match labels.and_then(|l| l.get(CD_CREATED)) {
+        Some(marker) => object.with_cd_created(marker.clone()),
+        None => object,
+    }
+}
+
+/// One config of the release records listing, as kept: what the records
+/// rules read, and what its data says when it was read.
+struct RecordConfig {
+    id: Option<String>,
+    version: Option<u64>,
+    /// Its name, else its id (what messages and the revision call it).
+    name: String,
+    labels: Labels,
+    payload: Option<Payload>,
+}
+
+impl RecordConfig {
+    /// `config` as kept, its data (when read) reduced at once to what the
+    /// resource rule reads: the data itself is never held past this.
+    fn read(config: ListedConfig) -> Self {
+        let labels = config.labels.unwrap_or_default();
+        let payload = match config.data {
+            Data::Skipped => None,
+            Data::Read(bytes) => Some(read_payload(
+                &bytes,
+                labels.get(RELEASE).map_or("", String::as_str),
+            )),
+            Data::Unreadable(e) => Some(Payload::Unreadable(e.to_string())),
         };
-        if !labels::is_release_record(labels) {
-            continue;
+        RecordConfig {
+            name: config
+                .name
+                .filter(|n| !n.is_empty())
+                .or_else(|| config.id.clone())
+                .unwrap_or_default(),
+            id: config.id,
+            version: config.version,
+            labels,
+            payload,
         }
-        let Some(release) = labels.get(RELEASE).filter(|r| !r.is_empty()) else {
+    }
+
+    /// The release it is a record of: `None` when it is no record
+    /// ([`labels::is_release_record`]) or names none.
+    fn release(&self) -> Option<&str> {
+        if !labels::is_release_record(&self.labels) {
+            return None;
+        }
+        self.labels
+            .get(RELEASE)
+            .map(String::as_str)
+            .filter(|r| !r.is_empty())
+    }
+}
+
+/// Every release record's config id and version index, and every record
+/// as a revision (its name, revision and owner labels as written, and what
+/// its data says when read), by release: the configs that are records
+/// ([`labels::is_release_record`]) and name one. A record without an id or
+/// version cannot be proven unchanged later, so it is an error, never
+/// left out.
+#[allow(clippy::type_complexity)]
+fn record_revisions(
+    configs: Vec<RecordConfig>,
+) -> Result<BTreeMap<String, (Vec<ObjectVersion>, Vec<RevisionRead>)>, BackendError> {
+    let mut by_release: BTreeMap<String, (Vec<ObjectVersion>, Vec<RevisionRead>)> = BTreeMap::new();
+    for c in configs {
+        let Some(release) = c.release().map(str::to_owned) else {
             continue;
         };
-        let name = spec.and_then(|s| s.name.as_deref()).unwrap_or_default();
         let id = c.id.as_deref().filter(|id| !id.is_empty());
-        let version = c.version.as_ref().and_then(|v| v.index);
-        let (Some(id), Some(version)) = (id, version) else {
+        let (Some(id), Some(version)) = (id, c.version) else {
             return Err(BackendError::Invalid {
-                what: format!("release record {name:?} of {release:?}"),
+                what: format!("release record {:?} of {release:?}", c.name),
                 message: "listed without an id or a version".into(),
             });
         };
-        by_release
-            .entry(release.clone())
-            .or_default()
-            .push(ObjectVersion::new(id, version));
+        let version = ObjectVersion::new(id, version);
+        let revision = RevisionRead::new(
+            c.name.clone(),
+            c.labels.get(REVISION).cloned(),
+            c.labels.get(OWNER).cloned(),
+        );
+        let revision = match c.payload {
+            Some(payload) => revision.with_payload(payload),
+            None => revision,
+        };
+        let entry = by_release.entry(release).or_default();
+        entry.0.push(version);
+        entry.1.push(revision);
     }
     Ok(by_release)
+}
+
+/// Checks every object of a listing of `kind` ([`Listed::checked`]),
+/// keeping those of `release`'s stack.
+fn check_listed<T: Listable>(
+    kind: Kind,
+    release: &str,
+    raw: Vec<T>,
+) -> Result<Vec<Listed>, BackendError> {
+    let mut listed = Vec::with_capacity(raw.len());
+    for object in raw {
+        let (id, name, labels) = object.into_raw();
+        if let Some(l) = Listed::checked(kind, id, name, labels.as_ref(), release)? {
+            listed.push(l);
+        }
+    }
+    Ok(listed)
 }
 
 /// One swarm through its manager's daemon; implements [`SwarmBackend`].
@@ -385,17 +472,19 @@ impl DockerSwarm {
                     .await
             }
             Kind::Config => {
-                let o = ListConfigsOptionsBuilder::default()
-                    .filters(&filters)
-                    .build();
-                self.checked(kind, release, &what, docker.list_configs(Some(o)))
-                    .await
+                // Read as a stream, as every configs listing is: it holds
+                // each config's data, which is not needed here.
+                let mut raw = Vec::new();
+                self.client
+                    .configs(&what, &filters, None, &mut |c| raw.push(c))
+                    .await?;
+                check_listed(kind, release, raw)
             }
         }
     }
 
     /// Runs one listing call and checks every object it lists
-    /// ([`Listed::checked`]), keeping those of `release`'s stack.
+    /// ([`check_listed`]).
     async fn checked<T: Listable>(
         &self,
         kind: Kind,
@@ -403,15 +492,7 @@ impl DockerSwarm {
         what: &str,
         call: impl Future<Output = Result<Vec<T>, DockerError>>,
     ) -> Result<Vec<Listed>, BackendError> {
-        let raw = self.client.call_plain(what, call).await?;
-        let mut listed = Vec::with_capacity(raw.len());
-        for object in raw {
-            let (id, name, labels) = object.into_raw();
-            if let Some(l) = Listed::checked(kind, id, name, labels.as_ref(), release)? {
-                listed.push(l);
-            }
-        }
-        Ok(listed)
+        check_listed(kind, release, self.client.call_plain(what, call).await?)
     }
 
     /// Removes one object: gone already is success, and the engine's
@@ -579,36 +660,46 @@ fn in_use(status: u16, message: &str) -> bool {
 #[async_trait]
 impl SwarmBackend for DockerSwarm {
     async fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError> {
+        self.releases_with_payloads(&PayloadScope::none()).await
+    }
+
+    async fn releases_with_payloads(
+        &self,
+        payloads: &PayloadScope,
+    ) -> Result<Vec<ReleaseRecord>, BackendError> {
         let what = "release records";
         let filters = label_filter(&[(TYPE, RECORD_TYPE)]);
-        let options = ListConfigsOptionsBuilder::default()
-            .filters(&filters)
-            .build();
-        let configs = self
-            .client
-            .call_plain(what, self.client.docker().list_configs(Some(options)))
+        // The data of a record of a release in scope, and of no other
+        // config: the rest streams past unread.
+        let wants = |labels: &Labels| {
+            labels::is_release_record(labels)
+                && labels.get(RELEASE).is_some_and(|r| payloads.contains(r))
+        };
+        let wants: Option<crate::configs::Wants<'_>> = (!payloads.is_empty()).then_some(&wants);
+        let mut configs = Vec::new();
+        self.client
+            .configs(what, &filters, wants, &mut |c| {
+                configs.push(RecordConfig::read(c))
+            })
             .await?;
-        let empty = HashMap::new();
-        let mut named = Vec::with_capacity(configs.len());
-        for c in &configs {
-            let spec = c.spec.as_ref();
-            let name = spec
-                .and_then(|s| s.name.as_deref())
-                .or(c.id.as_deref())
-                .ok_or_else(|| BackendError::Invalid {
-                    what: what.into(),
-                    message: "a config is listed with neither name nor id".into(),
-                })?;
-            let labels = spec.and_then(|s| s.labels.as_ref()).unwrap_or(&empty);
-            named.push(ConfigLabels { name, labels });
+        if configs.iter().any(|c| c.name.is_empty()) {
+            return Err(BackendError::Invalid {
+                what: what.into(),
+                message: "a config is listed with neither name nor id".into(),
+            });
         }
-        let releases = labels::newest_records(named)?;
-        let mut versions = record_versions(&configs)?;
+        let releases = labels::newest_records(configs.iter().map(|c| ConfigLabels {
+            name: &c.name,
+            labels: &c.labels,
+        }))?;
+        let mut revisions = record_revisions(configs)?;
         Ok(releases
             .into_iter()
-            .map(|r| match versions.remove(&r.name) {
+            .map(|r| match revisions.remove(&r.name) {
                 // Records not found stay "not read", never "none".
-                Some(records) if !records.is_empty() => r.with_records(records),
+                Some((records, read)) if !records.is_empty() => {
+                    r.with_records(records).with_revisions(read)
+                }
                 _ => r,
             })
             .collect())
@@ -626,10 +717,17 @@ impl SwarmBackend for DockerSwarm {
         let secrets = ListSecretsOptionsBuilder::default()
             .filters(&filters)
             .build();
-        let configs = ListConfigsOptionsBuilder::default()
-            .filters(&filters)
-            .build();
-        // At once: one round to the manager, not four.
+        // At once: one round to the manager, not four. The configs are
+        // read as a stream: their data, not needed here, streams past.
+        let configs = async {
+            let mut configs = Vec::new();
+            self.client
+                .configs("the stack configs", &filters, None, &mut |c| {
+                    configs.push(c)
+                })
+                .await
+                .map(|()| configs)
+        };
         let (services, networks, secrets, configs) = tokio::try_join!(
             self.client
                 .call_plain("the stack services", docker.list_services(Some(services))),
@@ -637,8 +735,7 @@ impl SwarmBackend for DockerSwarm {
                 .call_plain("the stack networks", docker.list_networks(Some(networks))),
             self.client
                 .call_plain("the stack secrets", docker.list_secrets(Some(secrets))),
-            self.client
-                .call_plain("the stack configs", docker.list_configs(Some(configs))),
+            configs,
         )?;
         group_stack_objects(services, networks, secrets, configs).map(Some)
     }
@@ -695,12 +792,9 @@ impl SwarmBackend for DockerSwarm {
         check_release(release)?;
         let what = format!("release records of {release:?}");
         let filters = label_filter(&[(TYPE, RECORD_TYPE), (RELEASE, release)]);
-        let options = ListConfigsOptionsBuilder::default()
-            .filters(&filters)
-            .build();
-        let configs = self
-            .client
-            .call_plain(&what, self.client.docker().list_configs(Some(options)))
+        let mut configs = Vec::new();
+        self.client
+            .configs(&what, &filters, None, &mut |c| configs.push(c))
             .await?;
         let empty = HashMap::new();
         // Which configs are records of this release, and in what order they
@@ -709,13 +803,13 @@ impl SwarmBackend for DockerSwarm {
         let ordered = labels::removal_order(
             release,
             configs.iter().map(|c| {
-                let spec = c.spec.as_ref();
-                let name = spec
-                    .and_then(|s| s.name.as_deref())
+                let name = c
+                    .name
+                    .as_deref()
                     .filter(|n| !n.is_empty())
                     .or(c.id.as_deref())
                     .unwrap_or_default();
-                let labels = spec.and_then(|s| s.labels.as_ref()).unwrap_or(&empty);
+                let labels = c.labels.as_ref().unwrap_or(&empty);
                 (ConfigLabels { name, labels }, c)
             }),
         )?;
@@ -724,11 +818,7 @@ impl SwarmBackend for DockerSwarm {
         // the newest) left behind the ones already removed.
         let mut objects = Vec::with_capacity(ordered.len());
         for c in ordered {
-            let name = c
-                .spec
-                .as_ref()
-                .and_then(|s| s.name.clone())
-                .unwrap_or_default();
+            let name = c.name.clone().unwrap_or_default();
             let Some(id) =
                 c.id.clone()
                     .filter(|id| check_object_name("config", id).is_ok())
@@ -866,7 +956,7 @@ impl NodeBackend for DockerNode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::labels::REVISION;
+    use crate::configs::Wants;
 
     fn labels(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs
@@ -911,6 +1001,18 @@ mod tests {
         serde_json::from_value(value).unwrap()
     }
 
+    /// A configs listing as the streamed reader reads it, with the data of
+    /// the configs `wants` accepts.
+    fn configs(value: serde_json::Value, wants: Option<Wants<'_>>) -> Vec<ListedConfig> {
+        let mut listed = Vec::new();
+        let mut scanner = crate::configs::Scanner::new(wants);
+        scanner
+            .feed(value.to_string().as_bytes(), &mut |c| listed.push(c))
+            .unwrap();
+        scanner.finish().unwrap();
+        listed
+    }
+
     #[test]
     fn stack_objects_are_grouped_by_namespace_with_versions_and_keep_labels() {
         let services: Vec<Service> = from_json(serde_json::json!([
@@ -929,12 +1031,20 @@ mod tests {
         ]));
         let secrets: Vec<Secret> = from_json(serde_json::json!([
             {"ID": "x1", "Spec": {"Name": "other_tok", "Labels": {STACK_NAMESPACE: "other"}}},
+            {"ID": "x2", "Version": {"Index": 5}, "Spec": {"Name": "other_key",
+                "Labels": {STACK_NAMESPACE: "other", CD_CREATED: "true"}}},
         ]));
-        let configs: Vec<Config> = from_json(serde_json::json!([
-            {"ID": "c1", "Spec": {"Name": "app_conf", "Labels": {STACK_NAMESPACE: "app"}}},
-            // Unlabelled (a filter quirk): nobody's.
-            {"ID": "c2", "Spec": {"Name": "swarmcli.release.app.v1", "Labels": {TYPE: RECORD_TYPE, RELEASE: "app"}}},
-        ]));
+        let configs = configs(
+            serde_json::json!([
+                {"ID": "c1", "Version": {"Index": 4}, "Spec": {"Name": "app_conf",
+                    "Labels": {STACK_NAMESPACE: "app"}, "Data": "Y29uZg=="}},
+                {"ID": "c3", "Version": {"Index": 6}, "Spec": {"Name": "app_env",
+                    "Labels": {STACK_NAMESPACE: "app", CD_CREATED: "2024-05-01"}}},
+                // Unlabelled (a filter quirk): nobody's.
+                {"ID": "c2", "Spec": {"Name": "swarmcli.release.app.v1", "Labels": {TYPE: RECORD_TYPE, RELEASE: "app"}}},
+            ]),
+            None,
+        );
         let stacks = group_stack_objects(services, networks, secrets, configs).unwrap();
         assert_eq!(stacks.keys().collect::<Vec<_>>(), ["app", "other"]);
         let app = &stacks["app"];
@@ -947,14 +1057,32 @@ mod tests {
         );
         assert_eq!(app.networks, [ObjectRef::new("n1", "app_front")]);
         assert!(app.secrets.is_empty());
-        assert_eq!(app.configs, [ObjectRef::new("c1", "app_conf")]);
+        // Configs and secrets with their versions and the controller's
+        // created marker, as read.
+        assert_eq!(
+            app.configs,
+            [
+                ObjectRef::new("c1", "app_conf").with_version(4),
+                ObjectRef::new("c3", "app_env")
+                    .with_version(6)
+                    .with_cd_created("2024-05-01"),
+            ]
+        );
         assert_eq!(app.volumes, None);
         let other = &stacks["other"];
         assert_eq!(
             other.services,
             vec![ServiceEntry::new("s3", "other_web", 3).with_keep("")]
         );
-        assert_eq!(other.secrets, [ObjectRef::new("x1", "other_tok")]);
+        assert_eq!(
+            other.secrets,
+            [
+                ObjectRef::new("x2", "other_key")
+                    .with_version(5)
+                    .with_cd_created("true"),
+                ObjectRef::new("x1", "other_tok"),
+            ]
+        );
     }
 
     #[test]
@@ -980,36 +1108,76 @@ mod tests {
         let idless: Vec<Secret> =
             from_json(serde_json::json!([{"Spec": {"Name": "t", "Labels": ns}}]));
         assert!(group_stack_objects(vec![], vec![], idless, vec![]).is_err());
-        let empty: Vec<Config> = from_json(serde_json::json!([{}]));
+        let empty = configs(serde_json::json!([{}]), None);
         assert!(group_stack_objects(vec![], vec![], vec![], empty).is_err());
     }
 
+    fn read(value: serde_json::Value, wants: Option<Wants<'_>>) -> Vec<RecordConfig> {
+        configs(value, wants)
+            .into_iter()
+            .map(RecordConfig::read)
+            .collect()
+    }
+
     #[test]
-    fn record_versions_are_every_revision_of_every_record() {
-        let configs: Vec<Config> = from_json(serde_json::json!([
+    fn every_record_is_a_revision_with_its_version_and_labels() {
+        let listing = serde_json::json!([
             {"ID": "c1", "Version": {"Index": 11}, "Spec": {"Name": "swarmcli.release.app.v1",
-                "Labels": {TYPE: RECORD_TYPE, RELEASE: "app", REVISION: "1"}}},
+                "Labels": {TYPE: RECORD_TYPE, RELEASE: "app", REVISION: "1", OWNER: "o1"},
+                "Data": "bm90IGd6aXA="}},
             {"ID": "c2", "Version": {"Index": 12}, "Spec": {"Name": "swarmcli.release.app.v2",
                 "Labels": {TYPE: RECORD_TYPE, RELEASE: "app", REVISION: "2"}}},
             // The stack's, not a record.
             {"ID": "c3", "Version": {"Index": 13}, "Spec": {"Name": "app_conf",
                 "Labels": {TYPE: RECORD_TYPE, RELEASE: "app", STACK_NAMESPACE: "app"}}},
             {"ID": "c4", "Version": {"Index": 14}, "Spec": {"Name": "plain"}},
-        ]));
-        let versions = record_versions(&configs).unwrap();
+            {"ID": "c5", "Version": {"Index": 15}, "Spec": {"Name": "swarmcli.release.db.v3",
+                "Labels": {TYPE: RECORD_TYPE, RELEASE: "db", REVISION: "03"}}},
+        ]);
+        let by_release = record_revisions(read(listing.clone(), None)).unwrap();
+        assert_eq!(by_release.keys().collect::<Vec<_>>(), ["app", "db"]);
+        let (versions, revisions) = &by_release["app"];
         assert_eq!(
             versions,
-            BTreeMap::from([(
-                "app".to_owned(),
-                vec![ObjectVersion::new("c1", 11), ObjectVersion::new("c2", 12)]
-            )])
+            &[ObjectVersion::new("c1", 11), ObjectVersion::new("c2", 12)]
         );
-        let unversioned: Vec<Config> = from_json(serde_json::json!([
+        // Labels as written, data unread.
+        assert_eq!(
+            revisions,
+            &[
+                RevisionRead::new("swarmcli.release.app.v1", Some("1".into()), Some("o1".into())),
+                RevisionRead::new("swarmcli.release.app.v2", Some("2".into()), None),
+            ]
+        );
+        assert_eq!(
+            by_release["db"].1,
+            [RevisionRead::new("swarmcli.release.db.v3", Some("03".into()), None)]
+        );
+
+        // In scope, the data is read; a record listed without data reads
+        // as none, which is no record data either.
+        let wants = |l: &Labels| l.get(RELEASE).map(String::as_str) == Some("app");
+        let by_release = record_revisions(read(listing, Some(&wants))).unwrap();
+        let payloads: Vec<Option<Payload>> = by_release["app"]
+            .1
+            .iter()
+            .map(|r| r.payload.clone())
+            .collect();
+        assert_eq!(
+            payloads,
+            [
+                Some(Payload::Unreadable("the record data is not gzip".into())),
+                Some(Payload::Unreadable("the record data is not gzip".into())),
+            ]
+        );
+        assert_eq!(by_release["db"].1[0].payload, None);
+
+        let unversioned = serde_json::json!([
             {"ID": "c1", "Spec": {"Name": "swarmcli.release.app.v1",
                 "Labels": {TYPE: RECORD_TYPE, RELEASE: "app", REVISION: "1"}}},
-        ]));
+        ]);
         assert!(matches!(
-            record_versions(&unversioned),
+            record_revisions(read(unversioned, None)),
             Err(BackendError::Invalid { .. })
         ));
     }

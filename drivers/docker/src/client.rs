@@ -16,12 +16,14 @@ use bollard::query_parameters::{
 };
 use bollard::{BollardRequest, Docker, API_DEFAULT_VERSION};
 use futures::future::{BoxFuture, FutureExt, WeakShared};
+use http_body_util::BodyExt as _;
 use sweep_core::usage::ContainerUse;
 use sweep_swarms::{BackendError, Node, VolumesByStack};
 
+use crate::configs::{ListedConfig, Scanner, Wants};
 use crate::endpoint::{Endpoint, Transport};
 use crate::labels::STACK_NAMESPACE;
-use crate::transport::{self, reply_limit_of, returning, Pool, REPLY_LIMIT};
+use crate::transport::{self, reply_limit_of, returning, Pool, Streaming, REPLY_LIMIT};
 
 /// How one daemon call failed, before the caller decides what a status
 /// means (404 is success for a removal, 409 is "in use" for a volume): not
@@ -71,6 +73,7 @@ pub(crate) struct Client {
     endpoint: String,
     timeout: Duration,
     pool: Arc<Pool>,
+    streaming: Streaming,
     node_list: NodeListInFlight,
 }
 
@@ -88,6 +91,12 @@ struct NodeListInFlight(Arc<Mutex<Option<WeakShared<BoxFuture<'static, NodeList>
 impl fmt::Debug for NodeListInFlight {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("NodeListInFlight")
+    }
+}
+
+impl fmt::Debug for Streaming {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Streaming")
     }
 }
 
@@ -133,8 +142,9 @@ impl Client {
         // bollard's own timeout is whole seconds; ours wraps every call, so
         // bollard's only needs to be a backstop.
         let backstop = timeout.as_secs().saturating_add(1);
-        let (docker, pool) = transport::connect(endpoint, backstop, API_DEFAULT_VERSION, limit)
-            .map_err(unreachable)?;
+        let (docker, pool, streaming) =
+            transport::connect(endpoint, backstop, API_DEFAULT_VERSION, limit)
+                .map_err(unreachable)?;
         let negotiation = returning(tokio::time::timeout(timeout, docker.negotiate_version()));
         let docker = match negotiation.await {
             Err(_) => {
@@ -164,6 +174,7 @@ impl Client {
             endpoint: url.to_owned(),
             timeout,
             pool,
+            streaming,
             node_list: NodeListInFlight::default(),
         })
     }
@@ -216,6 +227,7 @@ impl Client {
             endpoint: self.endpoint.clone(),
             timeout: self.timeout,
             pool: self.pool.clone(),
+            streaming: self.streaming.clone(),
             node_list: NodeListInFlight::default(),
         };
         async move {
@@ -274,6 +286,69 @@ impl Client {
         fut: impl Future<Output = Result<T, DockerError>>,
     ) -> Result<T, BackendError> {
         self.call(what, fut).await.map_err(|f| f.into_backend(what))
+    }
+
+    /// The configs matching `filters`, read as a stream
+    /// ([`crate::configs`]): `each` is called with every config as soon as
+    /// it has been read, its data decoded when `wants` accepts its labels
+    /// and skipped unread otherwise. The listing is bounded config by
+    /// config, not as a whole, and by the call's timeout; a listing that
+    /// cannot be read to its end is an error about `what`, never a shorter
+    /// answer.
+    pub(crate) async fn configs(
+        &self,
+        what: &str,
+        filters: &HashMap<String, Vec<String>>,
+        wants: Option<Wants<'_>>,
+        each: &mut (dyn FnMut(ListedConfig) + Send),
+    ) -> Result<(), BackendError> {
+        let query = serde_json::to_string(filters).map_err(|e| BackendError::Other {
+            message: format!("{what}: the filters cannot be written: {e}"),
+        })?;
+        let path = format!(
+            "/v{}/configs?filters={}",
+            self.api_version(),
+            percent_encode(&query)
+        );
+        let read = async {
+            let response = self
+                .streaming
+                .get(&path)
+                .await
+                .map_err(|e| translate(&self.endpoint, self.timeout, what, e))?;
+            let status = response.status();
+            let mut body = response.into_body();
+            if !status.is_success() {
+                let message = error_message(&mut body).await;
+                return Err(CallFailure::Status {
+                    code: status.as_u16(),
+                    message,
+                });
+            }
+            let mut scanner = Scanner::new(wants);
+            let invalid = |e: crate::configs::ListingError| {
+                CallFailure::Backend(BackendError::Invalid {
+                    what: what.to_owned(),
+                    message: e.to_string(),
+                })
+            };
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|e| {
+                    translate(&self.endpoint, self.timeout, what, DockerError::from(e))
+                })?;
+                if let Ok(bytes) = frame.into_data() {
+                    scanner.feed(&bytes, each).map_err(invalid)?;
+                }
+            }
+            scanner.finish().map_err(invalid)
+        };
+        match returning(tokio::time::timeout(self.timeout, read)).await {
+            Err(_) => Err(BackendError::Timeout {
+                endpoint: self.endpoint.clone(),
+                after: self.timeout,
+            }),
+            Ok(result) => result.map_err(|f| f.into_backend(what)),
+        }
     }
 
     /// Names of the volumes on this daemon that carry `release`'s stack
@@ -409,6 +484,47 @@ impl Client {
             Err(f) => Err(f.into_backend(&what)),
         }
     }
+}
+
+/// The most of an error reply's body read for its message: a refusal says
+/// why in a line, and a body that goes on is not read further.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// The message of an error reply: its JSON `message`, else its text, read
+/// up to [`ERROR_BODY_LIMIT`], as bollard reads one.
+async fn error_message(body: &mut hyper::body::Incoming) -> String {
+    let mut text = Vec::new();
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Ok(bytes) = frame.into_data() {
+            let room = ERROR_BODY_LIMIT.saturating_sub(text.len());
+            text.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            if text.len() >= ERROR_BODY_LIMIT {
+                break;
+            }
+        }
+    }
+    #[derive(serde::Deserialize)]
+    struct Message {
+        message: String,
+    }
+    match serde_json::from_slice::<Message>(&text) {
+        Ok(m) => m.message,
+        Err(_) => String::from_utf8_lossy(&text).into_owned(),
+    }
+}
+
+/// `text` as a URL query value: every byte but the unreserved ones
+/// percent-encoded.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 3);
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// `uri` with its path under the negotiated API version `prefix` (`/v1.41`),

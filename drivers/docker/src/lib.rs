@@ -11,7 +11,10 @@
 //! Every connection negotiates the API version first, so daemons older than
 //! bollard's default API (Debian's docker.io 20.10 speaks 1.41) work, and
 //! every daemon call is bounded by a timeout, and every reply in bytes
-//! ([`REPLY_LIMIT`]) and in what it decodes into ([`OBJECT_BUDGET`]).
+//! ([`REPLY_LIMIT`]) and in what it decodes into ([`OBJECT_BUDGET`]), but
+//! for the configs listing: it holds every config's data, so it is read as
+//! a stream and bounded config by config instead ([`CONFIG_LIMIT`],
+//! [`DATA_LIMIT`], [`MAX_CONFIGS`]).
 //! Endpoints are `unix://` sockets, `tcp://` addresses (optionally with TLS:
 //! rustls, no system library), or `ssh://` logins through the system `ssh`
 //! client, as the docker CLI reaches them. Files are read with a
@@ -21,6 +24,7 @@ pub mod agent;
 mod backend;
 mod client;
 pub mod config;
+mod configs;
 pub mod context;
 mod endpoint;
 mod events;
@@ -37,6 +41,7 @@ mod usage;
 
 pub use backend::{DockerNode, DockerSwarm, DEFAULT_TIMEOUT};
 pub use config::{ConfigError, RegistryConfig, SwarmConfig};
+pub use configs::{CONFIG_LIMIT, DATA_LIMIT, MAX_CONFIGS};
 pub use context::{ContextError, Resolved};
 pub use endpoint::{Endpoint, EndpointError, TlsFiles, DEFAULT_DOCKER_HOST};
 pub use files::{read_limited, Accept, ReadError};

@@ -22,6 +22,11 @@
 //! the client turns into a clear error naming the endpoint
 //! ([`reply_limit_of`]).
 //!
+//! One reply is bounded otherwise: the configs listing, which holds every
+//! config's data and so grows with a swarm past any bound on the whole, is
+//! sent through [`Streaming`] with neither bound and read as a stream by
+//! [`crate::configs`], which bounds each config in it instead.
+//!
 //! TLS is rustls (ring provider, no system library), set up as the docker
 //! CLI sets it up: the endpoint's CA is the only trusted root, and the
 //! client presents its certificate. An `ssh://` endpoint is one ssh process
@@ -213,6 +218,14 @@ pub(crate) fn reply_limit_of(e: &DockerError) -> Option<ReplyTooLarge> {
 struct Limits {
     bytes: u64,
     objects: u64,
+}
+
+impl Limits {
+    /// No bound: for a reply its reader bounds as it goes ([`Streaming`]).
+    const NONE: Limits = Limits {
+        bytes: u64::MAX,
+        objects: u64::MAX,
+    };
 }
 
 /// What came through one connection for the reply now awaited, against
@@ -525,9 +538,12 @@ impl Transport {
     /// request once the reply has been read to its end; a reply given up on
     /// (a timeout, an error) closes its connection, since hyper cannot tell
     /// where that reply would have ended.
+    /// `limits` replaces the bounds of [`REPLY_LIMIT`] and
+    /// [`object_limit`] for a reply whose reader bounds it itself.
     async fn request(
         self: Arc<Self>,
         request: BollardRequest,
+        limits: Option<Limits>,
     ) -> Result<Response<Incoming>, DockerError> {
         let (mut parts, body) = request.into_parts();
         // bollard builds absolute URIs; on a connection of our own the
@@ -546,10 +562,10 @@ impl Transport {
                 }
             }
         }
-        let limits = Limits {
+        let limits = limits.unwrap_or(Limits {
             bytes: self.limit,
             objects: object_limit(&path),
-        };
+        });
         let mut request = BollardRequest::from_parts(parts, body);
         while let Some(mut conn) = self.pool.take() {
             conn.meter.restart(limits);
@@ -604,16 +620,47 @@ impl Transport {
     }
 }
 
+/// Requests sent outside bollard over the same connections (and pool) as
+/// its own, for the replies read as a stream: the configs listing, which
+/// [`crate::configs`] bounds config by config.
+#[derive(Clone)]
+pub(crate) struct Streaming {
+    transport: Arc<Transport>,
+    /// What bollard puts before every path (`unix://<hex>`, `http://host:port`),
+    /// so that these requests carry the `Host` bollard's do.
+    base: String,
+}
+
+impl Streaming {
+    /// Sends `GET path_and_query` (the API version included) and hands
+    /// back the reply unread, with no bound on its size: the caller reads
+    /// its body as a stream and bounds what it keeps.
+    pub(crate) async fn get(
+        &self,
+        path_and_query: &str,
+    ) -> Result<Response<Incoming>, DockerError> {
+        let request = http::Request::builder()
+            .method(http::Method::GET)
+            .uri(format!("{}{path_and_query}", self.base))
+            .body(bollard::body_full(hyper::body::Bytes::new()))?;
+        self.transport
+            .clone()
+            .request(request, Some(Limits::NONE))
+            .await
+    }
+}
+
 /// A bollard client for `endpoint` whose replies are bounded by `limit`
-/// bytes each, and the pool of its idle connections; `timeout` is bollard's
-/// own (whole seconds). Fails with a message when the TLS files cannot be
+/// bytes each, the pool of its idle connections, and the way to send
+/// requests whose replies are read as a stream; `timeout` is bollard's own
+/// (whole seconds). Fails with a message when the TLS files cannot be
 /// used.
 pub(crate) fn connect(
     endpoint: &Endpoint,
     timeout: u64,
     version: &ClientVersion,
     limit: u64,
-) -> Result<(Docker, Arc<Pool>), String> {
+) -> Result<(Docker, Arc<Pool>, Streaming), String> {
     let url = endpoint.url();
     let (dial, client_addr) = match endpoint.transport() {
         Kind::Unix => {
@@ -657,14 +704,18 @@ pub(crate) fn connect(
         limit,
         pool: pool.clone(),
     });
+    let streaming = Streaming {
+        transport: transport.clone(),
+        base: client_addr.clone(),
+    };
     let docker = Docker::connect_with_custom_transport(
-        move |request: BollardRequest| transport.clone().request(request),
+        move |request: BollardRequest| transport.clone().request(request, None),
         Some(client_addr),
         timeout,
         version,
     )
     .map_err(|e| e.to_string())?;
-    Ok((docker, pool))
+    Ok((docker, pool, streaming))
 }
 
 /// Host (brackets removed), port and authority of a checked `tcp://` URL.

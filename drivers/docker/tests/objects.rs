@@ -162,10 +162,10 @@ async fn a_deployed_stack_is_listed_under_its_namespace_without_its_records() {
     );
     assert_eq!(
         objects.secrets,
-        [ObjectRef::new(
-            inspect(manager, "secret", &tok, "{{.ID}}"),
-            &tok
-        )]
+        [
+            ObjectRef::new(inspect(manager, "secret", &tok, "{{.ID}}"), &tok)
+                .with_version(version_of(manager, "secret", &tok))
+        ]
     );
     let configs: BTreeSet<&str> = objects.configs.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(
@@ -379,10 +379,10 @@ async fn gathering_files_a_release_s_objects_and_volumes_per_node() {
     let conf = format!("{app}_conf");
     assert_eq!(
         objects.configs,
-        [ObjectRef::new(
-            inspect(manager, "config", &conf, "{{.ID}}"),
-            &conf
-        )]
+        [
+            ObjectRef::new(inspect(manager, "config", &conf, "{{.ID}}"), &conf)
+                .with_version(version_of(manager, "config", &conf))
+        ]
     );
     let mut expected = vec![
         NodeVolumes::new(node_id(manager), Vec::new()),

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use sweep_docker::{DockerSwarm, Endpoint, TlsFiles, REPLY_LIMIT};
+use sweep_docker::{DockerSwarm, Endpoint, TlsFiles, CONFIG_LIMIT, REPLY_LIMIT};
 use sweep_swarms::{BackendError, SwarmBackend};
 use sweep_testkit::fake_daemon::{FakeDaemon, Reply, Routes};
 use tokio::net::TcpListener;
@@ -202,13 +202,25 @@ async fn tls_with_a_client_certificate_connects_and_replies_are_bounded() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(swarm.api_version(), "1.41");
+    let e = swarm.service_uses().await.unwrap_err();
+    assert_eq!(
+        e,
+        BackendError::Invalid {
+            what: "the services".into(),
+            message: format!(
+                "the reply from {url} exceeds {REPLY_LIMIT} bytes, the limit on one daemon reply; nothing was decided from it"
+            ),
+        }
+    );
+    // The configs listing, read as a stream, is bounded config by config
+    // and between them.
     let e = swarm.releases().await.unwrap_err();
     assert_eq!(
         e,
         BackendError::Invalid {
             what: "release records".into(),
             message: format!(
-                "the reply from {url} exceeds {REPLY_LIMIT} bytes, the limit on one daemon reply; nothing was decided from it"
+                "the listing holds more than {CONFIG_LIMIT} bytes in a row outside any config"
             ),
         }
     );
