@@ -1145,13 +1145,21 @@ mod tests {
         assert_eq!(
             revisions,
             &[
-                RevisionRead::new("swarmcli.release.app.v1", Some("1".into()), Some("o1".into())),
+                RevisionRead::new(
+                    "swarmcli.release.app.v1",
+                    Some("1".into()),
+                    Some("o1".into())
+                ),
                 RevisionRead::new("swarmcli.release.app.v2", Some("2".into()), None),
             ]
         );
         assert_eq!(
             by_release["db"].1,
-            [RevisionRead::new("swarmcli.release.db.v3", Some("03".into()), None)]
+            [RevisionRead::new(
+                "swarmcli.release.db.v3",
+                Some("03".into()),
+                None
+            )]
         );
 
         // In scope, the data is read; a record listed without data reads

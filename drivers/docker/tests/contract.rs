@@ -18,9 +18,10 @@ use bed::{
     configs_removed_since, create_record, deploy_stack, docker, node_id, sock, unique,
     wait_running, Cleanup, IMAGE,
 };
+use sweep_core::record::labels::CD_CREATED;
 use sweep_docker::labels::STACK_NAMESPACE;
 use sweep_docker::FileRegistry;
-use sweep_swarms::{Registry, Target};
+use sweep_swarms::{Registry, StackPart, Target};
 use sweep_testkit::contract::{Capabilities, Fixture};
 
 const MANAGER: &str = "gamma-1";
@@ -89,6 +90,62 @@ impl Fixture for Bed {
             owner,
             &[],
         );
+    }
+
+    async fn record_with_data(
+        &mut self,
+        config: &str,
+        release: &str,
+        revision: u64,
+        owner: Option<&str>,
+        data: &[u8],
+    ) {
+        use sweep_docker::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STATUS, TYPE};
+        // The data through a file: it is gzip, not text.
+        let file = self.dir.path().join(format!("{config}.data"));
+        std::fs::write(&file, data).unwrap();
+        let revision = revision.to_string();
+        let mut labels = vec![
+            (TYPE, RECORD_TYPE),
+            (RELEASE, release),
+            (REVISION, revision.as_str()),
+            (STATUS, "deployed"),
+        ];
+        labels.extend(owner.map(|o| (OWNER, o)));
+        let mut args = vec!["config".to_owned(), "create".to_owned()];
+        for (k, v) in labels {
+            args.extend(["--label".to_owned(), format!("{k}={v}")]);
+        }
+        args.extend([config.to_owned(), file.display().to_string()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        docker(MANAGER, &args);
+        self.cleanup.add(MANAGER, &["config", "rm", config]);
+    }
+
+    async fn stack_object(
+        &mut self,
+        release: &str,
+        part: StackPart,
+        name: &str,
+        marker: Option<&str>,
+    ) {
+        let kind = match part {
+            StackPart::Configs => "config",
+            StackPart::Secrets => "secret",
+            other => panic!("{other} is no secret or config"),
+        };
+        let file = self.dir.path().join(format!("{name}.txt"));
+        std::fs::write(&file, "made by hand").unwrap();
+        let namespace = format!("{STACK_NAMESPACE}={release}");
+        let marker = marker.map(|m| format!("{CD_CREATED}={m}"));
+        let mut args = vec![kind, "create", "--label", &namespace];
+        if let Some(marker) = &marker {
+            args.extend(["--label", marker]);
+        }
+        let path = file.display().to_string();
+        args.extend([name, &path]);
+        docker(MANAGER, &args);
+        self.cleanup.add(MANAGER, &[kind, "rm", name]);
     }
 
     async fn deploy(&mut self, release: &str) {

@@ -91,8 +91,8 @@ fn web_objects(volumes: Option<Vec<NodeVolumes>>) -> StackObjects {
             ServiceEntry::new("svc-web_db", "web_db", 1),
         ],
         vec![ObjectRef::new("networks-web_front", "web_front")],
-        vec![ObjectRef::new("secrets-web_tok", "web_tok")],
-        vec![ObjectRef::new("configs-web_conf", "web_conf")],
+        vec![ObjectRef::new("secrets-web_tok", "web_tok").with_version(1)],
+        vec![ObjectRef::new("configs-web_conf", "web_conf").with_version(1)],
     );
     match volumes {
         Some(v) => objects.with_volumes(v).sorted(),

@@ -15,12 +15,13 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use futures_util::StreamExt;
-use sweep_core::record::record_name;
+use sweep_core::record::{record_name, Kind, Payload};
 use sweep_swarms::{
-    BackendError, ContainerGone, Node, ObjectRef, Registry, RegistryError, StackPart, SwarmBackend,
-    Target,
+    BackendError, ContainerGone, Node, ObjectRef, PayloadScope, Registry, RegistryError, StackPart,
+    SwarmBackend, Target,
 };
 
+use crate::engine_record::{EngineRecord, Manifest};
 use crate::remove_whole_part;
 
 /// Where two backends answer differently, and the suite says which way
@@ -57,6 +58,29 @@ pub trait Fixture: Send {
     /// ([`record_name`]) unless a check needs configs the engine would not
     /// write (two of one revision).
     async fn record(&mut self, config: &str, release: &str, revision: u64, owner: Option<&str>);
+
+    /// A release record as [`Fixture::record`] makes one, but holding
+    /// `data` (the engine's, [`EngineRecord::payload`], or anything else).
+    async fn record_with_data(
+        &mut self,
+        config: &str,
+        release: &str,
+        revision: u64,
+        owner: Option<&str>,
+        data: &[u8],
+    );
+
+    /// A secret or config (`part` is [`StackPart::Secrets`] or
+    /// [`StackPart::Configs`]) named `name` in `release`'s stack, created
+    /// by hand rather than deployed, carrying the controller's created
+    /// marker (`com.swarmcli.cd.created`) with value `marker` when given.
+    async fn stack_object(
+        &mut self,
+        release: &str,
+        part: StackPart,
+        name: &str,
+        marker: Option<&str>,
+    );
 
     /// `release`'s stack: service `<release>_web`, which mounts secret
     /// `<release>_tok` and config `<release>_conf` and is attached to
@@ -135,7 +159,7 @@ async fn remove_stack(backend: &dyn SwarmBackend, release: &str) {
 macro_rules! contract_suite {
     ($fixture:expr) => {
         $crate::contract_suite!(@tests $fixture;
-            listing, revision_ties, removal, in_use, node_reach, events);
+            listing, revisions, revision_ties, removal, in_use, node_reach, events);
     };
     (@tests $fixture:expr; $($check:ident),*) => {
         $(
@@ -236,6 +260,143 @@ pub async fn listing(f: &mut dyn Fixture) {
     let own = backend.own_node_id().await.unwrap().expect("own node id");
     assert!(ids.contains(&own), "{own} not in {ids:?}");
     assert!(!backend.cluster_id().await.unwrap().is_empty());
+}
+
+/// Every record of every release is listed as a revision with its name
+/// and its revision and owner labels as written; what a record's data says
+/// is read for the releases in scope and for those alone (a record whose
+/// data is no engine document reads as unreadable, alone), and never
+/// without a scope. A stack's secrets and configs carry their version and
+/// the controller's created marker as labelled.
+pub async fn revisions(f: &mut dyn Fixture) {
+    let app = f.name("ct-rev");
+    let other = f.name("ct-out");
+    let owner = format!("cd/default/shop:release/{app}");
+    let manifest = Manifest::new("busybox")
+        .service("web")
+        .config("conf")
+        .render();
+    for revision in [1, 2] {
+        let record = EngineRecord::new(&app, revision)
+            .with_owner(Some(&owner))
+            .with_manifest(manifest.clone());
+        f.record_with_data(
+            &record.name(),
+            &app,
+            revision,
+            Some(&owner),
+            &record.payload(),
+        )
+        .await;
+    }
+    // Not the engine's data.
+    f.record_with_data(
+        &record_name(&app, 3),
+        &app,
+        3,
+        Some(&owner),
+        b"not a record",
+    )
+    .await;
+    let record = EngineRecord::new(&other, 1).with_owner(Some("o"));
+    f.record_with_data(&record.name(), &other, 1, Some("o"), &record.payload())
+        .await;
+    let old = format!("{app}_old");
+    let key = format!("{app}_key");
+    f.stack_object(&app, StackPart::Configs, &old, Some("true"))
+        .await;
+    f.stack_object(&app, StackPart::Secrets, &key, None).await;
+    let backend = manager(f).await;
+
+    let releases = backend
+        .releases_with_payloads(&PayloadScope::of([app.clone()]))
+        .await
+        .unwrap();
+    let find = |name: &str| {
+        releases
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap_or_else(|| panic!("{name} not listed: {releases:?}"))
+            .revisions
+            .clone()
+            .unwrap_or_else(|| panic!("{name}: no revisions"))
+    };
+    let mine = find(&app);
+    let labels: Vec<(String, Option<String>, Option<String>)> = mine
+        .iter()
+        .map(|r| (r.name.clone(), r.revision.clone(), r.owner.clone()))
+        .collect();
+    let expected: Vec<(String, Option<String>, Option<String>)> = (1..=3)
+        .map(|n| {
+            (
+                record_name(&app, n),
+                Some(n.to_string()),
+                Some(owner.clone()),
+            )
+        })
+        .collect();
+    assert_eq!(labels, expected);
+    for (revision, number) in mine.iter().zip(1..) {
+        match (&revision.payload, number) {
+            (Some(Payload::Read(document)), 1 | 2) => {
+                assert_eq!(document.release, app);
+                assert_eq!(document.revision, number);
+                assert_eq!(document.owner.as_deref(), Some(owner.as_str()));
+                assert!(document
+                    .declares
+                    .contains(Kind::Service, &format!("{app}_web")));
+                assert!(document
+                    .declares
+                    .contains(Kind::Config, &format!("{app}_conf")));
+            }
+            (Some(Payload::Unreadable(why)), 3) => {
+                assert_eq!(why, "the record data is not gzip");
+            }
+            (other, _) => panic!("revision {number}: {other:?}"),
+        }
+    }
+    let theirs = find(&other);
+    assert_eq!(theirs.len(), 1);
+    assert_eq!(
+        (theirs[0].revision.as_deref(), theirs[0].owner.as_deref()),
+        (Some("1"), Some("o"))
+    );
+    assert_eq!(theirs[0].payload, None, "out of scope, its data is read");
+
+    let unscoped = backend.releases().await.unwrap();
+    for release in unscoped
+        .iter()
+        .filter(|r| [&app, &other].contains(&&r.name))
+    {
+        let revisions = release.revisions.as_deref().unwrap_or_default();
+        assert!(!revisions.is_empty(), "{}: no revisions", release.name);
+        assert!(
+            revisions.iter().all(|r| r.payload.is_none()),
+            "{}: data read without a scope",
+            release.name
+        );
+    }
+
+    let stacks = backend
+        .stack_objects()
+        .await
+        .unwrap()
+        .expect("stack objects are read");
+    let objects = &stacks[&app];
+    let config = objects
+        .configs
+        .iter()
+        .find(|c| c.name == old)
+        .unwrap_or_else(|| panic!("{old} not listed: {objects:?}"));
+    assert_eq!(config.cd_created.as_deref(), Some("true"));
+    assert!(config.version.is_some(), "{config:?}");
+    let secret = objects
+        .secrets
+        .iter()
+        .find(|s| s.name == key)
+        .unwrap_or_else(|| panic!("{key} not listed: {objects:?}"));
+    assert_eq!(secret.cd_created, None);
+    assert!(secret.version.is_some(), "{secret:?}");
 }
 
 /// Two records claiming the newest revision: with one owner they stand

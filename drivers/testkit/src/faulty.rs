@@ -17,8 +17,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use sweep_swarms::{
     BackendError, ContainerEvents, ContainerUse, Lister, Node, NodeBackend, NodeReach, ObjectRef,
-    Registry, RegistryError, ReleaseRecord, ServiceUse, StackObjects, StackPart, SwarmBackend,
-    Target, VolumesByStack,
+    PayloadScope, Registry, RegistryError, ReleaseRecord, ServiceUse, StackObjects, StackPart,
+    SwarmBackend, Target, VolumesByStack,
 };
 
 /// A call through the seam, to aim a fault at and to read a call log by.
@@ -35,7 +35,8 @@ pub enum Call {
     Swarms,
     /// [`NodeReach::nodes`].
     Nodes,
-    /// [`SwarmBackend::releases`].
+    /// [`SwarmBackend::releases`] and
+    /// [`SwarmBackend::releases_with_payloads`]: one listing.
     Releases,
     /// [`SwarmBackend::remove_stack_part`], whatever the part: a fault
     /// counted in calls hits the services first, as they go first.
@@ -551,6 +552,16 @@ impl SwarmBackend for FaultyBackend {
     async fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError> {
         let at = self.at(Call::Releases, "");
         self.shared.apply(at, self.inner.releases(), same).await
+    }
+
+    // The same fault as `releases`: one listing, read with or without data.
+    async fn releases_with_payloads(
+        &self,
+        payloads: &PayloadScope,
+    ) -> Result<Vec<ReleaseRecord>, BackendError> {
+        let at = self.at(Call::Releases, "");
+        let call = self.inner.releases_with_payloads(payloads);
+        self.shared.apply(at, call, same).await
     }
 
     async fn remove_stack_part(

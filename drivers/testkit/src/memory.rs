@@ -15,8 +15,12 @@
 //! - unreachable nodes still count in the manager's node list, which
 //!   [`SwarmBackend::members`] reads with hostnames, as the docker backend
 //!   does;
-//! - releases carry every record's config id and version index, and the
-//!   stack objects list each service's id, version and keep label
+//! - releases carry every record's config id and version index and every
+//!   record as a revision (its labels, and what its data says for the
+//!   releases in scope, read by the core's `read_payload` as the docker
+//!   backend reads it), and the stack objects list each service's id,
+//!   version and keep label, and each secret's and config's version and
+//!   created marker
 //!   ([`MemoryRegistry::restamp_record`] and
 //!   [`MemoryRegistry::update_service`] raise versions as a real update
 //!   does); volumes are listed by stack per node;
@@ -41,11 +45,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 
-use sweep_core::record::record_name;
+use sweep_core::record::{read_payload, record_name, RevisionRead};
 use sweep_swarms::{
     BackendError, ContainerEvents, ContainerGone, ContainerUse, Lister, Node, NodeBackend,
-    NodeReach, ObjectRef, ObjectVersion, Registry, RegistryError, ReleaseRecord, ServiceEntry,
-    ServiceUse, StackObjects, StackPart, SwarmBackend, Target, VolumesByStack,
+    NodeReach, ObjectRef, ObjectVersion, PayloadScope, Registry, RegistryError, ReleaseRecord,
+    ServiceEntry, ServiceUse, StackObjects, StackPart, SwarmBackend, Target, VolumesByStack,
 };
 use tokio::sync::broadcast;
 
@@ -65,6 +69,9 @@ pub struct MemoryRecord {
     pub id: String,
     /// The record config's version index, raised on every change to it.
     pub version: u64,
+    /// The record config's data (gzip of the engine's YAML document);
+    /// `None` holds none, which reads as no record data either.
+    pub data: Option<Vec<u8>>,
 }
 
 impl MemoryRecord {
@@ -79,7 +86,14 @@ impl MemoryRecord {
             revision,
             owner: owner.map(str::to_owned),
             version: 1,
+            data: None,
         }
+    }
+
+    /// Holding `data`: what a read of its release's payloads decodes.
+    pub fn with_data(mut self, data: impl Into<Vec<u8>>) -> Self {
+        self.data = Some(data.into());
+        self
     }
 
     /// With config id `id`.
@@ -112,6 +126,11 @@ pub struct MemoryStack {
     pub keep: BTreeMap<String, String>,
     /// Each service's version index, by service name; 1 when absent.
     pub versions: BTreeMap<String, u64>,
+    /// The controller's created marker (`com.swarmcli.cd.created`) of each
+    /// config that carries one, by config name.
+    pub marked_configs: BTreeMap<String, String>,
+    /// The same of each secret that carries one, by secret name.
+    pub marked_secrets: BTreeMap<String, String>,
 }
 
 impl MemoryStack {
@@ -145,10 +164,27 @@ impl MemoryStack {
         format!("{part}-{name}")
     }
 
-    fn refs(part: StackPart, names: &BTreeSet<String>) -> Vec<ObjectRef> {
+    /// The objects of `part` as the backend lists them: networks by id and
+    /// name, secrets and configs at version 1 and with their markers.
+    fn refs(&self, part: StackPart) -> Vec<ObjectRef> {
+        let (names, markers) = match part {
+            StackPart::Networks => (&self.networks, None),
+            StackPart::Secrets => (&self.secrets, Some(&self.marked_secrets)),
+            StackPart::Configs => (&self.configs, Some(&self.marked_configs)),
+            StackPart::Services | StackPart::Tasks => return Vec::new(),
+        };
         names
             .iter()
-            .map(|n| ObjectRef::new(MemoryStack::object_id(part, n), n.clone()))
+            .map(|n| {
+                let object = ObjectRef::new(MemoryStack::object_id(part, n), n.clone());
+                match markers {
+                    None => object,
+                    Some(markers) => match markers.get(n) {
+                        Some(marker) => object.with_version(1).with_cd_created(marker.clone()),
+                        None => object.with_version(1),
+                    },
+                }
+            })
             .collect()
     }
 
@@ -182,6 +218,24 @@ impl MemoryStack {
     /// With one more config.
     pub fn config(mut self, name: impl Into<String>) -> Self {
         self.configs.insert(name.into());
+        self
+    }
+
+    /// With one more config, carrying the controller's created marker
+    /// with value `marker`.
+    pub fn marked_config(mut self, name: impl Into<String>, marker: impl Into<String>) -> Self {
+        let name = name.into();
+        self.marked_configs.insert(name.clone(), marker.into());
+        self.configs.insert(name);
+        self
+    }
+
+    /// With one more secret, carrying the controller's created marker
+    /// with value `marker`.
+    pub fn marked_secret(mut self, name: impl Into<String>, marker: impl Into<String>) -> Self {
+        let name = name.into();
+        self.marked_secrets.insert(name.clone(), marker.into());
+        self.secrets.insert(name);
         self
     }
 
@@ -471,7 +525,9 @@ impl SwarmState {
         }
     }
 
-    fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError> {
+    /// Every release, with the data of the records of those in `payloads`
+    /// read as the docker backend reads it ([`read_payload`]).
+    fn releases(&self, payloads: &PayloadScope) -> Result<Vec<ReleaseRecord>, BackendError> {
         let mut by_release: BTreeMap<&str, Vec<&MemoryRecord>> = BTreeMap::new();
         for record in &self.records {
             by_release.entry(&record.release).or_default().push(record);
@@ -495,12 +551,34 @@ impl SwarmState {
             }
             let mut release = ReleaseRecord::new(name, first.owner.clone());
             if self.object_reads {
-                release = release.with_records(
-                    records
-                        .iter()
-                        .map(|r| ObjectVersion::new(r.id.clone(), r.version))
-                        .collect(),
-                );
+                let in_scope = payloads.contains(name);
+                release = release
+                    .with_records(
+                        records
+                            .iter()
+                            .map(|r| ObjectVersion::new(r.id.clone(), r.version))
+                            .collect(),
+                    )
+                    .with_revisions(
+                        records
+                            .iter()
+                            .map(|r| {
+                                // The config's name is its id in this model,
+                                // its revision label the number as written.
+                                let read = RevisionRead::new(
+                                    r.id.clone(),
+                                    Some(r.revision.to_string()),
+                                    r.owner.clone(),
+                                );
+                                if in_scope {
+                                    let data = r.data.as_deref().unwrap_or_default();
+                                    read.with_payload(read_payload(data, name))
+                                } else {
+                                    read
+                                }
+                            })
+                            .collect(),
+                    );
             }
             releases.push(release);
         }
@@ -520,9 +598,9 @@ impl SwarmState {
             .map(|(release, stack)| {
                 let objects = StackObjects::new(
                     stack.service_entries(),
-                    MemoryStack::refs(StackPart::Networks, &stack.networks),
-                    MemoryStack::refs(StackPart::Secrets, &stack.secrets),
-                    MemoryStack::refs(StackPart::Configs, &stack.configs),
+                    stack.refs(StackPart::Networks),
+                    stack.refs(StackPart::Secrets),
+                    stack.refs(StackPart::Configs),
                 );
                 (release.clone(), objects)
             })
@@ -1175,8 +1253,17 @@ struct MemoryBackend {
 #[async_trait]
 impl SwarmBackend for MemoryBackend {
     async fn releases(&self) -> Result<Vec<ReleaseRecord>, BackendError> {
+        self.releases_with_payloads(&PayloadScope::none()).await
+    }
+
+    async fn releases_with_payloads(
+        &self,
+        payloads: &PayloadScope,
+    ) -> Result<Vec<ReleaseRecord>, BackendError> {
         self.registry
-            .call(&self.swarm, None, Call::Releases, "", |s| s.releases())
+            .call(&self.swarm, None, Call::Releases, "", |s| {
+                s.releases(payloads)
+            })
     }
 
     async fn remove_stack_part(
@@ -1525,6 +1612,7 @@ impl NodeReach for MemoryRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sweep_core::record::Payload;
 
     fn alpha() -> MemorySwarm {
         MemorySwarm::new("alpha", "cluster-a")
@@ -1591,8 +1679,8 @@ mod tests {
                 StackObjects::new(
                     vec![ServiceEntry::new("svc-app_web", "app_web", 1)],
                     vec![ObjectRef::new("networks-app_default", "app_default")],
-                    vec![ObjectRef::new("secrets-app_token", "app_token")],
-                    vec![ObjectRef::new("configs-app_conf", "app_conf")],
+                    vec![ObjectRef::new("secrets-app_token", "app_token").with_version(1)],
+                    vec![ObjectRef::new("configs-app_conf", "app_conf").with_version(1)],
                 )
             )])
         );
@@ -1648,6 +1736,39 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn payloads_are_read_for_the_releases_in_scope_only() {
+        let reg = MemoryRegistry::new().with_swarm(
+            MemorySwarm::new("s", "c")
+                .record(MemoryRecord::new("app", 1, Some("us")).with_data(b"not gzip".to_vec()))
+                .record(MemoryRecord::new("app", 2, Some("us")))
+                .record(MemoryRecord::new("db", 1, None).with_data(b"not gzip".to_vec())),
+        );
+        let b = reg.backend(&Target::new("s")).await.unwrap();
+        let payloads = |releases: Vec<ReleaseRecord>| -> Vec<(String, Option<Payload>)> {
+            releases
+                .into_iter()
+                .flat_map(|r| r.revisions.unwrap_or_default())
+                .map(|r| (r.name, r.payload))
+                .collect()
+        };
+        let not_gzip = Some(Payload::Unreadable("the record data is not gzip".into()));
+        assert_eq!(
+            payloads(
+                b.releases_with_payloads(&PayloadScope::of(["app"]))
+                    .await
+                    .unwrap()
+            ),
+            [
+                ("swarmcli.release.app.v1".to_owned(), not_gzip.clone()),
+                ("swarmcli.release.app.v2".to_owned(), not_gzip),
+                ("swarmcli.release.db.v1".to_owned(), None),
+            ]
+        );
+        let unread = payloads(b.releases().await.unwrap());
+        assert!(unread.iter().all(|(_, p)| p.is_none()), "{unread:?}");
+    }
+
+    #[tokio::test]
     async fn a_conflict_below_the_newest_revision_does_not_matter() {
         let reg = MemoryRegistry::new().with_swarm(
             MemorySwarm::new("s", "c")
@@ -1661,9 +1782,18 @@ mod tests {
             ObjectVersion::new("swarmcli.release.app.v3-2", 1),
             ObjectVersion::new("swarmcli.release.app.v4", 1),
         ];
+        let revision = |id: &str, n: &str, owner: &str| {
+            RevisionRead::new(id, Some(n.into()), Some(owner.into()))
+        };
         assert_eq!(
             b.releases().await.unwrap(),
-            vec![ReleaseRecord::new("app", Some("us".into())).with_records(ids)]
+            vec![ReleaseRecord::new("app", Some("us".into()))
+                .with_records(ids)
+                .with_revisions(vec![
+                    revision("swarmcli.release.app.v3", "3", "us"),
+                    revision("swarmcli.release.app.v3-2", "3", "them"),
+                    revision("swarmcli.release.app.v4", "4", "us"),
+                ])]
         );
     }
 
@@ -1784,9 +1914,23 @@ mod tests {
             ObjectVersion::new("swarmcli.release.web.v3", 1),
             ObjectVersion::new("swarmcli.release.web.v2", 1),
         ];
+        let revisions = vec![
+            RevisionRead::new(
+                "swarmcli.release.web.v2",
+                Some("2".into()),
+                Some("shop".into()),
+            ),
+            RevisionRead::new(
+                "swarmcli.release.web.v3",
+                Some("3".into()),
+                Some("store".into()),
+            ),
+        ];
         assert_eq!(
             b.releases().await.unwrap(),
-            vec![ReleaseRecord::new("web", Some("store".into())).with_records(left)]
+            vec![ReleaseRecord::new("web", Some("store".into()))
+                .with_records(left)
+                .with_revisions(revisions)]
         );
         // The next attempt finishes, the newest last.
         b.remove_release_records("web").await.unwrap();

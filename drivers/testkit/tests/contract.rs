@@ -3,7 +3,7 @@
 //! against real engines.
 
 use async_trait::async_trait;
-use sweep_swarms::{Registry, Target};
+use sweep_swarms::{Registry, StackPart, Target};
 use sweep_testkit::contract::{Capabilities, Fixture};
 use sweep_testkit::{
     MemoryNode, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm, MemoryVolume,
@@ -60,6 +60,42 @@ impl Fixture for Memory {
                 MemoryRecord::new(release, revision, owner).with_id(config),
             )
             .unwrap();
+    }
+
+    async fn record_with_data(
+        &mut self,
+        config: &str,
+        release: &str,
+        revision: u64,
+        owner: Option<&str>,
+        data: &[u8],
+    ) {
+        self.registry
+            .add_record(
+                SWARM,
+                MemoryRecord::new(release, revision, owner)
+                    .with_id(config)
+                    .with_data(data),
+            )
+            .unwrap();
+    }
+
+    async fn stack_object(
+        &mut self,
+        release: &str,
+        part: StackPart,
+        name: &str,
+        marker: Option<&str>,
+    ) {
+        let stack = self.registry.stack(SWARM, release).unwrap_or_default();
+        let stack = match (part, marker) {
+            (StackPart::Configs, Some(m)) => stack.marked_config(name, m),
+            (StackPart::Configs, None) => stack.config(name),
+            (StackPart::Secrets, Some(m)) => stack.marked_secret(name, m),
+            (StackPart::Secrets, None) => stack.secret(name),
+            (other, _) => panic!("{other} is no secret or config"),
+        };
+        self.registry.set_stack(SWARM, release, stack).unwrap();
     }
 
     async fn deploy(&mut self, release: &str) {
