@@ -24,6 +24,17 @@
 //! the manager, and the containers using named volumes on the manager and
 //! on each reached node ([`sweep_core::usage`]).
 //!
+//! Every record is read as a revision, by its labels; what a record's data
+//! says is read only where the resource rule will look at it
+//! ([`payload_scope`]): with `policy.prune_resources` on, the releases
+//! that live applications which opted in declare on the swarm. A record's
+//! data is up to 500 KiB of gzip and a release keeps ten of them, so
+//! without such an application gathering reads what it read before the
+//! rule existed. Names of one cluster are one swarm to the planner, which
+//! trusts a release only when each name observed it alike, so where a
+//! cluster is known by several names each of them reads the payloads any
+//! of them is asked for ([`widen_payloads`]).
+//!
 //! Two bounds keep one slow or silent daemon costing only itself:
 //! - the connections open at once stay within a budget
 //!   ([`GatherSettings::max_connections`]), so that hundreds of swarms read
@@ -33,7 +44,7 @@
 //!   ([`NodeReach::nodes_time_limit`]), so the nodes that answered are never
 //!   cut off together with the one that did not.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,7 +54,9 @@ use sweep_core::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 use sweep_core::{
     AppSet, NodeEntry, NodeVolumes, Policy, ReleaseEntry, Snapshot, StackObjects, SwarmSnapshot,
 };
-use sweep_swarms::{BackendError, Node, NodeReach, Registry, SwarmBackend, Target, VolumesByStack};
+use sweep_swarms::{
+    BackendError, Node, NodeReach, PayloadScope, Registry, SwarmBackend, Target, VolumesByStack,
+};
 use tokio::sync::Semaphore;
 use tokio::time::error::Elapsed;
 use tokio::time::timeout;
@@ -183,10 +196,20 @@ pub async fn gather(
         Ok(targets) => {
             let budget = settings.max_connections.clamp(1, Semaphore::MAX_PERMITS);
             let connections = Semaphore::new(budget);
-            let reads = targets
+            let scopes: Vec<PayloadScope> = targets
                 .iter()
-                .map(|t| read_swarm_within(registry, t, settings, &connections, budget));
-            join_all(reads).await
+                .map(|t| payload_scope(&policy, &app_set, t))
+                .collect();
+            let reads = targets.iter().zip(&scopes).map(|(t, scope)| {
+                read_swarm_within(registry, t, scope, settings, &connections, budget)
+            });
+            let swarms = join_all(reads).await;
+            let read = Reads {
+                registry,
+                settings,
+                connections: &connections,
+            };
+            widen_payloads(read, &targets, &scopes, swarms).await
         }
         Err(message) => {
             // Without the list, no swarm is known to exist: an app set that
@@ -202,6 +225,143 @@ pub async fn gather(
     Snapshot::new(policy, app_set, swarms)
 }
 
+/// The releases whose records' data gathering reads on `target`: none
+/// unless `policy.prune_resources` is on, and then those declared on it
+/// (as its name, exactly as the app set names its destination) by the live
+/// applications that opted in (`prune_resources`). These are the only
+/// releases the resource rule may examine there: any other record's data
+/// would be read for nothing, and a swarm of many releases lists up to
+/// 500 KiB of it per record.
+pub(crate) fn payload_scope(policy: &Policy, app_set: &AppSet, target: &Target) -> PayloadScope {
+    if !policy.prune_resources {
+        return PayloadScope::none();
+    }
+    PayloadScope::of(
+        app_set
+            .applications
+            .iter()
+            .filter(|app| app.is_live() && app.prune_resources && app.swarm == *target)
+            .flat_map(|app| app.releases.iter().flatten().cloned()),
+    )
+}
+
+/// What reading a swarm again needs.
+#[derive(Clone, Copy)]
+struct Reads<'a> {
+    registry: &'a dyn Registry,
+    settings: GatherSettings,
+    connections: &'a Semaphore,
+}
+
+/// `swarms` (read under `targets`, with the payloads of `scopes`) once
+/// every name of a cluster has read the payloads any of its names was asked
+/// for.
+///
+/// The planner groups names by cluster id and applies the resource rule to
+/// a release only when every name observed it alike: a name that read a
+/// release's payloads beside one that did not would hold the release as
+/// observed differently, and an application naming one of the cluster's
+/// names would never have its dropped objects removed. Which names are one
+/// cluster is known only once they are read, so a name whose scope fell
+/// short of its cluster's reads its releases again, with the cluster's,
+/// and its entries take the revisions read then where the records are the
+/// same ones (same ids and versions). Where they are not (the records
+/// changed in between), or the second read fails, the first read stands:
+/// the names then disagree, and the planner holds the release, never
+/// deleting from it.
+async fn widen_payloads(
+    read: Reads<'_>,
+    targets: &[Target],
+    scopes: &[PayloadScope],
+    mut swarms: Vec<SwarmSnapshot>,
+) -> Vec<SwarmSnapshot> {
+    let mut by_cluster: BTreeMap<&str, (PayloadScope, BTreeSet<usize>)> = BTreeMap::new();
+    for (at, (swarm, scope)) in swarms.iter().zip(scopes).enumerate() {
+        if let Some(cluster) = swarm.cluster_id.as_deref() {
+            let (union, names) = by_cluster.entry(cluster).or_default();
+            *union = std::mem::take(union).union(scope);
+            names.insert(at);
+        }
+    }
+    let mut again: Vec<(usize, PayloadScope)> = Vec::new();
+    for (union, names) in by_cluster.into_values() {
+        if names.len() < 2 {
+            continue;
+        }
+        for at in names {
+            if !scopes[at].covers(&union) && releases_read(&swarms[at]) {
+                again.push((at, union.clone()));
+            }
+        }
+    }
+    if again.is_empty() {
+        return swarms;
+    }
+    let rereads = again.into_iter().map(|(at, scope)| async move {
+        let target = &targets[at];
+        // One connection, the manager's; taken before the timeout starts.
+        let _permit = read.connections.acquire().await.ok();
+        let limit = read.settings.timeout;
+        let releases = timeout(limit, async {
+            let backend = read
+                .registry
+                .backend(target)
+                .await
+                .map_err(|e| e.to_string())?;
+            backend
+                .releases_with_payloads(&scope)
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap_or_else(|_| Err(format!("timed out after {limit:?}")));
+        read.registry.close_idle(target);
+        (at, releases)
+    });
+    for (at, releases) in join_all(rereads).await {
+        match releases {
+            Ok(releases) => take_revisions(&mut swarms[at], releases),
+            Err(error) => tracing::warn!(
+                swarm = %targets[at],
+                %error,
+                "cannot read the release records again with the payloads of the swarm's other names"
+            ),
+        }
+    }
+    swarms
+}
+
+/// Whether `swarm`'s release records were read: only then do its entries
+/// take revisions read again.
+fn releases_read(swarm: &SwarmSnapshot) -> bool {
+    !swarm
+        .failed_reads
+        .iter()
+        .any(|f| matches!(f.listing, Listing::Manager | Listing::Releases))
+}
+
+/// Gives each entry of `swarm` the revisions of `releases` (read again)
+/// where the records read are the same ones as before.
+fn take_revisions(swarm: &mut SwarmSnapshot, releases: Vec<sweep_swarms::ReleaseRecord>) {
+    let mut again: BTreeMap<String, sweep_swarms::ReleaseRecord> =
+        releases.into_iter().map(|r| (r.name.clone(), r)).collect();
+    for entry in &mut swarm.releases {
+        let Some(read) = again.remove(&entry.name) else {
+            continue;
+        };
+        let records = read.records.map(|mut r| {
+            r.sort();
+            r
+        });
+        if records.is_some() && records == entry.records {
+            if let Some(mut revisions) = read.revisions.filter(|r| !r.is_empty()) {
+                revisions.sort();
+                entry.revisions = Some(revisions);
+            }
+        }
+    }
+}
+
 /// [`read_swarm`] once the connections it opens at most fit in the budget.
 ///
 /// The permits are taken before any timeout starts, so waiting for room is
@@ -213,6 +373,7 @@ pub async fn gather(
 async fn read_swarm_within(
     registry: &dyn Registry,
     target: &Target,
+    scope: &PayloadScope,
     settings: GatherSettings,
     connections: &Semaphore,
     budget: usize,
@@ -235,7 +396,7 @@ async fn read_swarm_within(
     // The semaphore is never closed; were it, reading unbounded beats not
     // reading.
     let _permits = connections.acquire_many(permits).await.ok();
-    let snapshot = read_swarm(registry, target, settings).await;
+    let snapshot = read_swarm(registry, target, scope, settings).await;
     registry.close_idle(target);
     snapshot
 }
@@ -279,6 +440,7 @@ struct NodesRead {
 async fn read_swarm(
     registry: &dyn Registry,
     target: &Target,
+    scope: &PayloadScope,
     settings: GatherSettings,
 ) -> SwarmSnapshot {
     let limit = settings.timeout;
@@ -286,7 +448,7 @@ async fn read_swarm(
     // starts with connecting to it, which needs nothing from the manager.
     // A manager that cannot be connected to ends the read at once (the
     // nodes' look is dropped): nothing of the swarm can be read without it.
-    let read = tokio::try_join!(read_manager(registry, target, limit), async {
+    let read = tokio::try_join!(read_manager(registry, target, scope, limit), async {
         Ok(read_nodes(registry, target, limit).await)
     });
     let (manager, nodes) = match read {
@@ -343,9 +505,9 @@ async fn read_swarm(
     snapshot
 }
 
-/// The snapshot's entry for `release`: its record versions when the
-/// backend read them (a release has at least one record, so none means
-/// not read), and, when the stack objects were read, its stack's objects
+/// The snapshot's entry for `release`: its record versions and revisions
+/// when the backend read them (a release has at least one record, so none
+/// means not read), and, when the stack objects were read, its stack's objects
 /// (none listed is an empty stack, a fact) with its volumes on every node
 /// in `volumes` (an empty list where the node holds none of them), or no
 /// volumes at all when no node's volumes were read.
@@ -354,11 +516,15 @@ fn release_entry(
     objects: Option<&BTreeMap<String, StackObjects>>,
     volumes: &BTreeMap<String, VolumesByStack>,
 ) -> ReleaseEntry {
-    // Only what the seam's read says: the name, the stamp and the record
-    // versions (none listed is none read, a release has at least one).
+    // Only what the seam's read says: the name, the stamp, the record
+    // versions and the revisions (none listed is none read, a release has
+    // at least one).
     let mut entry = ReleaseEntry::new(release.name, release.owner);
     if let Some(records) = release.records.filter(|r| !r.is_empty()) {
         entry = entry.with_records(records);
+    }
+    if let Some(revisions) = release.revisions.filter(|r| !r.is_empty()) {
+        entry = entry.with_revisions(revisions);
     }
     if let Some(stacks) = objects {
         let mut stack = stacks.get(&entry.name).cloned().unwrap_or_default();
@@ -386,6 +552,7 @@ fn release_entry(
 async fn read_manager(
     registry: &dyn Registry,
     target: &Target,
+    scope: &PayloadScope,
     limit: Duration,
 ) -> Result<ManagerRead, FailedRead> {
     let backend: Arc<dyn SwarmBackend> = match timeout(limit, registry.backend(target)).await {
@@ -400,7 +567,7 @@ async fn read_manager(
     };
 
     let (releases, objects, cluster_id, node_count, members, own_id, own_volumes) = tokio::join!(
-        timeout(limit, backend.releases()),
+        timeout(limit, backend.releases_with_payloads(scope)),
         timeout(limit, backend.stack_objects()),
         timeout(limit, backend.cluster_id()),
         timeout(limit, backend.node_count()),
