@@ -330,6 +330,24 @@ impl RecordConfig {
     }
 }
 
+/// `batch` as kept ([`RecordConfig::read`]). What the data of a record
+/// in scope says is read off the async workers, on the blocking pool: it
+/// is gzip and YAML to parse, up to a fraction of a millisecond a record,
+/// and on a worker it would hold up every other swarm's reads (and every
+/// daemon's answer still to be read) for as long.
+async fn records_read(batch: Vec<ListedConfig>) -> Result<Vec<RecordConfig>, CallFailure> {
+    if !batch.iter().any(|c| matches!(c.data, Data::Read(_))) {
+        return Ok(batch.into_iter().map(RecordConfig::read).collect());
+    }
+    tokio::task::spawn_blocking(move || batch.into_iter().map(RecordConfig::read).collect())
+        .await
+        .map_err(|e| {
+            CallFailure::Backend(BackendError::Other {
+                message: format!("reading the release records' data: {e}"),
+            })
+        })
+}
+
 /// Every release record's config id and version index, and every record
 /// as a revision (its name, revision and owner labels as written, and what
 /// its data says when read), by release: the configs that are records
@@ -676,10 +694,15 @@ impl SwarmBackend for DockerSwarm {
                 && labels.get(RELEASE).is_some_and(|r| payloads.contains(r))
         };
         let wants: Option<crate::configs::Wants<'_>> = (!payloads.is_empty()).then_some(&wants);
-        let mut configs = Vec::new();
-        self.client
-            .configs(what, &filters, wants, &mut |c| {
-                configs.push(RecordConfig::read(c))
+        let client = &self.client;
+        let configs = client
+            .listing(what, async {
+                let mut configs = Vec::new();
+                let mut reply = client.open_configs(what, &filters, wants).await?;
+                while let Some(batch) = reply.next().await? {
+                    configs.extend(records_read(batch).await?);
+                }
+                Ok(configs)
             })
             .await?;
         if configs.iter().any(|c| c.name.is_empty()) {

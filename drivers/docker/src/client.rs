@@ -302,46 +302,23 @@ impl Client {
         wants: Option<Wants<'_>>,
         each: &mut (dyn FnMut(ListedConfig) + Send),
     ) -> Result<(), BackendError> {
-        let query = serde_json::to_string(filters).map_err(|e| BackendError::Other {
-            message: format!("{what}: the filters cannot be written: {e}"),
-        })?;
-        let path = format!(
-            "/v{}/configs?filters={}",
-            self.api_version(),
-            percent_encode(&query)
-        );
-        let read = async {
-            let response = self
-                .streaming
-                .get(&path)
-                .await
-                .map_err(|e| translate(&self.endpoint, self.timeout, what, e))?;
-            let status = response.status();
-            let mut body = response.into_body();
-            if !status.is_success() {
-                let message = error_message(&mut body).await;
-                return Err(CallFailure::Status {
-                    code: status.as_u16(),
-                    message,
-                });
+        self.listing(what, async {
+            let mut reply = self.open_configs(what, filters, wants).await?;
+            while let Some(batch) = reply.next().await? {
+                batch.into_iter().for_each(&mut *each);
             }
-            let mut scanner = Scanner::new(wants);
-            let invalid = |e: crate::configs::ListingError| {
-                CallFailure::Backend(BackendError::Invalid {
-                    what: what.to_owned(),
-                    message: e.to_string(),
-                })
-            };
-            while let Some(frame) = body.frame().await {
-                let frame = frame.map_err(|e| {
-                    translate(&self.endpoint, self.timeout, what, DockerError::from(e))
-                })?;
-                if let Ok(bytes) = frame.into_data() {
-                    scanner.feed(&bytes, each).map_err(invalid)?;
-                }
-            }
-            scanner.finish().map_err(invalid)
-        };
+            Ok(())
+        })
+        .await
+    }
+
+    /// Runs `read`, the whole read of one listing about `what`, under the
+    /// call's timeout, as [`Client::call`] runs one call.
+    pub(crate) async fn listing<T>(
+        &self,
+        what: &str,
+        read: impl Future<Output = Result<T, CallFailure>>,
+    ) -> Result<T, BackendError> {
         match returning(tokio::time::timeout(self.timeout, read)).await {
             Err(_) => Err(BackendError::Timeout {
                 endpoint: self.endpoint.clone(),
@@ -351,6 +328,47 @@ impl Client {
         }
     }
 
+    /// Asks for the configs matching `filters`; the reply is read a piece
+    /// at a time ([`ConfigsReply::next`]). Run within
+    /// [`Client::listing`], which bounds it in time.
+    pub(crate) async fn open_configs<'a>(
+        &'a self,
+        what: &'a str,
+        filters: &HashMap<String, Vec<String>>,
+        wants: Option<Wants<'a>>,
+    ) -> Result<ConfigsReply<'a>, CallFailure> {
+        let query = serde_json::to_string(filters).map_err(|e| {
+            CallFailure::Backend(BackendError::Other {
+                message: format!("{what}: the filters cannot be written: {e}"),
+            })
+        })?;
+        let path = format!(
+            "/v{}/configs?filters={}",
+            self.api_version(),
+            percent_encode(&query)
+        );
+        let response = self
+            .streaming
+            .get(&path)
+            .await
+            .map_err(|e| translate(&self.endpoint, self.timeout, what, e))?;
+        let status = response.status();
+        let mut body = response.into_body();
+        if !status.is_success() {
+            let message = error_message(&mut body).await;
+            return Err(CallFailure::Status {
+                code: status.as_u16(),
+                message,
+            });
+        }
+        Ok(ConfigsReply {
+            client: self,
+            what,
+            body,
+            scanner: Scanner::new(wants),
+            ended: false,
+        })
+    }
     /// Names of the volumes on this daemon that carry `release`'s stack
     /// namespace label.
     pub(crate) async fn stack_volumes(&self, release: &str) -> Result<Vec<String>, BackendError> {
@@ -483,6 +501,55 @@ impl Client {
             }),
             Err(f) => Err(f.into_backend(&what)),
         }
+    }
+}
+
+/// A configs listing being read ([`Client::open_configs`]).
+pub(crate) struct ConfigsReply<'a> {
+    client: &'a Client,
+    what: &'a str,
+    body: hyper::body::Incoming,
+    scanner: Scanner<'a>,
+    ended: bool,
+}
+
+impl ConfigsReply<'_> {
+    /// The configs read whole from the next piece of the listing (none,
+    /// when that piece ends none); `None` once the listing has been read to
+    /// its end. A caller handles each batch before asking for the next, so
+    /// that what it keeps of a config (its data, decoded) is held for as
+    /// long as one piece of the listing, never for all of it.
+    pub(crate) async fn next(&mut self) -> Result<Option<Vec<ListedConfig>>, CallFailure> {
+        if self.ended {
+            return Ok(None);
+        }
+        let what = self.what;
+        let invalid = |e: crate::configs::ListingError| {
+            CallFailure::Backend(BackendError::Invalid {
+                what: what.to_owned(),
+                message: e.to_string(),
+            })
+        };
+        let mut batch = Vec::new();
+        match self.body.frame().await {
+            Some(frame) => {
+                let frame = frame.map_err(|e| {
+                    let client = self.client;
+                    translate(&client.endpoint, client.timeout, what, DockerError::from(e))
+                })?;
+                if let Ok(bytes) = frame.into_data() {
+                    self.scanner
+                        .feed(&bytes, &mut |c| batch.push(c))
+                        .map_err(invalid)?;
+                }
+            }
+            None => {
+                self.ended = true;
+                self.scanner.finish().map_err(invalid)?;
+                return Ok(None);
+            }
+        }
+        Ok(Some(batch))
     }
 }
 
