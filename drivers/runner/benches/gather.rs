@@ -14,23 +14,43 @@
 //! cargo bench -p sweep-runner --bench gather
 //! ```
 //!
-//! `SWEEP_BENCH_SWARMS` and `SWEEP_BENCH_DELAY_MS` change the size and the
-//! delay.
+//! Every manager lists the release records of [`RELEASES`] releases of
+//! [`REVISIONS`] revisions each, as Docker lists them: each record's data
+//! (gzip of a small chart's YAML document, base64) in the configs listing.
+//! After the first gather, the resource rule is measured: gathers with the
+//! rule off and on (every application opted in, so every record's data is
+//! decoded and read) take turns, [`ROUNDS`] of each, each through a
+//! registry of its own (so that each connects as the first did); the
+//! fastest of each and their ratio are reported, and the requests of each,
+//! which must be the same.
+//!
+//! `SWEEP_BENCH_SWARMS`, `SWEEP_BENCH_DELAY_MS`, `SWEEP_BENCH_RELEASES`,
+//! `SWEEP_BENCH_REVISIONS` and `SWEEP_BENCH_ROUNDS` change the size, the
+//! delay, the records and the rounds.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use support::{registry, Fleet, NODES};
-use sweep_core::{AppSet, Application, Policy};
+use support::{registry_file_with_records, Fleet, NODES};
+use sweep_core::record::Payload;
+use sweep_core::{AppSet, Application, Policy, Snapshot};
+use sweep_docker::FileRegistry;
 use sweep_runner::{gather, raise_open_file_limit, GatherSettings};
 
 /// Swarms in the registry.
 const SWARMS: usize = 50;
 /// How long every fake daemon takes to answer one request.
 const DELAY: Duration = Duration::from_millis(500);
+/// Releases on every swarm.
+const RELEASES: usize = 20;
+/// Revisions (release records) of every release.
+const REVISIONS: u64 = 3;
+/// Gathers with the resource rule off, and as many on.
+const ROUNDS: usize = 5;
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
@@ -50,19 +70,43 @@ fn main() {
     }
     let swarms: usize = env_or("SWEEP_BENCH_SWARMS", SWARMS);
     let delay = Duration::from_millis(env_or("SWEEP_BENCH_DELAY_MS", DELAY.as_millis() as u64));
+    let size = Size {
+        swarms,
+        releases: env_or("SWEEP_BENCH_RELEASES", RELEASES),
+        revisions: env_or("SWEEP_BENCH_REVISIONS", REVISIONS),
+        rounds: env_or("SWEEP_BENCH_ROUNDS", ROUNDS).max(1),
+    };
     // Both ends of every connection live in this process.
     let _ = raise_open_file_limit();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    runtime.block_on(run(swarms, delay));
+    runtime.block_on(run(size, delay));
 }
 
-async fn run(swarms: usize, delay: Duration) {
+/// What the fake swarms hold, and how often each gather is timed.
+#[derive(Clone, Copy)]
+struct Size {
+    swarms: usize,
+    releases: usize,
+    revisions: u64,
+    rounds: usize,
+}
+
+async fn run(size: Size, delay: Duration) {
+    let swarms = size.swarms;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let fleet = Fleet::default();
-    let registry = registry(dir.path(), swarms, delay, &fleet);
+    let file = registry_file_with_records(
+        dir.path(),
+        swarms,
+        delay,
+        &fleet,
+        size.releases,
+        size.revisions,
+    );
+    let registry = FileRegistry::load(&file).expect("load the registry file");
 
     let started = Instant::now();
     let snapshot = gather(
@@ -122,4 +166,80 @@ async fn run(swarms: usize, delay: Duration) {
         "  connections: {connections} for {total} requests ({:.2} requests per connection)",
         total as f64 / connections.max(1) as f64
     );
+    drop(registry);
+    resource_rule(&file, &fleet, size, delay).await;
+}
+
+/// Gathers with the resource rule off and on, in turns, against the same
+/// daemons: the fastest of each, their ratio, and the requests each made.
+async fn resource_rule(file: &Path, fleet: &Fleet, size: Size, delay: Duration) {
+    // Every swarm's releases declared by its application, which opted in.
+    let apps: Vec<Application> = (0..size.swarms)
+        .map(|i| {
+            let releases: Vec<String> = (0..size.releases).map(|j| format!("r{j}")).collect();
+            let releases: Vec<&str> = releases.iter().map(String::as_str).collect();
+            Application::reconciled(&format!("app-{i}"), &format!("s{i}"), &releases)
+                .with_prune_resources(true)
+        })
+        .collect();
+    println!(
+        "resource rule: {} swarms x {} releases x {} revisions, every request answered after {delay:?}, {} gathers each",
+        size.swarms, size.releases, size.revisions, size.rounds
+    );
+    let mut walls: BTreeMap<bool, Vec<Duration>> = BTreeMap::new();
+    let mut requests: BTreeMap<bool, usize> = BTreeMap::new();
+    let mut payloads: BTreeMap<bool, (usize, usize)> = BTreeMap::new();
+    for _ in 0..size.rounds {
+        for prune in [false, true] {
+            let registry = FileRegistry::load(file).expect("load the registry file");
+            let before: usize = fleet.requests().values().sum();
+            let started = Instant::now();
+            let snapshot = gather(
+                &registry,
+                Policy::new("default", false, None).with_prune_resources(prune),
+                AppSet::new(true, apps.clone()),
+                GatherSettings::new(Duration::from_secs(30)),
+            )
+            .await;
+            walls.entry(prune).or_default().push(started.elapsed());
+            let after: usize = fleet.requests().values().sum();
+            requests.insert(prune, after - before);
+            payloads.insert(prune, count_payloads(&snapshot));
+        }
+    }
+    let fastest = |prune: bool| walls[&prune].iter().min().copied().unwrap_or_default();
+    let slowest = |prune: bool| walls[&prune].iter().max().copied().unwrap_or_default();
+    for prune in [false, true] {
+        let (read, revisions) = payloads[&prune];
+        println!(
+            "  rule {:<3} fastest {:.2?} (slowest {:.2?}), {} requests, {read}/{revisions} revisions' data read",
+            if prune { "on" } else { "off" },
+            fastest(prune),
+            slowest(prune),
+            requests[&prune],
+        );
+    }
+    println!(
+        "  on / off: {:.2}x (fastest of each)",
+        fastest(true).as_secs_f64() / fastest(false).as_secs_f64().max(f64::EPSILON)
+    );
+}
+
+/// How many revisions of `snapshot` had their data read (and read whole),
+/// and how many there are.
+fn count_payloads(snapshot: &Snapshot) -> (usize, usize) {
+    let revisions = snapshot
+        .swarms
+        .iter()
+        .flat_map(|s| &s.releases)
+        .flat_map(|r| r.revisions.as_deref().unwrap_or_default());
+    let mut read = 0;
+    let mut all = 0;
+    for revision in revisions {
+        all += 1;
+        if matches!(revision.payload, Some(Payload::Read(_))) {
+            read += 1;
+        }
+    }
+    (read, all)
 }

@@ -8,8 +8,10 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use support::{registry, Fleet, NODES};
+use support::{registry, registry_file_with_records, Fleet, NODES};
+use sweep_core::record::{record_name, Payload};
 use sweep_core::{AppSet, Application, Policy};
+use sweep_docker::FileRegistry;
 use sweep_runner::{gather, GatherSettings};
 
 const SWARMS: usize = 3;
@@ -110,4 +112,66 @@ async fn each_daemon_is_asked_each_thing_once_over_kept_connections() {
         0,
         "connections left open after gathering"
     );
+}
+
+/// The resource rule reads records' data out of the listing that is read
+/// anyway: with it on, every daemon is asked what it is asked with it off,
+/// no more. The data read is that of the releases whose application opted
+/// in on that swarm, and each reads as the engine wrote it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_resource_rule_reads_records_data_without_a_request_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = Fleet::default();
+    let file = registry_file_with_records(dir.path(), 2, Duration::from_millis(20), &fleet, 4, 2);
+    let apps = vec![
+        Application::reconciled("app-0", "s0", &["r0", "r1"]).with_prune_resources(true),
+        Application::reconciled("app-1", "s1", &["r0", "r1", "r2", "r3"]),
+    ];
+    let mut asked = Vec::new();
+    for prune in [false, true] {
+        let registry = FileRegistry::load(&file).unwrap();
+        let before = fleet.requests();
+        let snapshot = gather(
+            &registry,
+            Policy::new("default", false, None).with_prune_resources(prune),
+            AppSet::new(true, apps.clone()),
+            GatherSettings::new(Duration::from_secs(30)),
+        )
+        .await;
+        let mut requests = fleet.requests();
+        for (key, n) in before {
+            *requests.entry(key).or_default() -= n;
+        }
+        asked.push(requests);
+
+        for swarm in &snapshot.swarms {
+            assert_eq!(swarm.error, None, "{}", swarm.swarm);
+            assert_eq!(swarm.releases.len(), 4, "{}", swarm.swarm);
+            for release in &swarm.releases {
+                let revisions = release.revisions.as_deref().unwrap_or_default();
+                let names: Vec<&str> = revisions.iter().map(|r| r.name.as_str()).collect();
+                assert_eq!(
+                    names,
+                    [record_name(&release.name, 1), record_name(&release.name, 2)]
+                );
+                let in_scope = prune
+                    && swarm.swarm.as_str() == "s0"
+                    && ["r0", "r1"].contains(&release.name.as_str());
+                for revision in revisions {
+                    match &revision.payload {
+                        Some(Payload::Read(document)) if in_scope => {
+                            assert_eq!(document.release, release.name);
+                            assert_eq!(
+                                record_name(&document.release, document.revision),
+                                revision.name
+                            );
+                        }
+                        None if !in_scope => {}
+                        other => panic!("{}/{}: {other:?}", swarm.swarm, revision.name),
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(asked[0], asked[1]);
 }

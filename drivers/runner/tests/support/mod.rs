@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use sweep_docker::FileRegistry;
+use sweep_testkit::engine_record::{EngineRecord, Manifest};
 use sweep_testkit::fake_daemon::{swarm_manager, Connections, FakeDaemon, Reply, Routes};
 
 /// Daemons per swarm of [`three_node_swarms`], the manager included.
@@ -71,6 +72,8 @@ pub enum Daemon {
         members: Vec<(String, String)>,
         delay: Duration,
         node_list_delay: Duration,
+        /// Its configs listing (`[]` unless set).
+        configs: Option<Arc<str>>,
     },
     /// Accepts connections, reads requests, never answers.
     Silent,
@@ -94,7 +97,16 @@ impl Daemon {
                 .collect(),
             delay: Duration::ZERO,
             node_list_delay: Duration::ZERO,
+            configs: None,
         }
+    }
+
+    /// Listing `configs` (a JSON array) for every configs request.
+    pub fn with_configs(mut self, listing: Arc<str>) -> Self {
+        if let Daemon::Answering { configs, .. } = &mut self {
+            *configs = Some(listing);
+        }
+        self
     }
 
     /// Every answer after `delay`.
@@ -125,8 +137,14 @@ impl Daemon {
                 members,
                 delay,
                 node_list_delay,
+                configs,
             } => {
-                swarm_manager(node_id, hostname, cluster, members, *node_list_delay).delayed(*delay)
+                let routes = swarm_manager(node_id, hostname, cluster, members, *node_list_delay);
+                let routes = match configs {
+                    Some(listing) => routes.on("/configs", Reply::json(listing.to_string())),
+                    None => routes,
+                };
+                routes.delayed(*delay)
             }
             Daemon::Silent => Routes::none().otherwise(Reply::silent()),
         }
@@ -156,6 +174,18 @@ pub fn three_node_swarms(
     delay: Duration,
     fleet: &Fleet,
 ) -> Vec<(String, String, Vec<String>)> {
+    three_node_swarms_with(dir, count, delay, fleet, |_| None)
+}
+
+/// [`three_node_swarms`], swarm `s<i>` listing the configs `configs(i)`
+/// gives (`[]` for `None`).
+pub fn three_node_swarms_with(
+    dir: &Path,
+    count: usize,
+    delay: Duration,
+    fleet: &Fleet,
+    configs: impl Fn(usize) -> Option<Arc<str>>,
+) -> Vec<(String, String, Vec<String>)> {
     let mut swarms = Vec::new();
     for i in 0..count {
         let ids: Vec<(String, String)> = (0..NODES)
@@ -166,10 +196,14 @@ pub fn three_node_swarms(
             .map(|(id, host)| (id.as_str(), host.as_str()))
             .collect();
         let cluster = format!("cluster-{i}");
+        let listing = configs(i);
         let nodes: Vec<String> = ids
             .iter()
             .map(|(id, host)| {
-                let daemon = Daemon::manager(id, host, &cluster, &members).delayed(delay);
+                let mut daemon = Daemon::manager(id, host, &cluster, &members).delayed(delay);
+                if let Some(listing) = &listing {
+                    daemon = daemon.with_configs(listing.clone());
+                }
                 spawn(dir, id, daemon, fleet)
             })
             .collect();
@@ -203,4 +237,88 @@ pub fn registry_file(
 pub fn registry(dir: &Path, swarms: usize, delay: Duration, fleet: &Fleet) -> FileRegistry {
     let swarms = three_node_swarms(dir, swarms, delay, fleet);
     FileRegistry::load(registry_file(dir, 30, &swarms)).expect("load the registry file")
+}
+
+/// The owner stamp of release `release` of application `app`.
+pub fn stamp(app: &str, release: &str) -> String {
+    format!("cd/default/{app}:release/{release}")
+}
+
+/// Revision `revision` of `release` (application `app`) as the chart
+/// engine records it, about as large as a small chart's: forty values,
+/// and a manifest of four services on two networks, mounting two configs
+/// and a secret.
+pub fn engine_record(app: &str, release: &str, revision: u64, newest: bool) -> EngineRecord {
+    let manifest = Manifest::new(format!("registry.example/{app}:{revision}"))
+        .service("web")
+        .service("api")
+        .service("worker")
+        .service("cache")
+        .network("front")
+        .network("back")
+        .config("conf")
+        .config("extra")
+        .secret("token")
+        .render();
+    let mut record = EngineRecord::new(release, revision)
+        .with_owner(Some(&stamp(app, release)))
+        .with_manifest(manifest)
+        .with_status(if newest { "deployed" } else { "superseded" });
+    record.chart = app.to_owned();
+    for v in 0..40 {
+        record.values.insert(
+            format!("settings.item{v}.name"),
+            format!("value-{v}-of-revision-{revision}"),
+        );
+    }
+    record
+}
+
+/// The configs listing of a swarm of application `app` with `releases`
+/// releases `r<j>` of `revisions` revisions each, every record as Docker
+/// lists it: its data base64 in the listing.
+pub fn records_listing(app: &str, releases: usize, revisions: u64) -> String {
+    use base64::Engine as _;
+    let mut records = Vec::new();
+    for j in 0..releases {
+        let release = format!("r{j}");
+        for revision in 1..=revisions {
+            let record = engine_record(app, &release, revision, revision == revisions);
+            let labels: serde_json::Map<String, serde_json::Value> = record
+                .labels()
+                .into_iter()
+                .map(|(k, v)| (k, serde_json::Value::String(v)))
+                .collect();
+            records.push(serde_json::json!({
+                "ID": format!("{app}-{release}-{revision}"),
+                "Version": {"Index": 100 + revision},
+                "CreatedAt": "2025-03-01T12:00:00Z",
+                "UpdatedAt": "2025-03-01T12:00:00Z",
+                "Spec": {
+                    "Name": record.name(),
+                    "Labels": labels,
+                    "Data": base64::engine::general_purpose::STANDARD.encode(record.payload()),
+                },
+            }));
+        }
+    }
+    serde_json::Value::Array(records).to_string()
+}
+
+/// [`three_node_swarms`] of `swarms` swarms, every request answered after
+/// `delay`, each manager listing the records of `releases` releases of
+/// `revisions` revisions (application `app-<i>` on swarm `s<i>`), in a
+/// registry file.
+pub fn registry_file_with_records(
+    dir: &Path,
+    swarms: usize,
+    delay: Duration,
+    fleet: &Fleet,
+    releases: usize,
+    revisions: u64,
+) -> PathBuf {
+    let swarms = three_node_swarms_with(dir, swarms, delay, fleet, |i| {
+        (releases > 0).then(|| Arc::from(records_listing(&format!("app-{i}"), releases, revisions)))
+    });
+    registry_file(dir, 30, &swarms)
 }
