@@ -203,6 +203,37 @@ fn a_dropped_network_a_service_names_now_is_kept_not_retried() {
 }
 
 #[test]
+fn what_the_plan_found_in_use_is_reported_kept() {
+    let mut p = the_plan();
+    let user = ServiceUse::new("svc-other", "other_api").with_networks(["web_back"]);
+    // As the planner leaves it: out of the objects, into in_use_by.
+    let used = sweep_core::usage::service_users(
+        [(
+            sweep_core::usage::ObjectKind::Network,
+            &ObjectRef::new("id-network-web_back", "web_back"),
+        )],
+        &Default::default(),
+        &Usage::new(vec![user], Vec::new()),
+    );
+    p.dropped[0].objects.retain(|o| o.name != "web_back");
+    p.dropped[0].in_use_by = used;
+    let (log, report) = run(&p, |kind| match kind {
+        ActionKind::ReadStamps { .. } => stamps(&["rec-web-1", "rec-web-2"]),
+        ActionKind::ReadUsage { .. } => usage(Vec::new()),
+        ActionKind::RemoveStack { .. } => Outcome::Done,
+        other => panic!("{other:?}"),
+    });
+    assert!(!log.iter().any(|l| l.contains("web_back")), "{log:#?}");
+    let d = &report.dropped[0];
+    assert_eq!(d.outcome, ReleaseOutcome::InUse);
+    assert_eq!(d.in_use_by[0].object, "web_back");
+    assert!(
+        !report.all_done(),
+        "a person decides, as for a release in use"
+    );
+}
+
+#[test]
 fn the_dropped_service_s_tasks_are_waited_for_before_its_network_goes() {
     let p = the_plan();
     let mut busy = 2;

@@ -91,7 +91,13 @@ impl DropRun {
             phase: Phase::Check(Slot::Ready),
             errors: Vec::new(),
             gone: BTreeSet::new(),
-            kept: BTreeSet::new(),
+            // What the plan found in use is not among the objects to
+            // remove: it stays, and the report says so.
+            kept: dropped
+                .in_use_by
+                .iter()
+                .map(|u| (u.kind, u.object.clone()))
+                .collect(),
             own_stack: false,
         }
     }

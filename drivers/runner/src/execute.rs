@@ -486,10 +486,16 @@ async fn read_stamps(registry: &dyn Registry, release: &str, names: &[SwarmName]
             Ok(records) => records,
             Err(e) => return Outcome::Failed(classify_backend(&e)),
         };
-        let entry = records
-            .into_iter()
-            .find(|r| r.name == release)
-            .map(|r| ReleaseEntry::new(r.name, r.owner));
+        // The stamp, and the records' ids and versions: the sweep of a live
+        // release's dropped objects proves by them that no revision came
+        // since the plan.
+        let entry = records.into_iter().find(|r| r.name == release).map(|r| {
+            let entry = ReleaseEntry::new(r.name, r.owner);
+            match r.records {
+                Some(versions) => entry.with_records(versions),
+                None => entry,
+            }
+        });
         reads.push(StampRead::new(name.clone(), entry));
     }
     Outcome::Stamps(reads)

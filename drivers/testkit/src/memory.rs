@@ -131,6 +131,11 @@ pub struct MemoryStack {
     pub marked_configs: BTreeMap<String, String>,
     /// The same of each secret that carries one, by secret name.
     pub marked_secrets: BTreeMap<String, String>,
+    /// The networks, secrets and configs each service named here uses, by
+    /// service name; a service not named here uses every object of its
+    /// stack (the model of a whole stack, whose parts wait for all of its
+    /// services).
+    pub uses: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl MemoryStack {
@@ -143,6 +148,26 @@ impl MemoryStack {
     pub fn service(mut self, name: impl Into<String>) -> Self {
         self.services.insert(name.into());
         self
+    }
+
+    /// With one more service, using only the stack objects `uses` (by
+    /// name): a live release's current service, which leaves the objects
+    /// its stack dropped free once the services that used them are gone.
+    pub fn service_using(mut self, name: impl Into<String>, uses: &[&str]) -> Self {
+        let name = name.into();
+        self.uses
+            .insert(name.clone(), uses.iter().map(|u| (*u).to_owned()).collect());
+        self.services.insert(name);
+        self
+    }
+
+    /// Whether a remaining service of the stack uses the object `name`.
+    fn holds(&self, name: &str) -> bool {
+        self.services.iter().any(|service| {
+            self.uses
+                .get(service)
+                .is_none_or(|uses| uses.contains(name))
+        })
     }
 
     /// With one more service, carrying the keep label with raw value `keep`.
@@ -1292,16 +1317,27 @@ impl SwarmBackend for MemoryBackend {
                 let Some(stack) = s.stacks.get_mut(release) else {
                     return Ok(());
                 };
-                let held = part != StackPart::Services && !stack.services.is_empty();
-                let names = match part {
-                    StackPart::Services => &mut stack.services,
-                    // The model's tasks stop with their services.
-                    StackPart::Tasks if held => {
-                        return Err(BackendError::InUse {
+                // The model's tasks stop with their services: the named
+                // services' tasks, or every service's when none is named.
+                let running = stack.services.iter().any(|service| {
+                    objects.is_empty()
+                        || objects.iter().any(|o| {
+                            o.handle() == MemoryStack::service_id(service)
+                                || o.handle() == service.as_str()
+                        })
+                });
+                if part == StackPart::Tasks {
+                    return if running {
+                        Err(BackendError::InUse {
                             object: format!("tasks of stack {release:?}"),
                             message: "still running".into(),
                         })
-                    }
+                    } else {
+                        Ok(())
+                    };
+                }
+                let names = match part {
+                    StackPart::Services => &mut stack.services,
                     StackPart::Tasks => return Ok(()),
                     StackPart::Networks => &mut stack.networks,
                     StackPart::Secrets => &mut stack.secrets,
@@ -1322,21 +1358,30 @@ impl SwarmBackend for MemoryBackend {
                     })
                     .cloned()
                     .collect();
-                if held && !named.is_empty() {
-                    // The engine's answer while services still use them.
+                // The engine's answer while services still use them.
+                let held = part != StackPart::Services && named.iter().any(|n| stack.holds(n));
+                if held {
                     return Err(BackendError::InUse {
                         object: format!("{part} of stack {release:?}"),
                         message: "in use by the stack's services".into(),
                     });
                 }
+                let names = match part {
+                    StackPart::Services => &mut stack.services,
+                    StackPart::Networks => &mut stack.networks,
+                    StackPart::Secrets => &mut stack.secrets,
+                    StackPart::Configs => &mut stack.configs,
+                    StackPart::Tasks => return Ok(()),
+                };
                 for n in &named {
                     names.remove(n);
                 }
                 if part == StackPart::Services {
-                    // The labels and versions were the services'.
+                    // The labels, versions and uses were the services'.
                     for n in &named {
                         stack.keep.remove(n);
                         stack.versions.remove(n);
+                        stack.uses.remove(n);
                     }
                 }
                 if stack.is_empty() {
