@@ -336,10 +336,11 @@ fn resource_sentences(
     for d in plan.dropped.iter().filter(|d| is_key(&d.swarm, &d.release)) {
         for o in &d.objects {
             say.push(format!(
-                "Its {} {} was declared by revision {} and is not by its current revision {}: it is removed.{}",
+                "Its {} {} was declared by revision {}, dropped by revision {}, and is not declared by its current revision {}: it is removed.{}",
                 o.kind.as_str(),
                 o.name,
                 o.claimed_by,
+                o.dropped_by,
                 d.revision,
                 marker(o.kind, &o.name).unwrap_or_default()
             ));

@@ -230,11 +230,12 @@ fn write_resources(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt
         for o in &d.objects {
             writeln!(
                 out,
-                "    {}  {} {}, declared by revision {}",
+                "    {}  {} {}, declared by revision {}, dropped by revision {}",
                 style.paint("31", "remove"),
                 o.kind.as_str(),
                 Escaped(&o.name),
-                o.claimed_by
+                o.claimed_by,
+                o.dropped_by
             )?;
         }
         for u in &d.in_use_by {

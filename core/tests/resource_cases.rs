@@ -90,6 +90,40 @@ fn left_behind() -> Vec<Obj> {
 
 const CASES: &[Case] = &[
     Case {
+        name: "the_revision_that_dropped_an_object_is_the_first_without_it",
+        snapshot: || {
+            // 1 declared worker, 2 dropped it, 3 kept it dropped.
+            let revisions = vec![
+                Rev::owned(
+                    "shop",
+                    "web",
+                    1,
+                    &[("service", "app"), ("service", "worker")],
+                ),
+                Rev::owned("shop", "web", 2, &[("service", "app")]),
+                Rev::owned("shop", "web", 3, &[("service", "app")]),
+            ];
+            let objects = [Obj::new("service", "app"), Obj::new("service", "worker")];
+            snapshot(
+                true,
+                vec![app("shop", "alpha", &["web"])],
+                vec![swarm(
+                    "alpha",
+                    vec![release("web", &revisions, &objects)],
+                    vec![],
+                )],
+            )
+        },
+        check: |p| {
+            let o = &p.dropped[0].objects[0];
+            assert_eq!(
+                (o.name.as_str(), o.claimed_by, o.dropped_by),
+                ("web_worker", 1, 2)
+            );
+            assert_eq!(p.dropped[0].revision, 3);
+        },
+    },
+    Case {
         name: "a_release_that_dropped_a_service_a_config_and_a_network_loses_exactly_those",
         snapshot: || {
             let mut objects = left_behind();
@@ -409,7 +443,7 @@ fn explain_names_the_revisions_and_the_marker() {
     let e = sweep_core::explain::explain(&s, &sweep_core::ReleaseRef::new("alpha", "web")).unwrap();
     let text = e.text();
     assert!(
-        text.contains("Its service web_worker was declared by revision 1 and is not by its current revision 2: it is removed."),
+        text.contains("Its service web_worker was declared by revision 1, dropped by revision 2, and is not declared by its current revision 2: it is removed."),
         "{text}"
     );
     assert!(

@@ -87,6 +87,9 @@ pub struct DroppedObject {
     /// The newest stored revision, stamped for this controller and the
     /// application, that declared it.
     pub claimed_by: u64,
+    /// The first revision after `claimed_by` whose data reads and does not
+    /// declare it: the one that dropped it (at most the current one).
+    pub dropped_by: u64,
 }
 
 named_enum! {
@@ -461,6 +464,11 @@ pub(crate) fn examine(
                 id: id.to_owned(),
                 version: candidate.version(),
                 claimed_by,
+                dropped_by: revisions
+                    .iter()
+                    .filter(|r| r.number > claimed_by)
+                    .find(|r| r.document.is_ok_and(|d| !d.declares.contains(kind, name)))
+                    .map_or(current.number, |r| r.number),
             }),
             (reason, _, _) => {
                 found

@@ -549,9 +549,9 @@ mod tests {
                   "node": null, "volume": null, "kind": "refused", "message": "no"}],
                   "remedy": null,
                   "removed": [
-                    {"kind": "service", "name": "web_worker", "id": "s1", "claimed_by": 1},
-                    {"kind": "config", "name": "web_c1", "id": "c1", "version": 1, "claimed_by": 1},
-                    {"kind": "config", "name": "web_c2", "id": "c2", "version": 1, "claimed_by": 1}]}],
+                    {"kind": "service", "name": "web_worker", "id": "s1", "claimed_by": 1, "dropped_by": 2},
+                    {"kind": "config", "name": "web_c1", "id": "c1", "version": 1, "claimed_by": 1, "dropped_by": 2},
+                    {"kind": "config", "name": "web_c2", "id": "c2", "version": 1, "claimed_by": 1, "dropped_by": 2}]}],
                 "totals": {"planned": 0, "deleted": 0, "failed": 0, "left_own_stack": 0,
                   "pending_coverage": 0, "volumes_deleted": 0, "uncovered_swarms": 0}}"#,
         )
