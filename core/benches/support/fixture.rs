@@ -111,7 +111,7 @@ fn release_entry(
         .iter()
         .map(|svc| {
             let mut networks = vec![network.handle().to_owned()];
-            if r % 10 == 0 && r > 0 && svc.name.ends_with("_web") {
+            if r.is_multiple_of(10) && r > 0 && svc.name.ends_with("_web") {
                 networks.push(id('n', s, r - 1, 0));
             }
             ServiceUse::new(svc.id.as_str(), svc.name.as_str())
