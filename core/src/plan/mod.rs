@@ -901,6 +901,47 @@ mod tests {
         );
     }
 
+    /// `plan_json` moves a deletion's objects and records out of the
+    /// snapshot where `plan` copies them: the same plan either way, for a
+    /// cluster of two names listed out of order (one release seen alike
+    /// under both, one seen differently), shared objects left out, and a
+    /// swarm of one name.
+    #[test]
+    fn facts_moved_or_copied_plan_the_same() {
+        let web = r#"{"name":"web","owner":"cd/default/gone:release/web",
+            "records":[{"id":"r2","version":3},{"id":"r1","version":1}],
+            "objects":{"services":[{"id":"s1","name":"web_app","version":2}],
+                "networks":[{"name":"web_net","id":"n1"},{"name":"web_b","id":"n0"}],
+                "secrets":["web_key"],
+                "volumes":[{"node":"x","volumes":["web_data","web_a"]}]}}"#;
+        let api = |version: u64| {
+            format!(
+                r#"{{"name":"api","owner":"cd/default/gone:release/api","records":[{{"id":"r3","version":{version}}}],"objects":{{}}}}"#
+            )
+        };
+        let text = format!(
+            r#"{{"policy":{{"purge_volumes":true}},
+            "app_set":{{"loaded":true,"applications":[{{"name":"keep","swarm":"a","releases":["db"]}}]}},
+            "swarms":[
+              {{"swarm":"b","cluster_id":"C","releases":[{web},{api_b}]}},
+              {{"swarm":"z","releases":[{{"name":"old","owner":"cd/default/gone:release/old","objects":{{"services":[{{"id":"s7","name":"old_app","version":1}}]}}}}]}},
+              {{"swarm":"a","cluster_id":"C","releases":[{api_a},{web},
+                  {{"name":"db","owner":"cd/default/keep:release/db","objects":{{"services":[{{"id":"s9","name":"db_app","version":1}}]}}}}],
+                "usage":{{"services":[{{"id":"s9","name":"db_app","stack":"db","networks":["n1"],"volumes":["web_data"]}}],
+                  "containers":[{{"node":"x","containers":[{{"id":"c1","name":"manual","volumes":["web_a"]}}]}}]}}}}
+            ]}}"#,
+            api_a = api(1),
+            api_b = api(2),
+        );
+        same_both_ways(&text);
+        let plan = plan_json(&text).unwrap();
+        let web = plan.deletions.iter().find(|d| d.release == "web").unwrap();
+        assert_eq!(web.in_use_by.len(), 3, "{web:?}");
+        assert!(web.observed.is_some());
+        let api = plan.deletions.iter().find(|d| d.release == "api").unwrap();
+        assert_eq!((&api.objects, &api.observed), (&None, &None));
+    }
+
     #[test]
     fn hostile_texts_are_refused_or_planned_the_same_either_way() {
         let swarm = r#"{"swarm":"a","cluster_id":"C","releases":[{"name":"web","owner":"cd/default/gone:release/web"}]}"#;
