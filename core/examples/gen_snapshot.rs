@@ -1,10 +1,12 @@
 //! Writes a snapshot file of RELEASES releases spread evenly over SWARMS
 //! swarms, in the JSON `swarm-sweep snapshot` writes and `plan --snapshot`
-//! reads. The input of `bench/plan-vs-read`.
+//! reads, without the indentation: pretty-printed, a million releases with
+//! the facts a gather records would pass the 1 GiB a snapshot file may
+//! take. The input of `bench/plan-vs-read`.
 //!
 //! `cargo run --release -p sweep-core --example gen_snapshot -- RELEASES SWARMS FILE`
 
-use std::io::Write;
+use std::io::{BufWriter, Write};
 
 #[path = "../benches/support/fixture.rs"]
 mod fixture;
@@ -24,10 +26,11 @@ fn main() {
         std::process::exit(2);
     }
     let snapshot = fixture::snapshot(swarms, releases / swarms);
-    let text = snapshot.to_json_pretty();
-    let written = std::fs::File::create(file).and_then(|mut f| {
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.write_all(b"\n"))
+    let written = std::fs::File::create(file).and_then(|f| {
+        let mut out = BufWriter::new(f);
+        serde_json::to_writer(&mut out, &snapshot)?;
+        out.write_all(b"\n")?;
+        out.flush()
     });
     if let Err(e) = written {
         eprintln!("gen_snapshot: {file}: {e}");

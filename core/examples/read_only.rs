@@ -14,8 +14,10 @@
 //! pay; the planner is free to do better than that.
 
 use std::collections::hash_map::DefaultHasher;
+use std::fmt;
 use std::hash::{Hash, Hasher};
 
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -28,7 +30,7 @@ struct Snapshot {
     app_set: AppSet,
     #[serde(default)]
     swarms: Vec<Swarm>,
-    now: Option<u64>,
+    now: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -40,6 +42,8 @@ struct Policy {
     purge_volumes: bool,
     max_deletions: Option<u64>,
     min_departed_for: Option<serde_json::Value>,
+    #[serde(default)]
+    prune_resources: bool,
 }
 
 #[derive(Deserialize)]
@@ -59,6 +63,8 @@ struct Application {
     swarm: String,
     releases: Option<Vec<String>>,
     state: Option<String>,
+    #[serde(default)]
+    prune_resources: bool,
 }
 
 #[derive(Deserialize)]
@@ -74,7 +80,7 @@ struct Swarm {
     node_count: Option<u64>,
     members: Option<Vec<Node>>,
     self_stack: Option<String>,
-    usage: Option<serde_json::Value>,
+    usage: Option<Usage>,
     #[serde(default)]
     failed_reads: Vec<serde_json::Value>,
     #[serde(default)]
@@ -87,9 +93,191 @@ struct Swarm {
 struct Release {
     name: String,
     owner: Option<String>,
-    records: Option<serde_json::Value>,
-    objects: Option<serde_json::Value>,
-    departed_since: Option<u64>,
+    records: Option<Vec<ObjectVersion>>,
+    objects: Option<StackObjects>,
+    revisions: Option<Vec<Revision>>,
+    departed_since: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ObjectVersion {
+    id: String,
+    version: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StackObjects {
+    #[serde(default)]
+    services: Vec<Service>,
+    #[serde(default)]
+    networks: Vec<ObjectRef>,
+    #[serde(default)]
+    secrets: Vec<ObjectRef>,
+    #[serde(default)]
+    configs: Vec<ObjectRef>,
+    volumes: Option<Vec<NodeVolumes>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Service {
+    id: String,
+    name: String,
+    version: u64,
+    keep: Option<String>,
+}
+
+/// A network, secret or config: an object, or (in older snapshots) its
+/// bare name.
+#[allow(dead_code)]
+struct ObjectRef {
+    name: String,
+    id: Option<String>,
+    version: Option<u64>,
+    cd_created: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ObjectFields {
+    name: String,
+    id: Option<String>,
+    version: Option<u64>,
+    cd_created: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for ObjectRef {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RefVisitor;
+        impl<'de> Visitor<'de> for RefVisitor {
+            type Value = ObjectRef;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a name or an object")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<ObjectRef, E> {
+                Ok(ObjectRef {
+                    name: name.to_owned(),
+                    id: None,
+                    version: None,
+                    cd_created: None,
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ObjectRef, A::Error> {
+                let o = ObjectFields::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(ObjectRef {
+                    name: o.name,
+                    id: o.id,
+                    version: o.version,
+                    cd_created: o.cd_created,
+                })
+            }
+        }
+        deserializer.deserialize_any(RefVisitor)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct NodeVolumes {
+    node: String,
+    #[serde(default)]
+    volumes: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Revision {
+    name: String,
+    revision: Option<String>,
+    owner: Option<String>,
+    payload: Option<Payload>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+#[allow(dead_code)]
+enum Payload {
+    Read(Document),
+    Unreadable(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Document {
+    release: String,
+    revision: u64,
+    owner: Option<String>,
+    declares: Declares,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Declares {
+    #[serde(default)]
+    services: Vec<String>,
+    #[serde(default)]
+    networks: Vec<String>,
+    #[serde(default)]
+    configs: Vec<String>,
+    #[serde(default)]
+    secrets: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Usage {
+    #[serde(default)]
+    services: Vec<ServiceUse>,
+    #[serde(default)]
+    containers: Vec<NodeContainers>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ServiceUse {
+    id: String,
+    name: String,
+    stack: Option<String>,
+    #[serde(default)]
+    volumes: Vec<String>,
+    #[serde(default)]
+    networks: Vec<String>,
+    #[serde(default)]
+    secrets: Vec<String>,
+    #[serde(default)]
+    configs: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct NodeContainers {
+    node: String,
+    #[serde(default)]
+    containers: Vec<ContainerUse>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ContainerUse {
+    id: String,
+    name: String,
+    service: Option<String>,
+    stack: Option<String>,
+    #[serde(default)]
+    volumes: Vec<String>,
 }
 
 #[derive(Deserialize)]

@@ -38,7 +38,7 @@ use crate::objects::{ObjectRef, ObjectVersion, ServiceEntry};
 use crate::owner::ControllerId;
 use crate::record::{parse_record_name, Kind, Payload, RevisionDocument, RevisionRead};
 use crate::refs::SwarmName;
-use crate::usage::{self, InUse, ObjectKind, Usage};
+use crate::usage::{InUse, ObjectKind, UsageIndex};
 
 /// Objects a live release dropped from its chart, proven ours: the sweep
 /// removes them, services first. Never a whole release: those are in the
@@ -284,6 +284,7 @@ pub(crate) fn examine(
     group: &SwarmGroup<'_>,
     release: &GroupedRelease<'_>,
     declarer: Declarer<'_>,
+    usage: &[UsageIndex<'_>],
 ) -> Found {
     let hold = |reason: ResourceHoldReason, detail: String| Found {
         hold: Some(ResourceHold {
@@ -481,7 +482,7 @@ pub(crate) fn examine(
         return found;
     }
     dropped.sort();
-    let in_use_by = in_use(&dropped, objects, &group.usage);
+    let in_use_by = in_use(&dropped, objects, usage);
     found.dropped = Some(Dropped {
         swarm: group.swarm.clone(),
         release: release.name.to_owned(),
@@ -541,7 +542,7 @@ impl Candidate<'_> {
 fn in_use(
     dropped: &[DroppedObject],
     objects: &crate::objects::StackObjects,
-    usage: &[&Usage],
+    usage: &[UsageIndex<'_>],
 ) -> Vec<InUse> {
     let leaving: BTreeSet<&str> = dropped
         .iter()
@@ -565,7 +566,7 @@ fn in_use(
         .collect();
     let mut found: Vec<InUse> = usage
         .iter()
-        .flat_map(|u| usage::service_users(refs.iter().copied(), &leaving, u))
+        .flat_map(|u| u.service_users(refs.iter().copied(), &leaving))
         .collect();
     found.sort();
     found.dedup();

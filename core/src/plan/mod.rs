@@ -16,6 +16,7 @@ pub(crate) mod classify;
 mod coverage;
 mod dropped;
 mod holds;
+mod moved;
 mod reads;
 pub(crate) mod swarms;
 
@@ -28,7 +29,7 @@ use crate::objects::{ObjectVersion, StackObjects};
 use crate::owner::ControllerId;
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::{Facts, NodeEntry, Snapshot, SnapshotError, SnapshotStr, Text};
-use crate::usage::{self, InUse, Usage};
+use crate::usage::{self, InUse, UsageIndex};
 
 use classify::{Decision, Grace};
 pub use coverage::Coverage;
@@ -360,9 +361,17 @@ impl Observed {
     /// The fingerprint of what was observed, when both the records and the
     /// stack's services were.
     pub(crate) fn of(facts: Facts<'_>) -> Option<Self> {
-        let mut records = facts.records?.to_vec();
-        let mut services: Vec<ObjectVersion> = facts
-            .objects?
+        Observed::of_owned(facts.records.map(<[_]>::to_vec), facts.objects)
+    }
+
+    /// [`Observed::of`] what was observed, the records taken rather than
+    /// borrowed.
+    pub(crate) fn of_owned(
+        records: Option<Vec<ObjectVersion>>,
+        objects: Option<&StackObjects>,
+    ) -> Option<Self> {
+        let mut records = records?;
+        let mut services: Vec<ObjectVersion> = objects?
             .services
             .iter()
             .map(|s| ObjectVersion::new(s.id.clone(), s.version))
@@ -589,7 +598,9 @@ pub struct SwarmPlan {
 /// ```
 pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
     snapshot.validate()?;
-    plan_valid(snapshot)
+    let mut plan = plan_valid(snapshot, FactsBy::Copying)?.plan;
+    sort(&mut plan);
+    Ok(plan)
 }
 
 /// Parses a snapshot from JSON text and plans it: the plan, and the error,
@@ -597,27 +608,59 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
 /// copy of the snapshot. Names are read in place from `text` (the same
 /// types, holding `Text` instead of `String`), so a large snapshot costs
 /// its text and the plan, not its text, a copy of every name and the plan.
+///
+/// What a deletion removes and relies on (its stack's objects, its record
+/// versions) is moved out of the parsed snapshot into the plan, not
+/// copied: the snapshot is dropped here anyway, and a copy of every
+/// departed release's objects would cost more than the rest of the plan.
 pub fn plan_json(text: &str) -> Result<SweepPlan, SnapshotError> {
-    let snapshot: Snapshot<Text<'_>> = crate::snapshot::one_json_document(text)?;
+    let mut snapshot: Snapshot<Text<'_>> = crate::snapshot::one_json_document(text)?;
     snapshot.validate()?;
-    plan_valid(&snapshot)
+    let Planned { mut plan, moves } = plan_valid(&snapshot, FactsBy::Moving)?;
+    moved::fill(&mut plan.deletions, moves, &mut snapshot);
+    sort(&mut plan);
+    Ok(plan)
 }
 
 /// The uses of `release`'s `objects` by other workloads, as every name of
 /// its cluster that read them saw them: a use one name saw is a use.
-fn shared(release: &str, objects: &StackObjects, purge: bool, usage: &[&Usage]) -> Vec<InUse> {
-    let own = objects.services.iter().map(|s| s.id.clone()).collect();
+fn shared(
+    release: &str,
+    objects: &StackObjects,
+    purge: bool,
+    usage: &[UsageIndex<'_>],
+) -> Vec<InUse> {
+    let own = objects.services.iter().map(|s| s.id.as_str()).collect();
     let mut found: Vec<InUse> = usage
         .iter()
-        .flat_map(|u| usage::users_of(release, objects, purge, &own, u))
+        .flat_map(|u| u.users_of(release, objects, purge, &own))
         .collect();
     found.sort();
     found.dedup();
     found
 }
 
-/// Plans a snapshot that [`Snapshot::validate`] accepted.
-fn plan_valid<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Result<SweepPlan, SnapshotError> {
+/// How a deletion gets the facts it carries from the snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FactsBy {
+    /// Copied: the caller keeps the snapshot.
+    Copying,
+    /// Left for the caller to move out of the snapshot ([`Planned::moves`]).
+    Moving,
+}
+
+/// A plan, not sorted yet, and the deletions whose facts the caller moves
+/// into it.
+struct Planned {
+    plan: SweepPlan,
+    moves: Vec<moved::Move>,
+}
+
+/// Plans a snapshot that [`Snapshot::validate`] accepted; the caller sorts.
+fn plan_valid<S: SnapshotStr>(
+    snapshot: &Snapshot<S>,
+    facts_by: FactsBy,
+) -> Result<Planned, SnapshotError> {
     let controller = ControllerId::new(snapshot.policy.controller.as_str())?;
     let purge = snapshot.policy.purge_volumes;
     let groups = swarms::group(snapshot);
@@ -637,9 +680,12 @@ fn plan_valid<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Result<SweepPlan, Snaps
         now: snapshot.now,
     };
     let mut departed = Vec::new();
+    let mut moves = Vec::new();
     let mut resources = dropped::Resources::default();
     for (at, (group, reach)) in groups.iter().zip(&reach).enumerate() {
         let held = held_by.get(&group.swarm);
+        // Built once per cluster: asked for every release it deletes.
+        let uses: Vec<UsageIndex<'_>> = group.usage.iter().map(|u| UsageIndex::new(u)).collect();
         let mut declared = classify::Declared::new(&apps, at);
         for release in &group.releases {
             let declared = declared.of(release.name);
@@ -648,7 +694,7 @@ fn plan_valid<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Result<SweepPlan, Snaps
                 && !group.self_stacks.contains(release.name)
             {
                 if let Some(declarer) = apps.resource_declarer(declared) {
-                    let found = dropped::examine(&controller, group, release, declarer);
+                    let found = dropped::examine(&controller, group, release, declarer, &uses);
                     resources.add(found, held);
                 }
             }
@@ -709,17 +755,27 @@ fn plan_valid<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Result<SweepPlan, Snaps
                         let facts = release.facts();
                         let objects = facts.and_then(|f| f.objects);
                         let in_use_by = objects
-                            .map(|o| shared(release.name, o, purge, &group.usage))
+                            .map(|o| shared(release.name, o, purge, &uses))
                             .unwrap_or_default();
+                        let place = release.place().filter(|_| facts_by == FactsBy::Moving);
+                        if let Some(place) = place {
+                            moves.push(moved::Move {
+                                deletion: deletions.len(),
+                                place,
+                            });
+                        }
+                        let copied = place.is_none();
                         deletions.push(Deletion {
                             swarm: group.swarm.clone(),
                             release: release.name.to_owned(),
                             application,
                             reason,
                             volumes: reach.coverage(purge),
-                            objects: objects.map(|o| usage::without_shared(o, &in_use_by).sorted()),
+                            objects: objects
+                                .filter(|_| copied)
+                                .map(|o| usage::without_shared(o, &in_use_by).sorted()),
                             in_use_by,
-                            observed: facts.and_then(Observed::of),
+                            observed: facts.filter(|_| copied).and_then(Observed::of),
                         })
                     }
                 },
@@ -742,6 +798,7 @@ fn plan_valid<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Result<SweepPlan, Snaps
                 format!("the plan would delete {what}, more than max_deletions = {max}"),
             ));
             resources.hold_all(HoldReason::BlastRadius);
+            moves.clear();
             for d in deletions.drain(..) {
                 spared.push(Spared {
                     swarm: d.swarm,
@@ -782,7 +839,7 @@ fn plan_valid<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Result<SweepPlan, Snaps
         })
         .collect();
 
-    let mut plan = SweepPlan {
+    let plan = SweepPlan {
         format_version: FormatVersion,
         controller: controller.clone(),
         purge_volumes: purge,
@@ -798,10 +855,13 @@ fn plan_valid<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Result<SweepPlan, Snaps
         skipped_revisions: resources.skipped,
         departed,
     };
-    sort(&mut plan);
-    Ok(plan)
+    Ok(Planned { plan, moves })
 }
 
+/// Sorts every list of `plan`. Each entry type orders by all of its
+/// fields, so entries that compare equal are equal: the unstable sort
+/// gives the stable sort's order, without a scratch copy of half of each
+/// list beside a plan that may be a million entries long.
 fn sort(plan: &mut SweepPlan) {
     // Sweep-wide holds first, then by swarm; `Option` orders `None` first.
     plan.holds.sort_by(|a, b| {
@@ -813,15 +873,15 @@ fn sort(plan: &mut SweepPlan) {
         ))
     });
     plan.holds.dedup();
-    plan.deletions.sort();
-    plan.spared.sort();
-    plan.uncovered.sort();
-    plan.swarms.sort();
-    plan.dropped.sort();
-    plan.unclaimed.sort();
-    plan.resource_holds.sort();
-    plan.skipped_revisions.sort();
-    plan.departed.sort();
+    plan.deletions.sort_unstable();
+    plan.spared.sort_unstable();
+    plan.uncovered.sort_unstable();
+    plan.swarms.sort_unstable();
+    plan.dropped.sort_unstable();
+    plan.unclaimed.sort_unstable();
+    plan.resource_holds.sort_unstable();
+    plan.skipped_revisions.sort_unstable();
+    plan.departed.sort_unstable();
 }
 
 #[cfg(test)]
@@ -839,6 +899,47 @@ mod tests {
             serde_json::from_str::<Snapshot>(text).is_ok(),
             "{text}"
         );
+    }
+
+    /// `plan_json` moves a deletion's objects and records out of the
+    /// snapshot where `plan` copies them: the same plan either way, for a
+    /// cluster of two names listed out of order (one release seen alike
+    /// under both, one seen differently), shared objects left out, and a
+    /// swarm of one name.
+    #[test]
+    fn facts_moved_or_copied_plan_the_same() {
+        let web = r#"{"name":"web","owner":"cd/default/gone:release/web",
+            "records":[{"id":"r2","version":3},{"id":"r1","version":1}],
+            "objects":{"services":[{"id":"s1","name":"web_app","version":2}],
+                "networks":[{"name":"web_net","id":"n1"},{"name":"web_b","id":"n0"}],
+                "secrets":["web_key"],
+                "volumes":[{"node":"x","volumes":["web_data","web_a"]}]}}"#;
+        let api = |version: u64| {
+            format!(
+                r#"{{"name":"api","owner":"cd/default/gone:release/api","records":[{{"id":"r3","version":{version}}}],"objects":{{}}}}"#
+            )
+        };
+        let text = format!(
+            r#"{{"policy":{{"purge_volumes":true}},
+            "app_set":{{"loaded":true,"applications":[{{"name":"keep","swarm":"a","releases":["db"]}}]}},
+            "swarms":[
+              {{"swarm":"b","cluster_id":"C","releases":[{web},{api_b}]}},
+              {{"swarm":"z","releases":[{{"name":"old","owner":"cd/default/gone:release/old","objects":{{"services":[{{"id":"s7","name":"old_app","version":1}}]}}}}]}},
+              {{"swarm":"a","cluster_id":"C","releases":[{api_a},{web},
+                  {{"name":"db","owner":"cd/default/keep:release/db","objects":{{"services":[{{"id":"s9","name":"db_app","version":1}}]}}}}],
+                "usage":{{"services":[{{"id":"s9","name":"db_app","stack":"db","networks":["n1"],"volumes":["web_data"]}}],
+                  "containers":[{{"node":"x","containers":[{{"id":"c1","name":"manual","volumes":["web_a"]}}]}}]}}}}
+            ]}}"#,
+            api_a = api(1),
+            api_b = api(2),
+        );
+        same_both_ways(&text);
+        let plan = plan_json(&text).unwrap();
+        let web = plan.deletions.iter().find(|d| d.release == "web").unwrap();
+        assert_eq!(web.in_use_by.len(), 3, "{web:?}");
+        assert!(web.observed.is_some());
+        let api = plan.deletions.iter().find(|d| d.release == "api").unwrap();
+        assert_eq!((&api.objects, &api.observed), (&None, &None));
     }
 
     #[test]

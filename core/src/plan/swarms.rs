@@ -49,6 +49,10 @@ pub(crate) struct GroupedRelease<'a> {
     owners: Owners<'a>,
     /// What its first name (in name order) observed beside the stamp.
     facts: Facts<'a>,
+    /// Where `facts` are in the snapshot (the index of the swarm entry,
+    /// then of the release in it), so that a caller that owns the
+    /// snapshot can move them into the plan instead of copying them.
+    place: Option<Place>,
     /// Every name's observation, when the names of the cluster disagree.
     disagreeing: Option<Box<[Facts<'a>]>>,
     /// When it was first seen departed: the latest of its names' times,
@@ -78,10 +82,35 @@ impl<'a> GroupedRelease<'a> {
         }
     }
 
+    /// Where the snapshot holds what [`GroupedRelease::facts`] gives.
+    pub(crate) fn place(&self) -> Option<Place> {
+        self.disagreeing.is_none().then_some(self.place).flatten()
+    }
+
     /// Every observation of it, one per name that observed something.
     pub(crate) fn every_facts(&self) -> impl Iterator<Item = Facts<'a>> + '_ {
         let one = std::slice::from_ref(&self.facts);
         self.disagreeing.as_deref().unwrap_or(one).iter().copied()
+    }
+}
+
+/// A release's place in a snapshot: the index of its swarm entry, and its
+/// index among that entry's releases. Half the size of two `usize`s, held
+/// for every release while planning; a snapshot too large for it (which
+/// the bound on its values rules out) has no places, and its facts are
+/// copied instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub(crate) swarm: u32,
+    pub(crate) release: u32,
+}
+
+impl Place {
+    fn new(swarm: usize, release: usize) -> Option<Self> {
+        Some(Place {
+            swarm: u32::try_from(swarm).ok()?,
+            release: u32::try_from(release).ok()?,
+        })
     }
 }
 
@@ -163,9 +192,10 @@ pub(crate) fn group<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Groups<'_> {
 
     let mut grouped: Vec<(SwarmGroup<'_>, Vec<&str>)> = Vec::with_capacity(keyed.len());
     for members in keyed.values() {
-        let mut entries: Vec<&SwarmSnapshot<S>> =
+        let mut members = members.clone();
+        members.sort_by(|&a, &b| name(&snapshot.swarms[a]).cmp(name(&snapshot.swarms[b])));
+        let entries: Vec<&SwarmSnapshot<S>> =
             members.iter().map(|&i| &snapshot.swarms[i]).collect();
-        entries.sort_by(|a, b| name(a).cmp(name(b)));
         let names: Vec<SwarmName> = entries.iter().map(|s| SwarmName::from(name(s))).collect();
 
         // What a partial read means is the planner's rule (`reads.rs`).
@@ -193,7 +223,7 @@ pub(crate) fn group<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Groups<'_> {
                 .filter(|c| !c.is_empty())
                 .map(str::to_owned),
             error: (!errors.is_empty()).then(|| errors.join("; ")),
-            releases: releases(&entries),
+            releases: releases(&entries, &members),
             nodes: union_by_id(reached.iter().map(|n| n.as_deref())),
             unread_nodes: entries.iter().any(|s| s.has_unread_node()),
             node_count: entries.iter().filter_map(|s| s.node_count).max(),
@@ -236,14 +266,19 @@ fn union_by_id<'a>(lists: impl Iterator<Item = Option<&'a [NodeEntry]>>) -> Opti
 
 /// The releases of a group's names, sorted by name, one entry per name
 /// with the distinct stamps seen for it.
-fn releases<'a, S: SnapshotStr>(entries: &[&'a SwarmSnapshot<S>]) -> Vec<GroupedRelease<'a>> {
+/// `members` are the entries' indices in the snapshot.
+fn releases<'a, S: SnapshotStr>(
+    entries: &[&'a SwarmSnapshot<S>],
+    members: &[usize],
+) -> Vec<GroupedRelease<'a>> {
     let total = entries.iter().map(|s| s.releases.len()).sum();
     let mut all: Vec<GroupedRelease<'a>> = Vec::with_capacity(total);
-    for s in entries {
-        all.extend(s.releases.iter().map(|r| GroupedRelease {
+    for (s, &at) in entries.iter().zip(members) {
+        all.extend(s.releases.iter().enumerate().map(|(i, r)| GroupedRelease {
             name: r.name.as_str(),
             owners: Owners::One(r.owner.as_ref().map(S::as_str).filter(|o| !o.is_empty())),
             facts: r.facts(),
+            place: Place::new(at, i),
             disagreeing: None,
             departed_since: r.departed_since,
         }));
@@ -271,8 +306,11 @@ fn releases<'a, S: SnapshotStr>(entries: &[&'a SwarmSnapshot<S>]) -> Vec<Grouped
             [one] => Owners::One(one),
             _ => Owners::Many(owners.into_boxed_slice()),
         };
-        let mut seen = run.iter().map(|r| r.facts).filter(|f| !f.is_empty());
-        let facts = seen.next().unwrap_or_default();
+        let mut seen = run.iter().filter(|r| !r.facts.is_empty());
+        let first = seen.next();
+        let facts = first.map(|r| r.facts).unwrap_or_default();
+        let place = first.and_then(|r| r.place);
+        let mut seen = seen.map(|r| r.facts);
         let disagreeing = seen.any(|f| f != facts).then(|| {
             run.iter()
                 .map(|r| r.facts)
@@ -288,6 +326,7 @@ fn releases<'a, S: SnapshotStr>(entries: &[&'a SwarmSnapshot<S>]) -> Vec<Grouped
             name: run[0].name,
             owners,
             facts,
+            place,
             disagreeing,
             departed_since,
         });

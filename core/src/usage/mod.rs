@@ -17,12 +17,16 @@
 //! [`users_of`]'s, which the planner and the sweep's re-check before each
 //! removal both call.
 
+mod index;
+
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
 use crate::names::named_enum;
 use crate::objects::{ObjectRef, StackObjects};
+
+pub(crate) use index::UsageIndex;
 
 /// The label Docker puts on a service's task containers: the id of the
 /// service the task belongs to.
@@ -496,24 +500,28 @@ pub fn volume_users_of(
 /// `objects` without what `shared` names: what a release's deletion may
 /// remove. Shared volumes leave every node's list.
 pub fn without_shared(objects: &StackObjects, shared: &[InUse]) -> StackObjects {
+    unshared(objects.clone(), shared)
+}
+
+/// [`without_shared`], on objects the caller gives up.
+pub(crate) fn unshared(mut objects: StackObjects, shared: &[InUse]) -> StackObjects {
     let is_shared =
         |kind: ObjectKind, name: &str| shared.iter().any(|u| u.kind == kind && u.object == name);
-    let keep = |kind: ObjectKind, list: &[ObjectRef]| -> Vec<ObjectRef> {
-        list.iter()
-            .filter(|o| !is_shared(kind, &o.name))
-            .cloned()
-            .collect()
-    };
-    let mut out = objects.clone();
-    out.networks = keep(ObjectKind::Network, &objects.networks);
-    out.secrets = keep(ObjectKind::Secret, &objects.secrets);
-    out.configs = keep(ObjectKind::Config, &objects.configs);
-    if let Some(volumes) = &mut out.volumes {
+    objects
+        .networks
+        .retain(|o| !is_shared(ObjectKind::Network, &o.name));
+    objects
+        .secrets
+        .retain(|o| !is_shared(ObjectKind::Secret, &o.name));
+    objects
+        .configs
+        .retain(|o| !is_shared(ObjectKind::Config, &o.name));
+    if let Some(volumes) = &mut objects.volumes {
         for node in volumes.iter_mut() {
             node.volumes.retain(|v| !is_shared(ObjectKind::Volume, v));
         }
     }
-    out
+    objects
 }
 
 #[cfg(test)]
