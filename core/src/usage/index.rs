@@ -7,9 +7,9 @@
 //! a swarm of ten thousand releases costs a hundred million comparisons,
 //! and planning a million releases takes minutes instead of a second. The
 //! index finds, for a name or an id, the services and containers that name
-//! it, so each release costs what it uses. The answers are the same sets
-//! the scans give (a test holds the two to each other); the sweep's checks
-//! of one release at a time keep the scans.
+//! it, so each release costs what it uses. It is the rule's one home: the
+//! sweep's checks of one release at a time build one from what they read.
+//! A test holds its answers to the rule written out as plain scans.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -237,6 +237,19 @@ impl<'u> UsageIndex<'u> {
         }
     }
 
+    /// [`volume_users_of`](super::volume_users_of), `own` by reference.
+    pub(crate) fn volume_users_of(
+        &self,
+        release: &str,
+        name: &str,
+        own: &BTreeSet<&str>,
+    ) -> Vec<InUse> {
+        let own = self.own(release, own);
+        let mut found = BTreeSet::new();
+        self.volume_users(release, name, &own, &mut found);
+        found.into_iter().collect()
+    }
+
     /// [`service_users`](super::service_users).
     pub(crate) fn service_users<'o>(
         &self,
@@ -262,8 +275,153 @@ impl<'u> UsageIndex<'u> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{service_users, users_of, ContainerUse, NodeContainers, ServiceUse};
+    use super::super::{ContainerUse, NodeContainers, ServiceUse};
     use super::*;
+
+    // The rule written out plainly, as scans of every service and
+    // container: what the index must answer.
+    /// The services that are the release's own: those labelled with its stack
+    /// namespace, and those `own` lists (its services as planned, which a
+    /// container's service label still names after they are removed).
+    fn own_services<'a>(
+        release: &str,
+        own: &'a BTreeSet<String>,
+        usage: &'a Usage,
+    ) -> BTreeSet<&'a str> {
+        let mut ids: BTreeSet<&str> = own.iter().map(String::as_str).collect();
+        ids.extend(
+            usage
+                .services
+                .iter()
+                .filter(|s| s.stack.as_deref() == Some(release))
+                .map(|s| s.id.as_str()),
+        );
+        ids
+    }
+
+    /// Every use of `release`'s `objects` by a workload that is not the
+    /// release's own, sorted: the rule that spares a shared object.
+    ///
+    /// `own` are the ids of the release's services as planned (they may be
+    /// gone by now, while their stopped tasks still name them). Volumes are
+    /// judged only when `volumes` is true (a purge is planned): otherwise none
+    /// is removed anyway. A volume counts by its name on every node: a
+    /// workload on one node may be placed on another tomorrow, where the same
+    /// name is the volume it will mount.
+    fn users_of(
+        release: &str,
+        objects: &StackObjects,
+        volumes: bool,
+        own: &BTreeSet<String>,
+        usage: &Usage,
+    ) -> Vec<InUse> {
+        let own = own_services(release, own, usage);
+        let others = || {
+            usage
+                .services
+                .iter()
+                .filter(|s| !own.contains(s.id.as_str()))
+        };
+        let mut found = BTreeSet::new();
+        let kinds = [
+            (ObjectKind::Network, &objects.networks),
+            (ObjectKind::Secret, &objects.secrets),
+            (ObjectKind::Config, &objects.configs),
+        ];
+        for (kind, list) in kinds {
+            for object in list {
+                for s in others().filter(|s| s.names(kind, object)) {
+                    found.insert(InUse::new(
+                        kind,
+                        &object.name,
+                        User::service(&s.id, &s.name),
+                    ));
+                }
+            }
+        }
+        if volumes {
+            let names: BTreeSet<&str> = objects
+                .volumes
+                .iter()
+                .flatten()
+                .flat_map(|n| n.volumes.iter().map(String::as_str))
+                .collect();
+            for name in names {
+                found.extend(volume_users(release, name, &own, usage));
+            }
+        }
+        found.into_iter().collect()
+    }
+
+    /// Every use of the volume `name` by a service not in `own`, or by a
+    /// container on any node that is not a task of one in `own`.
+    fn volume_users(release: &str, name: &str, own: &BTreeSet<&str>, usage: &Usage) -> Vec<InUse> {
+        let mut found = Vec::new();
+        for s in &usage.services {
+            if !own.contains(s.id.as_str()) && s.names_volume(name) {
+                found.push(InUse::new(
+                    ObjectKind::Volume,
+                    name,
+                    User::service(&s.id, &s.name),
+                ));
+            }
+        }
+        for node in &usage.containers {
+            for c in &node.containers {
+                if !c.is_of(release, own) && c.volumes.iter().any(|v| v == name) {
+                    found.push(InUse::new(
+                        ObjectKind::Volume,
+                        name,
+                        User::container(&c.id, &c.name, &node.node),
+                    ));
+                }
+            }
+        }
+        found
+    }
+
+    /// Every use of `objects` (networks, secrets, configs) by a service whose
+    /// id is not in `leaving`, sorted: the resource rule's check of the objects
+    /// a live release dropped. Unlike [`users_of`], the release's own services
+    /// count: a dropped network its current service still attaches to is in
+    /// use. `leaving` are the dropped services, removed before the objects.
+    fn service_users<'o>(
+        objects: impl IntoIterator<Item = (ObjectKind, &'o ObjectRef)>,
+        leaving: &BTreeSet<&str>,
+        usage: &Usage,
+    ) -> Vec<InUse> {
+        let mut found = BTreeSet::new();
+        for (kind, object) in objects {
+            for s in usage
+                .services
+                .iter()
+                .filter(|s| !leaving.contains(s.id.as_str()) && s.names(kind, object))
+            {
+                found.insert(InUse::new(
+                    kind,
+                    &object.name,
+                    User::service(&s.id, &s.name),
+                ));
+            }
+        }
+        found.into_iter().collect()
+    }
+
+    /// The users of the volume `name` of `release` (see [`users_of`]), for
+    /// the sweep's check of one volume listed at run time.
+    fn volume_users_of(
+        release: &str,
+        name: &str,
+        own: &BTreeSet<String>,
+        usage: &Usage,
+    ) -> Vec<InUse> {
+        let own = own_services(release, own, usage);
+        let mut found = volume_users(release, name, &own, usage);
+        found.sort();
+        found.dedup();
+        found
+    }
+
     use crate::objects::{NodeVolumes, ServiceEntry};
     use proptest::prelude::*;
 
@@ -391,6 +549,13 @@ mod tests {
                 index.service_users(refs(), &leaving),
                 service_users(refs(), &leaving, &usage)
             );
+            let names = objects.volumes.iter().flatten().flat_map(|n| &n.volumes);
+            for name in names {
+                prop_assert_eq!(
+                    index.volume_users_of(&release, name, &own_refs),
+                    volume_users_of(&release, name, &own, &usage)
+                );
+            }
         }
     }
 }

@@ -106,13 +106,18 @@ impl ServiceUse {
 
     /// Whether its spec names the volume `volume`. A templated source
     /// (`{{.Task.Slot}}`) names every volume: which names it expands to is
-    /// decided per task, on nodes the sweep may not see.
+    /// decided per task, on nodes the sweep may not see. The plain reading
+    /// the index's test holds [`UsageIndex`] to.
+    #[cfg(test)]
     fn names_volume(&self, volume: &str) -> bool {
         self.volumes
             .iter()
             .any(|source| source == volume || is_template(source))
     }
 
+    /// Whether its spec names `object` of `kind`, by name or id: as
+    /// [`ServiceUse::names_volume`], for the index's test.
+    #[cfg(test)]
     fn names(&self, kind: ObjectKind, object: &ObjectRef) -> bool {
         let refs = match kind {
             ObjectKind::Volume => return self.names_volume(&object.name),
@@ -355,34 +360,17 @@ impl InUse {
     }
 }
 
-/// The services that are the release's own: those labelled with its stack
-/// namespace, and those `own` lists (its services as planned, which a
-/// container's service label still names after they are removed).
-fn own_services<'a>(
-    release: &str,
-    own: &'a BTreeSet<String>,
-    usage: &'a Usage,
-) -> BTreeSet<&'a str> {
-    let mut ids: BTreeSet<&str> = own.iter().map(String::as_str).collect();
-    ids.extend(
-        usage
-            .services
-            .iter()
-            .filter(|s| s.stack.as_deref() == Some(release))
-            .map(|s| s.id.as_str()),
-    );
-    ids
-}
-
 /// Every use of `release`'s `objects` by a workload that is not the
 /// release's own, sorted: the rule that spares a shared object.
 ///
-/// `own` are the ids of the release's services as planned (they may be
-/// gone by now, while their stopped tasks still name them). Volumes are
-/// judged only when `volumes` is true (a purge is planned): otherwise none
-/// is removed anyway. A volume counts by its name on every node: a
-/// workload on one node may be placed on another tomorrow, where the same
-/// name is the volume it will mount.
+/// The release's own are its services as planned (`own`: they may be gone
+/// by now, while their stopped tasks still name them) and every service
+/// labelled with its stack. Volumes are judged only when `volumes` is true
+/// (a purge is planned): otherwise none is removed anyway. A volume counts
+/// by its name on every node: a workload on one node may be placed on
+/// another tomorrow, where the same name is the volume it will mount.
+/// Answered from an index of `usage` built once (`usage/index.rs`), the
+/// rule's one home.
 pub fn users_of(
     release: &str,
     objects: &StackObjects,
@@ -390,69 +378,8 @@ pub fn users_of(
     own: &BTreeSet<String>,
     usage: &Usage,
 ) -> Vec<InUse> {
-    let own = own_services(release, own, usage);
-    let others = || {
-        usage
-            .services
-            .iter()
-            .filter(|s| !own.contains(s.id.as_str()))
-    };
-    let mut found = BTreeSet::new();
-    let kinds = [
-        (ObjectKind::Network, &objects.networks),
-        (ObjectKind::Secret, &objects.secrets),
-        (ObjectKind::Config, &objects.configs),
-    ];
-    for (kind, list) in kinds {
-        for object in list {
-            for s in others().filter(|s| s.names(kind, object)) {
-                found.insert(InUse::new(
-                    kind,
-                    &object.name,
-                    User::service(&s.id, &s.name),
-                ));
-            }
-        }
-    }
-    if volumes {
-        let names: BTreeSet<&str> = objects
-            .volumes
-            .iter()
-            .flatten()
-            .flat_map(|n| n.volumes.iter().map(String::as_str))
-            .collect();
-        for name in names {
-            found.extend(volume_users(release, name, &own, usage));
-        }
-    }
-    found.into_iter().collect()
-}
-
-/// Every use of the volume `name` by a service not in `own`, or by a
-/// container on any node that is not a task of one in `own`.
-fn volume_users(release: &str, name: &str, own: &BTreeSet<&str>, usage: &Usage) -> Vec<InUse> {
-    let mut found = Vec::new();
-    for s in &usage.services {
-        if !own.contains(s.id.as_str()) && s.names_volume(name) {
-            found.push(InUse::new(
-                ObjectKind::Volume,
-                name,
-                User::service(&s.id, &s.name),
-            ));
-        }
-    }
-    for node in &usage.containers {
-        for c in &node.containers {
-            if !c.is_of(release, own) && c.volumes.iter().any(|v| v == name) {
-                found.push(InUse::new(
-                    ObjectKind::Volume,
-                    name,
-                    User::container(&c.id, &c.name, &node.node),
-                ));
-            }
-        }
-    }
-    found
+    let own: BTreeSet<&str> = own.iter().map(String::as_str).collect();
+    UsageIndex::new(usage).users_of(release, objects, volumes, &own)
 }
 
 /// Every use of `objects` (networks, secrets, configs) by a service whose
@@ -465,21 +392,7 @@ pub fn service_users<'o>(
     leaving: &BTreeSet<&str>,
     usage: &Usage,
 ) -> Vec<InUse> {
-    let mut found = BTreeSet::new();
-    for (kind, object) in objects {
-        for s in usage
-            .services
-            .iter()
-            .filter(|s| !leaving.contains(s.id.as_str()) && s.names(kind, object))
-        {
-            found.insert(InUse::new(
-                kind,
-                &object.name,
-                User::service(&s.id, &s.name),
-            ));
-        }
-    }
-    found.into_iter().collect()
+    UsageIndex::new(usage).service_users(objects, leaving)
 }
 
 /// The users of the volume `name` of `release` (see [`users_of`]), for
@@ -490,11 +403,8 @@ pub fn volume_users_of(
     own: &BTreeSet<String>,
     usage: &Usage,
 ) -> Vec<InUse> {
-    let own = own_services(release, own, usage);
-    let mut found = volume_users(release, name, &own, usage);
-    found.sort();
-    found.dedup();
-    found
+    let own: BTreeSet<&str> = own.iter().map(String::as_str).collect();
+    UsageIndex::new(usage).volume_users_of(release, name, &own)
 }
 
 /// `objects` without what `shared` names: what a release's deletion may
