@@ -238,15 +238,7 @@ fn write_resources(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt
                 o.dropped_by
             )?;
         }
-        for u in &d.in_use_by {
-            writeln!(
-                out,
-                "    {}    {}: {}",
-                style.paint("33", "kept"),
-                u.kind.as_str(),
-                in_use_text(u)
-            )?;
-        }
+        write_kept(out, style, &d.in_use_by, "    ", "    ")?;
     }
     for h in &plan.resource_holds {
         writeln!(
@@ -381,15 +373,7 @@ fn write_deletion(
         }
     }
     if !d.in_use_by.is_empty() {
-        for u in &d.in_use_by {
-            writeln!(
-                out,
-                "      {} {}: {}",
-                style.paint("33", "kept"),
-                u.kind.as_str(),
-                in_use_text(u)
-            )?;
-        }
+        write_kept(out, style, &d.in_use_by, "      ", " ")?;
         return writeln!(
             out,
             "      release records: kept while another workload uses what is kept"
@@ -399,6 +383,26 @@ fn write_deletion(
         Some(o) => writeln!(out, "      release records: {} (last)", o.records.len()),
         None => writeln!(out, "      release records (last)"),
     }
+}
+
+/// One `kept` line per use, indented by `indent`, `gap` after the word.
+fn write_kept(
+    out: &mut String,
+    style: Style,
+    uses: &[InUse],
+    indent: &str,
+    gap: &str,
+) -> std::fmt::Result {
+    for u in uses {
+        writeln!(
+            out,
+            "{indent}{}{gap}{}: {}",
+            style.paint("33", "kept"),
+            u.kind.as_str(),
+            in_use_text(u)
+        )?;
+    }
+    Ok(())
 }
 
 /// `"shop_data" in use by service "user_app" (id abc)`, escaped: one use

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::action::{ActionKind, StackPart, Step, Target};
 use super::outcome::{Outcome, StampRead, UsageRead};
-use super::release::{answer_part, judge, PartAnswer};
+use super::release::{answer_part, judge, next_part, PartAnswer};
 use super::removal::Removal;
 use super::report::{DroppedReport, ErrorEntry, ErrorKind, ReleaseOutcome, StampChange};
 use super::Settings;
@@ -147,15 +147,8 @@ impl DropRun {
                 Some((DropKey::Usage, kind))
             }
             Phase::Services | Phase::Others => {
-                let (part, removal) = self.parts.iter_mut().find(|(_, r)| r.is_due(now))?;
-                removal.start(now, settings);
-                let part = *part;
-                let objects = self.part_objects.get(&part).cloned().unwrap_or_default();
-                let kind = ActionKind::RemoveStack {
-                    target,
-                    part,
-                    objects,
-                };
+                let (part, kind) =
+                    next_part(&mut self.parts, &self.part_objects, target, now, settings)?;
                 Some((DropKey::Part(part), kind))
             }
             Phase::Check(Slot::Outstanding)

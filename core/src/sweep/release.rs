@@ -271,15 +271,8 @@ impl ReleaseRun {
                 Some((Key::Usage, ActionKind::ReadUsage { target, at }))
             }
             Phase::Stack => {
-                let (part, removal) = self.parts.iter_mut().find(|(_, r)| r.is_due(now))?;
-                removal.start(now, settings);
-                let part = *part;
-                let objects = self.part_objects.get(&part).cloned().unwrap_or_default();
-                let kind = ActionKind::RemoveStack {
-                    target,
-                    part,
-                    objects,
-                };
+                let (part, kind) =
+                    next_part(&mut self.parts, &self.part_objects, target, now, settings)?;
                 Some((Key::Part(part), kind))
             }
             Phase::Records(slot @ Slot::Ready) => {
@@ -971,6 +964,27 @@ fn planned_list(objects: &StackObjects, kind: ObjectKind) -> &[ObjectRef] {
         ObjectKind::Config => &objects.configs,
         ObjectKind::Volume => &[],
     }
+}
+
+/// The removal of the first part of `parts` due at `now`, marked started,
+/// with the objects `objects` lists for it: the one way a stack part is
+/// handed out, for a release's stack and a live release's dropped objects.
+pub(super) fn next_part(
+    parts: &mut BTreeMap<StackPart, Removal>,
+    objects: &BTreeMap<StackPart, Vec<ObjectRef>>,
+    target: Target,
+    now: Timestamp,
+    settings: &Settings,
+) -> Option<(StackPart, ActionKind)> {
+    let (part, removal) = parts.iter_mut().find(|(_, r)| r.is_due(now))?;
+    removal.start(now, settings);
+    let part = *part;
+    let kind = ActionKind::RemoveStack {
+        target,
+        part,
+        objects: objects.get(&part).cloned().unwrap_or_default(),
+    };
+    Some((part, kind))
 }
 
 /// What an answer to a stack part's removal made of it.
