@@ -1,4 +1,4 @@
-//! One client per daemon: version negotiation, per-call timeouts, the
+//! One client per daemon: its API version, per-call timeouts, the
 //! translation of bollard's errors into the seam's, and the daemon's
 //! connections kept for reuse.
 
@@ -14,12 +14,13 @@ use bollard::query_parameters::{
     ListContainersOptionsBuilder, ListNodesOptions, ListVolumesOptions, ListVolumesOptionsBuilder,
     RemoveVolumeOptionsBuilder,
 };
-use bollard::{BollardRequest, Docker, API_DEFAULT_VERSION};
+use bollard::Docker;
 use futures::future::{BoxFuture, FutureExt, WeakShared};
 use http_body_util::BodyExt as _;
 use sweep_core::usage::ContainerUse;
 use sweep_swarms::{BackendError, Node, VolumesByStack};
 
+use crate::api_version::ApiVersion;
 use crate::configs::{ListedConfig, Scanner, Wants};
 use crate::endpoint::{Endpoint, Transport};
 use crate::labels::STACK_NAMESPACE;
@@ -65,7 +66,7 @@ fn chain(e: &dyn StdError) -> String {
     text
 }
 
-/// A connected, version-negotiated client for one daemon. Clones share the
+/// A client for one daemon. Clones share the
 /// daemon's kept connections and its node list in flight.
 #[derive(Clone, Debug)]
 pub(crate) struct Client {
@@ -74,6 +75,7 @@ pub(crate) struct Client {
     timeout: Duration,
     pool: Arc<Pool>,
     streaming: Streaming,
+    version: Arc<ApiVersion>,
     node_list: NodeListInFlight,
 }
 
@@ -107,10 +109,10 @@ impl fmt::Debug for Pool {
 }
 
 impl Client {
-    /// Connects to `endpoint` and settles on an API version both sides
-    /// speak. A daemon older than bollard's default (Debian's 20.10 speaks
-    /// 1.41) rejects every request made with a newer version, so nothing is
-    /// sent before the negotiation.
+    /// A client of the daemon at `endpoint`. Nothing is sent: requests go
+    /// out under the pinned API version, and the daemon is asked for its
+    /// own only if it refuses that ([`crate::api_version`]), so that the
+    /// first round of requests is the first round trip.
     pub(crate) async fn connect(
         endpoint: &Endpoint,
         timeout: Duration,
@@ -142,39 +144,18 @@ impl Client {
         // bollard's own timeout is whole seconds; ours wraps every call, so
         // bollard's only needs to be a backstop.
         let backstop = timeout.as_secs().saturating_add(1);
-        let (docker, pool, streaming) =
-            transport::connect(endpoint, backstop, API_DEFAULT_VERSION, limit)
-                .map_err(unreachable)?;
-        let negotiation = returning(tokio::time::timeout(timeout, docker.negotiate_version()));
-        let docker = match negotiation.await {
-            Err(_) => {
-                return Err(BackendError::Timeout {
-                    endpoint: url.to_owned(),
-                    after: timeout,
-                })
-            }
-            Ok(Err(e)) => {
-                return Err(
-                    translate(url, timeout, "the API version", e).into_backend("the API version")
-                )
-            }
-            Ok(Ok(docker)) => docker,
-        };
-        let prefix = format!("/v{}", docker.client_version());
-        let docker = docker.with_request_modifier(move |mut request: BollardRequest| {
-            if let Some(pinned) = pin_version(&request.uri().to_string(), &prefix) {
-                if let Ok(uri) = pinned.parse() {
-                    *request.uri_mut() = uri;
-                }
-            }
-            request
-        });
+        // Nothing is sent yet: the first request goes out under the pinned
+        // API version, and the daemon is asked for its range only if it
+        // refuses that (see `crate::api_version`).
+        let (docker, pool, streaming, version) =
+            transport::connect(endpoint, backstop, limit).map_err(unreachable)?;
         Ok(Client {
             docker,
             endpoint: url.to_owned(),
             timeout,
             pool,
             streaming,
+            version,
             node_list: NodeListInFlight::default(),
         })
     }
@@ -228,6 +209,7 @@ impl Client {
             timeout: self.timeout,
             pool: self.pool.clone(),
             streaming: self.streaming.clone(),
+            version: self.version.clone(),
             node_list: NodeListInFlight::default(),
         };
         async move {
@@ -259,8 +241,10 @@ impl Client {
         &self.endpoint
     }
 
+    /// The API version requests go out with now: the pinned one until the
+    /// daemon refused it.
     pub(crate) fn api_version(&self) -> String {
-        self.docker.client_version().to_string()
+        self.version.current().to_string()
     }
 
     /// Runs one daemon call about `what` under the timeout.
@@ -594,28 +578,6 @@ fn percent_encode(text: &str) -> String {
     out
 }
 
-/// `uri` with its path under the negotiated API version `prefix` (`/v1.41`),
-/// or `None` when it already has a version.
-///
-/// bollard 0.21 builds the versioned URL and then joins the absolute request
-/// path onto it, which drops the version: requests would go out unversioned
-/// and the daemon would answer in its newest API format, whatever was
-/// negotiated. Pinning the path keeps a newer daemon answering in the
-/// format the negotiation settled on.
-fn pin_version(uri: &str, prefix: &str) -> Option<String> {
-    let after_scheme = uri.find("://")? + 3;
-    let path_start = after_scheme + uri[after_scheme..].find('/')?;
-    let path = &uri[path_start..];
-    let already = path
-        .strip_prefix("/v")
-        .and_then(|rest| rest.chars().next())
-        .is_some_and(|c| c.is_ascii_digit());
-    if already {
-        return None;
-    }
-    Some(format!("{}{prefix}{path}", &uri[..path_start]))
-}
-
 /// Translates one bollard error about `what`.
 fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> CallFailure {
     // Checked first: the refusal arrives as an IO or hyper error, which
@@ -752,7 +714,7 @@ mod tests {
         let endpoint = Endpoint::parse(&daemon(None).listen_unix(&socket), None).unwrap();
         let client = Client::connect_limited(&endpoint, Duration::from_secs(30), 256 * 1024)
             .await
-            .expect("the version reply is small");
+            .expect("connecting sends nothing");
         assert_eq!(client.api_version(), "1.41");
         let e = client.stack_volumes("app").await.unwrap_err();
         assert_eq!(
@@ -792,12 +754,13 @@ mod tests {
             "{e:?}"
         );
         // A reply larger than the limit as a whole, even if small per read,
-        // is refused while connecting too.
-        let e = Client::connect_limited(&endpoint, Duration::from_secs(30), 16)
+        // is refused: connecting sends nothing, the first call finds out.
+        let client = Client::connect_limited(&endpoint, Duration::from_secs(30), 16)
             .await
-            .unwrap_err();
+            .unwrap();
+        let e = client.stack_volumes("app").await.unwrap_err();
         assert!(
-            matches!(&e, BackendError::Invalid { what, message } if what == "the API version" && message.contains("exceeds 16 bytes")),
+            matches!(&e, BackendError::Invalid { message, .. } if message.contains("exceeds 16 bytes")),
             "{e:?}"
         );
     }
@@ -938,24 +901,6 @@ mod tests {
             f.into_backend("x"),
             BackendError::Unreachable { .. }
         ));
-    }
-
-    #[test]
-    fn requests_are_pinned_to_the_negotiated_version() {
-        assert_eq!(
-            pin_version("unix://2f72756e/configs?filters=x", "/v1.41").as_deref(),
-            Some("unix://2f72756e/v1.41/configs?filters=x")
-        );
-        assert_eq!(
-            pin_version("http://h:2375/volumes/v1", "/v1.41").as_deref(),
-            Some("http://h:2375/v1.41/volumes/v1")
-        );
-        assert_eq!(pin_version("http://h:2375/v1.41/info", "/v1.41"), None);
-        assert_eq!(
-            pin_version("http://h:2375/volumes", "/v1.41").as_deref(),
-            Some("http://h:2375/v1.41/volumes")
-        );
-        assert_eq!(pin_version("no-scheme", "/v1.41"), None);
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! bound on their size ([`files`]).
 
 pub mod agent;
+mod api_version;
 mod backend;
 mod client;
 pub mod config;

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use sweep_swarms::{
-    BackendError, Lister, Node, NodeBackend, NodeReach, Registry, RegistryError, SwarmBackend,
-    Target,
+    BackendError, Holdings, Lister, Node, NodeBackend, NodeHoldings, NodeReach, ReadNode, Registry,
+    RegistryError, SwarmBackend, Target,
 };
 use tokio::sync::OnceCell;
 
@@ -374,6 +374,162 @@ impl FileRegistry {
         }
     }
 
+    /// The nodes of `target` as [`NodeReach::nodes`] finds them, each with
+    /// its volumes and containers when `holdings` (see
+    /// [`NodeReach::nodes_read`]).
+    async fn discover(
+        &self,
+        target: &Target,
+        holdings: bool,
+    ) -> Result<Option<Vec<ReadNode>>, RegistryError> {
+        let config = self.swarm_config(target)?;
+        if let Some(settings) = &config.job {
+            let nodes = self.nodes_by_job(target, config, settings).await?;
+            // A job's node backends read what the job found.
+            return Ok(nodes.map(|nodes| {
+                nodes
+                    .into_iter()
+                    .map(|node| ReadNode::new(node, Holdings::NotRead))
+                    .collect()
+            }));
+        }
+        if config.nodes.is_empty() {
+            return Ok(None);
+        }
+        let members = async {
+            let manager = self.docker_swarm(target).await?;
+            manager
+                .nodes()
+                .await
+                .map_err(|source| RegistryError::Manager {
+                    swarm: config.name.clone(),
+                    source,
+                })
+        };
+        let candidates = Self::candidates(config);
+        let probes = candidates.iter().map(|endpoint| {
+            // The manager's volumes and containers are read with it.
+            let read = holdings && endpoint.url() != config.manager.url();
+            self.probe_reading(&config.name, endpoint, read)
+        });
+        let (members, answers) = tokio::join!(members, futures::future::join_all(probes));
+        let members: Option<HashSet<String>> = match members {
+            Ok(list) => Some(list.into_iter().map(|n| n.id).collect()),
+            Err(e) => {
+                tracing::warn!(swarm = config.name, error = %e, "cannot read the manager's node list");
+                None
+            }
+        };
+
+        let mut listed = Vec::new();
+        let mut reached = HashMap::new();
+        for (endpoint, (answer, held)) in candidates.into_iter().zip(answers) {
+            // A configured node left out is a node whose volumes a purge
+            // does not reach: say which endpoint and why at warn level, so
+            // that the loss is never silent. (The plan names the members
+            // not reached, but neither the address nor the reason.)
+            let not_reached = |reason: &str| {
+                tracing::warn!(
+                    swarm = config.name,
+                    endpoint = endpoint.url(),
+                    reason,
+                    "configured node not reached; its volumes are not covered"
+                );
+            };
+            let node = match answer {
+                Ok(Some(node)) => node,
+                Ok(None) => {
+                    not_reached("the daemon is in no swarm");
+                    continue;
+                }
+                Err(reason) => {
+                    not_reached(&reason);
+                    continue;
+                }
+            };
+            // Two endpoints answering as one node (the manager listed again
+            // under another address) are one node, reached the first way.
+            if reached.contains_key(&node.id) {
+                continue;
+            }
+            let membership = match &members {
+                Some(ids) if ids.contains(&node.id) => Membership::Listed,
+                Some(_) => {
+                    not_reached(&format!(
+                        "the daemon is node {:?}, which is not in the manager's node list",
+                        node.id
+                    ));
+                    Membership::NotListed
+                }
+                None => Membership::Unchecked,
+            };
+            // What another swarm's daemon holds is never read as a node's,
+            // as its backend is never served (see `node_backend`).
+            let held = match (membership, held) {
+                (Membership::NotListed, Holdings::Read(_)) => Holdings::Unread(format!(
+                    "the daemon is node {:?}, which is not in the manager's node list",
+                    node.id
+                )),
+                (_, held) => held,
+            };
+            reached.insert(
+                node.id.clone(),
+                Answered {
+                    endpoint: endpoint.clone(),
+                    membership,
+                },
+            );
+            listed.push(ReadNode::new(node, held));
+        }
+        self.reached
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(config.name.clone(), reached);
+        Ok(Some(listed))
+    }
+
+    /// [`Self::probe`], and with `read`, the daemon's volumes and
+    /// containers asked for at the same moment, all within the one bound
+    /// of a probe; without, [`Holdings::WithManager`].
+    async fn probe_reading(
+        &self,
+        swarm: &str,
+        endpoint: &Endpoint,
+        read: bool,
+    ) -> (Result<Option<Node>, String>, Holdings) {
+        if !read {
+            return (self.probe(swarm, endpoint).await, Holdings::WithManager);
+        }
+        let limit = self.config.timeout;
+        let holdings = async {
+            let daemon = self
+                .node_daemon(swarm, endpoint)
+                .await
+                .map_err(|e| e.to_string())?;
+            let (volumes, containers) =
+                tokio::join!(daemon.volumes_by_stack(), daemon.containers());
+            match (volumes, containers) {
+                (Ok(Some(volumes)), Ok(Some(containers))) => {
+                    Ok(NodeHoldings::new(volumes, containers))
+                }
+                (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+                _ => Err("the daemon does not list its volumes and containers".to_owned()),
+            }
+        };
+        let (node, holdings) = tokio::join!(
+            self.probe(swarm, endpoint),
+            tokio::time::timeout(limit, holdings)
+        );
+        let holdings = match holdings {
+            Ok(Ok(read)) => Holdings::Read(read),
+            Ok(Err(error)) => Holdings::Unread(error),
+            Err(_) => Holdings::Unread(format!(
+                "listing its volumes and containers timed out after {limit:?}"
+            )),
+        };
+        (node, holdings)
+    }
+
     /// The longest [`NodeReach::nodes`] takes: connecting to the manager
     /// (when not connected yet) and then reading its node list, while the
     /// probes run; each step is bounded by the per-call timeout, and each
@@ -455,92 +611,18 @@ impl NodeReach for FileRegistry {
     /// swarm takes two rounds, versions then everything else, not four),
     /// for [`NodeReach::node_backend`]'s own check.
     async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError> {
-        let config = self.swarm_config(target)?;
-        if let Some(settings) = &config.job {
-            return self.nodes_by_job(target, config, settings).await;
-        }
-        if config.nodes.is_empty() {
-            return Ok(None);
-        }
-        let members = async {
-            let manager = self.docker_swarm(target).await?;
-            manager
-                .nodes()
-                .await
-                .map_err(|source| RegistryError::Manager {
-                    swarm: config.name.clone(),
-                    source,
-                })
-        };
-        let candidates = Self::candidates(config);
-        let probes = candidates
-            .iter()
-            .map(|endpoint| self.probe(&config.name, endpoint));
-        let (members, answers) = tokio::join!(members, futures::future::join_all(probes));
-        let members: Option<HashSet<String>> = match members {
-            Ok(list) => Some(list.into_iter().map(|n| n.id).collect()),
-            Err(e) => {
-                tracing::warn!(swarm = config.name, error = %e, "cannot read the manager's node list");
-                None
-            }
-        };
+        Ok(self
+            .discover(target, false)
+            .await?
+            .map(|read| read.into_iter().map(|r| r.node).collect()))
+    }
 
-        let mut listed = Vec::new();
-        let mut reached = HashMap::new();
-        for (endpoint, answer) in candidates.into_iter().zip(answers) {
-            // A configured node left out is a node whose volumes a purge
-            // does not reach: say which endpoint and why at warn level, so
-            // that the loss is never silent. (The plan names the members
-            // not reached, but neither the address nor the reason.)
-            let not_reached = |reason: &str| {
-                tracing::warn!(
-                    swarm = config.name,
-                    endpoint = endpoint.url(),
-                    reason,
-                    "configured node not reached; its volumes are not covered"
-                );
-            };
-            let node = match answer {
-                Ok(Some(node)) => node,
-                Ok(None) => {
-                    not_reached("the daemon is in no swarm");
-                    continue;
-                }
-                Err(reason) => {
-                    not_reached(&reason);
-                    continue;
-                }
-            };
-            // Two endpoints answering as one node (the manager listed again
-            // under another address) are one node, reached the first way.
-            if reached.contains_key(&node.id) {
-                continue;
-            }
-            let membership = match &members {
-                Some(ids) if ids.contains(&node.id) => Membership::Listed,
-                Some(_) => {
-                    not_reached(&format!(
-                        "the daemon is node {:?}, which is not in the manager's node list",
-                        node.id
-                    ));
-                    Membership::NotListed
-                }
-                None => Membership::Unchecked,
-            };
-            reached.insert(
-                node.id.clone(),
-                Answered {
-                    endpoint: endpoint.clone(),
-                    membership,
-                },
-            );
-            listed.push(node);
-        }
-        self.reached
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(config.name.clone(), reached);
-        Ok(Some(listed))
+    /// [`NodeReach::nodes`], each daemon's volumes and containers asked for
+    /// at the same moment as its info, over connections of its own: one
+    /// round trip for the swarm's nodes. The manager's daemon is asked only
+    /// for its info; the manager's read lists its volumes and containers.
+    async fn nodes_read(&self, target: &Target) -> Result<Option<Vec<ReadNode>>, RegistryError> {
+        self.discover(target, true).await
     }
 
     /// With volume jobs, a listing is one job: connecting, the node list,
@@ -559,18 +641,17 @@ impl NodeReach for FileRegistry {
         Some(self.nodes_bound().max(jobs.unwrap_or_default()))
     }
 
-    /// Two per probed daemon: the probe's, and one the daemon's client may
-    /// still keep from the version request before it (a reply read to its
-    /// end is marked reusable a moment later, so the next request can find
-    /// none idle and open another). The node list shares the manager's
-    /// read in flight, counted by the caller as a manager read. None
-    /// without `[[swarm.node]]` entries.
+    /// Three per probed daemon: its info, volumes and containers, asked
+    /// for at once ([`NodeReach::nodes_read`]; the manager's daemon is
+    /// asked for less). The node list shares the manager's read in flight,
+    /// counted by the caller as a manager read. None without
+    /// `[[swarm.node]]` entries.
     fn nodes_connections(&self, target: &Target) -> usize {
         match self.swarm_config(target) {
             // The job's calls go one at a time through the manager's client.
             Ok(config) if config.job.is_some() => 2,
             Ok(config) if !config.nodes.is_empty() => {
-                Self::candidates(config).len().saturating_mul(2)
+                Self::candidates(config).len().saturating_mul(3)
             }
             _ => 0,
         }

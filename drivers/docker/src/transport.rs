@@ -50,8 +50,9 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bollard::errors::Error as DockerError;
-use bollard::{BollardRequest, ClientVersion, Docker};
+use bollard::{BollardRequest, Docker};
 use http::header::{HeaderValue, HOST};
+use http_body_util::Either;
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper::Response;
@@ -65,6 +66,7 @@ use tokio::net::{TcpStream, UnixStream};
 use tokio::sync::oneshot;
 use tokio_rustls::TlsConnector;
 
+use crate::api_version::{self, ApiVersion, Range, Settled, Version};
 use crate::endpoint::{Endpoint, TlsFiles, Transport as Kind};
 use crate::files::{read_regular_limited, TLS_FILE_LIMIT};
 use crate::ssh::{self, SshStream};
@@ -75,6 +77,14 @@ use crate::ssh::{self, SshStream};
 /// per release and far smaller; a reply beyond this is refused rather than
 /// read until memory runs out.
 pub const REPLY_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// The paths sent without an API version: those that say which versions
+/// a daemon speaks, and so cannot depend on one.
+const UNVERSIONED: [&str; 2] = ["/version", "/_ping"];
+
+/// The most bytes read of a `/version` reply asked for after a refusal
+/// (a few hundred bytes from a daemon).
+const VERSION_REPLY_LIMIT: u64 = 64 * 1024;
 
 /// What the structs decoded from one reply may take at most: 256 MiB.
 /// A reply may hold at most this many bytes' worth of structs, counting
@@ -498,6 +508,8 @@ impl Pool {
 /// A bollard transport to one daemon.
 struct Transport {
     dial: Dial,
+    /// The daemon's API version, settled on as it answers.
+    version: Arc<ApiVersion>,
     /// The byte limit on one reply.
     limit: u64,
     pool: Arc<Pool>,
@@ -532,14 +544,10 @@ impl Transport {
         })
     }
 
-    /// Sends `request` over a kept connection to this daemon when one is
-    /// idle, else over a new one, with the reply bounded by the limits
-    /// (counted from zero for it). The connection is kept for the next
-    /// request once the reply has been read to its end; a reply given up on
-    /// (a timeout, an error) closes its connection, since hyper cannot tell
-    /// where that reply would have ended.
-    /// `limits` replaces the bounds of [`REPLY_LIMIT`] and
-    /// [`object_limit`] for a reply whose reader bounds it itself.
+    /// Sends `request` ([`Transport::send`]) under the daemon's API
+    /// version ([`crate::api_version`]): a path without one is put under
+    /// it, and a request the daemon refuses for its version is sent once
+    /// more under the version settled on.
     async fn request(
         self: Arc<Self>,
         request: BollardRequest,
@@ -549,11 +557,14 @@ impl Transport {
         // bollard builds absolute URIs; on a connection of our own the
         // request line takes the path, and the authority goes in `Host`.
         let authority = parts.uri.authority().map(|a| a.as_str().to_owned());
-        let path = parts
+        let mut path = parts
             .uri
             .path_and_query()
             .map_or("/", |p| p.as_str())
             .to_owned();
+        if api_version::of_path(&path).is_none() && !UNVERSIONED.contains(&parts.uri.path()) {
+            path = format!("/v{}{path}", self.version.current());
+        }
         parts.uri = path.parse()?;
         if let Some(authority) = authority {
             if !parts.headers.contains_key(HOST) {
@@ -566,7 +577,88 @@ impl Transport {
             bytes: self.limit,
             objects: object_limit(&path),
         });
-        let mut request = BollardRequest::from_parts(parts, body);
+        let sent = api_version::of_path(&path).map(|(version, rest)| (version, rest.to_owned()));
+        // What sending it again takes: its head, and its body when whole
+        // (a streamed body cannot be sent twice; none of ours is).
+        let again = match (&sent, &body) {
+            (Some(_), Either::Left(whole)) => {
+                Some((parts.method.clone(), parts.headers.clone(), whole.clone()))
+            }
+            _ => None,
+        };
+        let response = self
+            .send(BollardRequest::from_parts(parts, body), limits)
+            .await?;
+        let (Some((sent, rest)), Some((method, headers, whole))) = (sent, again) else {
+            return Ok(response);
+        };
+        if response.status() != http::StatusCode::BAD_REQUEST {
+            return Ok(response);
+        }
+        let Some(version) = self.settle(sent, &headers).await else {
+            return Ok(response);
+        };
+        drop(response);
+        let mut request = BollardRequest::new(Either::Left(whole));
+        *request.method_mut() = method;
+        *request.headers_mut() = headers;
+        *request.uri_mut() = format!("/v{version}{rest}").parse()?;
+        self.send(request, limits).await
+    }
+
+    /// The version to send a request refused (400) under `sent` again
+    /// with, when the daemon's range says `sent` was what it refused;
+    /// `None` when the refusal was about something else, or the daemon
+    /// speaks nothing this client does (the refusal stands).
+    async fn settle(&self, sent: Version, headers: &http::HeaderMap) -> Option<Version> {
+        let _one = self.version.settling().await;
+        let current = self.version.current();
+        if current != sent {
+            // Another request refused at the same time settled it already.
+            return Some(current);
+        }
+        let mut ask = BollardRequest::new(bollard::body_full(hyper::body::Bytes::new()));
+        *ask.uri_mut() = http::Uri::from_static("/version");
+        if let Some(host) = headers.get(HOST) {
+            ask.headers_mut().insert(HOST, host.clone());
+        }
+        let limits = Limits {
+            bytes: VERSION_REPLY_LIMIT,
+            objects: object_limit("/version"),
+        };
+        let reply = self.send(ask, limits).await.ok()?;
+        if !reply.status().is_success() {
+            return None;
+        }
+        let body = http_body_util::BodyExt::collect(reply.into_body())
+            .await
+            .ok()?
+            .to_bytes();
+        let range = Range::from_reply(&body)?;
+        match api_version::settle(sent, range) {
+            Settled::Use(version) => {
+                tracing::debug!(refused = %sent, settled = %version, "the daemon refused the API version; settled on another");
+                self.version.set(version);
+                Some(version)
+            }
+            Settled::Accepted | Settled::Unsupported => None,
+        }
+    }
+
+    /// Sends `request` over a kept connection to this daemon when one is
+    /// idle, else over a new one, with the reply bounded by the limits
+    /// (counted from zero for it). The connection is kept for the next
+    /// request once the reply has been read to its end; a reply given up on
+    /// (a timeout, an error) closes its connection, since hyper cannot tell
+    /// where that reply would have ended.
+    /// `limits` replaces the bounds of [`REPLY_LIMIT`] and
+    /// [`object_limit`] for a reply whose reader bounds it itself.
+    async fn send(
+        &self,
+        request: BollardRequest,
+        limits: Limits,
+    ) -> Result<Response<Incoming>, DockerError> {
+        let mut request = request;
         while let Some(mut conn) = self.pool.take() {
             conn.meter.restart(limits);
             match conn.sender.try_send_request(request).await {
@@ -658,9 +750,8 @@ impl Streaming {
 pub(crate) fn connect(
     endpoint: &Endpoint,
     timeout: u64,
-    version: &ClientVersion,
     limit: u64,
-) -> Result<(Docker, Arc<Pool>, Streaming), String> {
+) -> Result<(Docker, Arc<Pool>, Streaming, Arc<ApiVersion>), String> {
     let url = endpoint.url();
     let (dial, client_addr) = match endpoint.transport() {
         Kind::Unix => {
@@ -699,8 +790,10 @@ pub(crate) fn connect(
         ),
     };
     let pool = Arc::new(Pool::default());
+    let version = Arc::new(ApiVersion::default());
     let transport = Arc::new(Transport {
         dial,
+        version: version.clone(),
         limit,
         pool: pool.clone(),
     });
@@ -712,10 +805,12 @@ pub(crate) fn connect(
         move |request: BollardRequest| transport.clone().request(request, None),
         Some(client_addr),
         timeout,
-        version,
+        // Only for bollard's own bookkeeping: the transport puts each
+        // request under the daemon's version.
+        &api_version::PINNED.to_bollard(),
     )
     .map_err(|e| e.to_string())?;
-    Ok((docker, pool, streaming))
+    Ok((docker, pool, streaming, version))
 }
 
 /// Host (brackets removed), port and authority of a checked `tcp://` URL.

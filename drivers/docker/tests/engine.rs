@@ -23,7 +23,9 @@ use sweep_core::{AppSet, Policy, SwarmName};
 use sweep_docker::labels::{RELEASE, STACK_NAMESPACE};
 use sweep_docker::{DockerNode, DockerSwarm, Endpoint, FileRegistry, LocalRegistry, TlsFiles};
 use sweep_runner::{gather, GatherSettings};
-use sweep_swarms::{BackendError, Node, Registry, RegistryError, ReleaseRecord, StackPart, Target};
+use sweep_swarms::{
+    BackendError, Node, Registry, RegistryError, ReleaseRecord, StackPart, SwarmBackend, Target,
+};
 
 fn lines(s: String) -> BTreeSet<String> {
     s.lines()
@@ -884,23 +886,19 @@ async fn tls_with_an_unrelated_ca_is_refused_naming_the_endpoint() {
         ),
     );
     let reg = FileRegistry::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    // Connecting sends nothing; the first request meets the refusal.
+    let backend = reg.backend(&Target::new("beta")).await.unwrap();
     let started = Instant::now();
-    let refused = reg.backend(&Target::new("beta")).await.err();
+    let refused = backend.cluster_id().await.err();
     // A refused handshake fails at once; waiting out the timeout would mean
     // the refusal went unnoticed.
     assert!(started.elapsed() < timeout, "took {:?}", started.elapsed());
     let Some(e) = refused else {
         panic!("a daemon certificate from another CA was accepted")
     };
-    let RegistryError::Connect {
-        swarm,
-        endpoint,
-        message,
-    } = &e
-    else {
-        panic!("expected a connect error, got {e:?}")
+    let BackendError::Unreachable { endpoint, message } = &e else {
+        panic!("expected the daemon to be unreachable, got {e:?}")
     };
-    assert_eq!(swarm, "beta");
     assert_eq!(endpoint, &url);
     assert!(
         message.to_lowercase().contains("certificate"),
@@ -920,10 +918,11 @@ async fn tls_with_an_unrelated_ca_is_refused_naming_the_endpoint() {
         .unwrap(),
         timeout,
     )
-    .await;
-    match direct {
+    .await
+    .unwrap();
+    match direct.node_count().await {
         Err(BackendError::Unreachable { endpoint, .. }) => assert_eq!(endpoint, url),
-        other => panic!("expected Unreachable, got {:?}", other.err()),
+        other => panic!("expected Unreachable, got {other:?}"),
     }
 }
 

@@ -55,7 +55,8 @@ use sweep_core::{
     AppSet, NodeEntry, NodeVolumes, Policy, ReleaseEntry, Snapshot, StackObjects, SwarmSnapshot,
 };
 use sweep_swarms::{
-    BackendError, Node, NodeReach, PayloadScope, Registry, SwarmBackend, Target, VolumesByStack,
+    BackendError, Holdings, Node, NodeReach, PayloadScope, ReadNode, Registry, SwarmBackend,
+    Target, VolumesByStack,
 };
 use tokio::sync::Semaphore;
 use tokio::time::error::Elapsed;
@@ -429,10 +430,10 @@ struct NodeRead {
 }
 
 /// The nodes the registry reaches: as the snapshot holds them, and as the
-/// registry listed them (to ask each for its volumes).
+/// registry listed them, with what was read of each with it.
 struct NodesRead {
     nodes: Option<Vec<NodeEntry>>,
-    listed: Vec<Node>,
+    listed: Vec<ReadNode>,
     /// The node listing, when it failed.
     failed: Option<FailedRead>,
 }
@@ -461,19 +462,45 @@ async fn read_swarm(
         }
     };
 
-    // Each reached node's volumes, once the manager's own are in: the
-    // manager's daemon, when it is a reached node too, is not asked twice.
+    // Each reached node's volumes: read with it where the registry could;
+    // else now, once the manager's own are in, so that the manager's
+    // daemon, when it is a reached node too, is not asked twice.
     let own = manager.volumes.as_ref().map(|(id, _)| id.as_str());
-    let others: Vec<Node> = nodes
-        .listed
-        .iter()
-        .filter(|n| Some(n.id.as_str()) != own)
-        .cloned()
-        .collect();
-    let (mut reads, unread_nodes) = match registry.as_node_reach() {
-        Some(reach) if !others.is_empty() => node_volumes(reach, target, &others, limit).await,
-        _ => (BTreeMap::new(), Vec::new()),
-    };
+    let mut reads = BTreeMap::new();
+    let mut unread_nodes = Vec::new();
+    let mut later: Vec<Node> = Vec::new();
+    for ReadNode { node, holdings, .. } in nodes.listed {
+        if Some(node.id.as_str()) == own {
+            continue;
+        }
+        match holdings {
+            Holdings::Read(held) => {
+                reads.insert(
+                    node.id,
+                    NodeRead {
+                        volumes: held.volumes,
+                        containers: held.containers,
+                    },
+                );
+            }
+            Holdings::Unread(error) => {
+                tracing::warn!(swarm = %target, node = node.display_name(), %error, "the node's volumes and containers are not read");
+                unread_nodes.push(UnreadNode::new(node.id, error));
+            }
+            Holdings::WithManager => {
+                let error = "the manager's daemon, whose volumes and containers could not be read"
+                    .to_owned();
+                tracing::warn!(swarm = %target, node = node.display_name(), %error, "the node's volumes and containers are not read");
+                unread_nodes.push(UnreadNode::new(node.id, error));
+            }
+            Holdings::NotRead => later.push(node),
+        }
+    }
+    if let Some(reach) = registry.as_node_reach().filter(|_| !later.is_empty()) {
+        let (read, unread) = node_volumes(reach, target, &later, limit).await;
+        reads.extend(read);
+        unread_nodes.extend(unread);
+    }
     if let Some((id, read)) = manager.volumes {
         reads.insert(id, read);
     }
@@ -566,9 +593,10 @@ async fn read_manager(
         }
     };
 
-    let (releases, objects, cluster_id, node_count, members, own_id, own_volumes) = tokio::join!(
+    let (releases, objects, services, cluster_id, node_count, members, own_id, own_volumes) = tokio::join!(
         timeout(limit, backend.releases_with_payloads(scope)),
         timeout(limit, backend.stack_objects()),
+        timeout(limit, backend.service_uses()),
         timeout(limit, backend.cluster_id()),
         timeout(limit, backend.node_count()),
         timeout(limit, backend.members()),
@@ -585,7 +613,6 @@ async fn read_manager(
             })
         }),
     );
-    let services = timeout(limit, backend.service_uses()).await;
     let mut failed = Vec::new();
     let releases =
         answered(target, limit, &mut failed, Listing::Releases, releases).unwrap_or_default();
@@ -661,13 +688,12 @@ async fn read_nodes(registry: &dyn Registry, target: &Target, limit: Duration) -
         return read;
     };
     let listing_limit = node_listing_limit(reach, limit);
-    read.nodes = match timeout(listing_limit, reach.nodes(target)).await {
+    read.nodes = match timeout(listing_limit, reach.nodes_read(target)).await {
         Ok(Ok(None)) => None,
         Ok(Ok(Some(mut listed))) => {
-            listed.sort();
-            listed.dedup_by(|a, b| a.id == b.id);
-            let mut nodes: Vec<NodeEntry> = listed.clone();
-            nodes.sort();
+            listed.sort_by(|a, b| a.node.cmp(&b.node));
+            listed.dedup_by(|a, b| a.node.id == b.node.id);
+            let nodes: Vec<NodeEntry> = listed.iter().map(|r| r.node.clone()).collect();
             read.listed = listed;
             Some(nodes)
         }

@@ -267,11 +267,7 @@ async fn a_node_that_could_not_be_checked_is_named_at_warn_level() {
         assert!(l.contains("alpha"), "{l}");
         assert!(l.contains("not reached"), "{l}");
     }
-    assert!(
-        line(&silent).contains("no answer within 1s"),
-        "{}",
-        line(&silent)
-    );
+    assert!(line(&silent).contains("within 1s"), "{}", line(&silent));
     assert!(
         line(&stranger).contains("not in the manager's node list"),
         "{}",

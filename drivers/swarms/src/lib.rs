@@ -35,5 +35,5 @@ pub use backend::{
     ObjectVersion, PayloadScope, ReleaseRecord, ServiceEntry, ServiceUse, StackObjects, StackPart,
     SwarmBackend, VolumesByStack, KEEP_LABEL, STACK_LABEL,
 };
-pub use registry::{Lister, NodeReach, Registry, RegistryError};
+pub use registry::{Holdings, Lister, NodeHoldings, NodeReach, ReadNode, Registry, RegistryError};
 pub use target::{Node, Target};

@@ -171,6 +171,8 @@ pub struct Routes {
     routes: Vec<Route>,
     otherwise: Reply,
     delay: Duration,
+    /// The API versions answered (oldest, newest); others are refused.
+    speaks: Option<((u32, u32), (u32, u32))>,
 }
 
 impl Default for Routes {
@@ -195,7 +197,24 @@ impl Routes {
             routes: Vec::new(),
             otherwise: Reply::status(404, r#"{"message":"not faked"}"#),
             delay: Duration::ZERO,
+            speaks: None,
         }
+    }
+
+    /// A daemon speaking API versions `oldest` to `newest` (`"1.44"`,
+    /// `"1.52"`), as its `/version` says: a request under another version
+    /// is refused with 400 before any route sees it, as the engine refuses
+    /// it (Docker 20.10 speaks 1.41 at most, Docker 29 1.44 at least).
+    /// Requests without a version are answered.
+    pub fn speaking(mut self, oldest: &str, newest: &str) -> Self {
+        let version = serde_json::json!({
+            "Version": "0.0.0-fake",
+            "ApiVersion": newest,
+            "MinAPIVersion": oldest,
+            "Os": "linux",
+        });
+        self.speaks = parse_version(oldest).zip(parse_version(newest));
+        self.on("/version", Reply::json(version.to_string()))
     }
 
     /// `reply` to every request (any method) on `prefix`.
@@ -235,8 +254,12 @@ impl Routes {
         self
     }
 
-    /// The reply to `method` on `bare`, taking it from its route's turn.
-    fn reply(&mut self, method: &str, bare: &str) -> Reply {
+    /// The reply to `method` on `path` (`bare` without its version and
+    /// query), taking it from its route's turn.
+    fn reply(&mut self, method: &str, path: &str, bare: &str) -> Reply {
+        if let Some(refusal) = self.refusal(path) {
+            return refusal.after(self.delay);
+        }
         let reply = match self
             .routes
             .iter_mut()
@@ -251,6 +274,44 @@ impl Routes {
         };
         reply.after(self.delay)
     }
+
+    /// The engine's refusal of `path`'s API version, when it has one this
+    /// daemon does not speak.
+    fn refusal(&self, path: &str) -> Option<Reply> {
+        let ((oldest, newest), sent) = self.speaks.zip(path_version(path))?;
+        let show = |(major, minor): (u32, u32)| format!("{major}.{minor}");
+        let message = if sent > newest {
+            format!(
+                "client version {} is too new. Maximum supported API version is {}",
+                show(sent),
+                show(newest)
+            )
+        } else if sent < oldest {
+            format!(
+                "client version {} is too old. Minimum supported API version is {}, please upgrade your client to a newer version",
+                show(sent),
+                show(oldest)
+            )
+        } else {
+            return None;
+        };
+        Some(Reply::status(
+            400,
+            serde_json::json!({ "message": message }).to_string(),
+        ))
+    }
+}
+
+/// `1.41` as (1, 41).
+fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let (major, minor) = text.split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// The API version `path` is sent under (`/v1.41/...`), if any.
+fn path_version(path: &str) -> Option<(u32, u32)> {
+    let rest = path.strip_prefix("/v")?;
+    parse_version(rest.split(['/', '?']).next()?)
 }
 
 /// One request a fake daemon read.
@@ -388,7 +449,7 @@ impl FakeDaemon {
                 .routes
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .reply(&request.method, &request.bare);
+                .reply(&request.method, &request.path, &request.bare);
             self.inner
                 .requests
                 .lock()
@@ -410,6 +471,7 @@ impl FakeDaemon {
         let status = reply.status;
         let reason = match status {
             200 => "OK",
+            400 => "Bad Request",
             404 => "Not Found",
             409 => "Conflict",
             500 => "Internal Server Error",
