@@ -110,6 +110,7 @@ pub mod refs;
 pub mod render;
 pub mod saved;
 pub mod snapshot;
+pub mod stacks;
 pub mod sweep;
 pub mod time;
 pub mod usage;

@@ -13,13 +13,14 @@ use bollard::query_parameters::{
     ListServicesOptionsBuilder, ListTasksOptionsBuilder,
 };
 use sweep_core::objects::ObjectRef;
-use sweep_core::record::labels::CD_CREATED;
 use sweep_core::record::{read_payload, Payload, RevisionRead};
 use sweep_core::usage::{ContainerUse, ServiceUse};
 use sweep_swarms::{
-    BackendError, ContainerEvents, Node, NodeBackend, ObjectVersion, PayloadScope, ReleaseRecord,
-    ServiceEntry, StackObjects, StackPart, SwarmBackend, VolumesByStack, KEEP_LABEL,
+    BackendError, ContainerEvents, Listings, Node, NodeBackend, ObjectVersion, PayloadScope,
+    ReleaseRecord, StackObjects, StackPart, SwarmBackend, VolumesByStack,
 };
+
+use sweep_core::stacks::{self, split_by_namespace, KindListings};
 
 use crate::client::{check_object_name, check_release, label_filter, CallFailure, Client};
 use crate::configs::{Data, Labels, ListedConfig};
@@ -155,34 +156,6 @@ impl Listed {
     }
 }
 
-/// The id and name of a listed object that the snapshot reports: both must
-/// be there, since an object a plan cannot name or prove unchanged is one
-/// it cannot account for.
-fn named(
-    kind: Kind,
-    id: Option<String>,
-    name: Option<String>,
-) -> Result<(String, String), BackendError> {
-    let name = name.filter(|n| !n.is_empty());
-    let id = id.filter(|id| !id.is_empty());
-    let (Some(id), Some(name)) = (id, name.clone()) else {
-        return Err(BackendError::Invalid {
-            what: format!("the stack {}s", kind.noun()),
-            message: format!(
-                "a {} ({name:?}) is listed without an id or a name",
-                kind.noun()
-            ),
-        });
-    };
-    if check_object_name(kind.noun(), &id).is_err() {
-        return Err(BackendError::Invalid {
-            what: format!("{} {name:?}", kind.noun()),
-            message: format!("listed with an id that is not one: {id:?}"),
-        });
-    }
-    Ok((id, name))
-}
-
 /// The stack namespace an object's labels name, if any. An empty one names
 /// no release (none can be named so) and is read as none.
 fn namespace_of(labels: Option<&HashMap<String, String>>) -> Option<String> {
@@ -192,92 +165,93 @@ fn namespace_of(labels: Option<&HashMap<String, String>>) -> Option<String> {
         .cloned()
 }
 
-/// The stacks' objects as listed, grouped by namespace: each listing is of
-/// the objects carrying a namespace label, checked ([`named`]) and sorted.
+/// The stacks' objects as listed, split by namespace by the core's rule
+/// ([`sweep_core::stacks::split_by_namespace`]). An id is checked here, as
+/// it goes into a request's path later ([`check_object_name`]).
 fn group_stack_objects(
     services: Vec<Service>,
     networks: Vec<Network>,
     secrets: Vec<Secret>,
     configs: Vec<ListedConfig>,
 ) -> Result<BTreeMap<String, StackObjects>, BackendError> {
-    let mut stacks: BTreeMap<String, StackObjects> = BTreeMap::new();
-    for service in services {
-        let version = service.version.as_ref().and_then(|v| v.index);
-        let (name, labels) = service.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
-        let (id, name) = named(Kind::Service, service.id, name)?;
-        let Some(version) = version else {
-            // Without its version a service's keep label could change
-            // unseen between the plan and its execution.
-            return Err(BackendError::Invalid {
-                what: format!("service {name:?}"),
-                message: "listed without a version".into(),
-            });
-        };
-        let Some(namespace) = namespace_of(labels.as_ref()) else {
-            continue;
-        };
-        let mut entry = ServiceEntry::new(id, name, version);
-        if let Some(keep) = labels.as_ref().and_then(|l| l.get(KEEP_LABEL)) {
-            entry = entry.with_keep(keep.clone());
-        }
-        stacks.entry(namespace).or_default().services.push(entry);
-    }
-    for network in networks {
-        let (id, name) = named(Kind::Network, network.id, network.name)?;
-        if let Some(namespace) = namespace_of(network.labels.as_ref()) {
-            let network = ObjectRef::new(id, name);
-            stacks.entry(namespace).or_default().networks.push(network);
-        }
-    }
-    for secret in secrets {
-        let version = secret.version.as_ref().and_then(|v| v.index);
-        let (name, labels) = secret.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
-        let (id, name) = named(Kind::Secret, secret.id, name)?;
-        if let Some(namespace) = namespace_of(labels.as_ref()) {
-            let secret = observed(ObjectRef::new(id, name), version, labels.as_ref());
-            stacks.entry(namespace).or_default().secrets.push(secret);
-        }
-    }
-    for config in configs {
-        let (id, name) = named(Kind::Config, config.id, config.name)?;
-        let labels = config.labels.as_ref();
-        // Records go last, on their own: listed with the stack, one would
-        // be planned away with it. By the one definition a config with a
-        // namespace is never a record, so this only guards that rule.
-        if labels.is_some_and(labels::is_release_record) {
-            continue;
-        }
-        if let Some(namespace) = namespace_of(labels) {
-            let config = observed(ObjectRef::new(id, name), config.version, labels);
-            stacks.entry(namespace).or_default().configs.push(config);
-        }
-    }
-    Ok(stacks
+    let services = services
         .into_iter()
-        .map(|(namespace, objects)| {
-            let mut objects = objects.sorted();
-            // A manager may list its own copy of a swarm network (same id)
-            // beside the swarm's: one network, listed once.
-            objects.services.dedup();
-            objects.networks.dedup();
-            objects.secrets.dedup();
-            objects.configs.dedup();
-            (namespace, objects)
+        .map(|s| {
+            let version = s.version.as_ref().and_then(|v| v.index);
+            let (name, labels) = s.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
+            listed(Kind::Service, s.id, name, version, labels)
         })
-        .collect())
+        .collect::<Result<_, _>>()?;
+    let networks = networks
+        .into_iter()
+        .map(|n| listed(Kind::Network, n.id, n.name, None, n.labels))
+        .collect::<Result<_, _>>()?;
+    let secrets = secrets
+        .into_iter()
+        .map(|s| {
+            let version = s.version.as_ref().and_then(|v| v.index);
+            let (name, labels) = s.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
+            listed(Kind::Secret, s.id, name, version, labels)
+        })
+        .collect::<Result<_, _>>()?;
+    let configs = configs
+        .into_iter()
+        .map(|c| listed(Kind::Config, c.id, c.name, c.version, c.labels))
+        .collect::<Result<_, _>>()?;
+    split_by_namespace(KindListings::new(services, networks, secrets, configs)).map_err(|e| {
+        BackendError::Invalid {
+            what: "the stack objects".into(),
+            message: e.to_string(),
+        }
+    })
 }
 
-/// `object` with what else was observed of it: its version index, and the
-/// controller's created marker among its `labels`, each as read.
-fn observed(object: ObjectRef, version: Option<u64>, labels: Option<&Labels>) -> ObjectRef {
-    let object = match version {
-        Some(version) => object.with_version(version),
-        None => object,
-    };
-    match labels.and_then(|l| l.get(CD_CREATED)) {
-        Some(marker) => object.with_cd_created(marker.clone()),
-        None => object,
+/// One listed object for the core, its id checked for use in a path.
+fn listed(
+    kind: Kind,
+    id: Option<String>,
+    name: Option<String>,
+    version: Option<u64>,
+    labels: Option<Labels>,
+) -> Result<stacks::Listed, BackendError> {
+    if let Some(id) = id.as_deref().filter(|id| !id.is_empty()) {
+        if check_object_name(kind.noun(), id).is_err() {
+            return Err(BackendError::Invalid {
+                what: format!("{} {name:?}", kind.noun()),
+                message: format!("listed with an id that is not one: {id:?}"),
+            });
+        }
     }
+    Ok(stacks::Listed::new(id, name)
+        .with_version(version)
+        .with_labels(labels.unwrap_or_default()))
+}
+
+/// The releases whose records are `configs` (see
+/// [`SwarmBackend::releases_with_payloads`]), read in a listing about
+/// `what`.
+fn releases_of(what: &str, configs: Vec<RecordConfig>) -> Result<Vec<ReleaseRecord>, BackendError> {
+    if configs.iter().any(|c| c.name.is_empty()) {
+        return Err(BackendError::Invalid {
+            what: what.into(),
+            message: "a config is listed with neither name nor id".into(),
+        });
+    }
+    let releases = labels::newest_records(configs.iter().map(|c| ConfigLabels {
+        name: &c.name,
+        labels: &c.labels,
+    }))?;
+    let mut revisions = record_revisions(configs)?;
+    Ok(releases
+        .into_iter()
+        .map(|r| match revisions.remove(&r.name) {
+            // Records not found stay "not read", never "none".
+            Some((records, read)) if !records.is_empty() => {
+                r.with_records(records).with_revisions(read)
+            }
+            _ => r,
+        })
+        .collect())
 }
 
 /// One config of the release records listing, as kept: what the records
@@ -705,27 +679,79 @@ impl SwarmBackend for DockerSwarm {
                 Ok(configs)
             })
             .await?;
-        if configs.iter().any(|c| c.name.is_empty()) {
-            return Err(BackendError::Invalid {
-                what: what.into(),
-                message: "a config is listed with neither name nor id".into(),
-            });
-        }
-        let releases = labels::newest_records(configs.iter().map(|c| ConfigLabels {
-            name: &c.name,
-            labels: &c.labels,
-        }))?;
-        let mut revisions = record_revisions(configs)?;
-        Ok(releases
-            .into_iter()
-            .map(|r| match revisions.remove(&r.name) {
-                // Records not found stay "not read", never "none".
-                Some((records, read)) if !records.is_empty() => {
-                    r.with_records(records).with_revisions(read)
+        releases_of(what, configs)
+    }
+
+    async fn listings(&self, payloads: &PayloadScope) -> Listings {
+        let client = &self.client;
+        let docker = client.docker();
+        let namespaced = HashMap::from([("label".to_owned(), vec![STACK_NAMESPACE.to_owned()])]);
+        let networks = ListNetworksOptionsBuilder::default()
+            .filters(&namespaced)
+            .build();
+        let secrets = ListSecretsOptionsBuilder::default()
+            .filters(&namespaced)
+            .build();
+        let wants = |labels: &Labels| {
+            labels::is_release_record(labels)
+                && labels.get(RELEASE).is_some_and(|r| payloads.contains(r))
+        };
+        let wants: Option<crate::configs::Wants<'_>> = (!payloads.is_empty()).then_some(&wants);
+        // One listing of every config: the release records (what a label
+        // filter on their type would give) and the stacks' configs (those
+        // with a namespace), streamed, the data read of the records in
+        // scope only.
+        let what = "the configs";
+        let configs = client.listing(what, async {
+            let mut records = Vec::new();
+            let mut stacks = Vec::new();
+            let mut reply = client.open_configs(what, &HashMap::new(), wants).await?;
+            while let Some(batch) = reply.next().await? {
+                let mut of_records = Vec::new();
+                for config in batch {
+                    let labels = config.labels.as_ref();
+                    let record =
+                        labels.and_then(|l| l.get(TYPE)).map(String::as_str) == Some(RECORD_TYPE);
+                    match (record, namespace_of(labels).is_some()) {
+                        (true, true) => {
+                            of_records.push(config.clone());
+                            stacks.push(config);
+                        }
+                        (true, false) => of_records.push(config),
+                        (false, true) => stacks.push(config),
+                        (false, false) => {}
+                    }
                 }
-                _ => r,
-            })
-            .collect())
+                records.extend(records_read(of_records).await?);
+            }
+            Ok((records, stacks))
+        });
+        // Every service: the stacks' are among them, and the shared-object
+        // rule needs the others too.
+        let (configs, services, networks, secrets) = tokio::join!(
+            configs,
+            client.call_plain(
+                "the services",
+                docker.list_services(None::<ListServicesOptions>)
+            ),
+            client.call_plain("the stack networks", docker.list_networks(Some(networks))),
+            client.call_plain("the stack secrets", docker.list_secrets(Some(secrets))),
+        );
+        let (releases, stack_configs) = match configs {
+            Ok((records, stacks)) => (releases_of("release records", records), Ok(stacks)),
+            Err(e) => (Err(e.clone()), Err(e)),
+        };
+        let uses = services
+            .clone()
+            .and_then(crate::usage::service_uses)
+            .map(Some);
+        let stacks =
+            (|| group_stack_objects(services?, networks?, secrets?, stack_configs?).map(Some))();
+        Listings {
+            releases,
+            stacks,
+            services: uses,
+        }
     }
 
     async fn stack_objects(&self) -> Result<Option<BTreeMap<String, StackObjects>>, BackendError> {
@@ -938,15 +964,8 @@ impl DockerNode {
     /// id and name; `None` when it is in no swarm. Says nothing about
     /// *which* swarm: callers check the id against a manager's node list.
     pub async fn swarm_node(&self) -> Result<Option<Node>, BackendError> {
-        let info = self
-            .client
-            .call_plain("the daemon's info", self.client.docker().info())
-            .await?;
-        let id = info
-            .swarm
-            .and_then(|s| s.node_id)
-            .filter(|id| !id.is_empty());
-        Ok(id.map(|id| Node::new(id, info.name.unwrap_or_default())))
+        let (id, name) = self.client.identity().await?;
+        Ok(id.map(|id| Node::new(id, name)))
     }
 }
 
@@ -980,6 +999,8 @@ impl NodeBackend for DockerNode {
 mod tests {
     use super::*;
     use crate::configs::Wants;
+    use sweep_core::record::labels::CD_CREATED;
+    use sweep_swarms::{ServiceEntry, KEEP_LABEL};
 
     fn labels(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs

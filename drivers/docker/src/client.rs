@@ -76,23 +76,63 @@ pub(crate) struct Client {
     pool: Arc<Pool>,
     streaming: Streaming,
     version: Arc<ApiVersion>,
-    node_list: NodeListInFlight,
+    node_list: InFlight<NodeList>,
+    identity: InFlight<Identity>,
 }
 
 /// The manager's node list as read once.
 type NodeList = Result<Vec<Node>, BackendError>;
 
-/// The node list request in flight, if any, for callers to join: the
-/// count, the member list and the node probes of one read of a swarm all
-/// need it at the same moment, and asking three times only loads the
-/// manager. Held weakly: a request no caller waits for any more is dropped
-/// (and its connection closed), never joined late.
-#[derive(Clone, Default)]
-struct NodeListInFlight(Arc<Mutex<Option<WeakShared<BoxFuture<'static, NodeList>>>>>);
+/// A daemon's node identity as its info gives it: its swarm node id (if
+/// it is in a swarm) and its name.
+pub(crate) type Identity = Result<(Option<String>, String), BackendError>;
 
-impl fmt::Debug for NodeListInFlight {
+/// One request in flight, if any, for callers to join: several reads of
+/// one swarm need the same answer at the same moment (the node list: the
+/// count, the member list and the node probes; a daemon's info: the
+/// manager's own node id and its probe as a node), and asking again only
+/// loads the daemon. Held weakly: a request no caller waits for any more
+/// is dropped (and its connection closed), never joined late. A finished
+/// request is never reused: every call after it asks again.
+struct InFlight<T>(Arc<Mutex<Option<WeakShared<BoxFuture<'static, T>>>>>);
+
+impl<T> Default for InFlight<T> {
+    fn default() -> Self {
+        InFlight(Arc::new(Mutex::new(None)))
+    }
+}
+
+impl<T> Clone for InFlight<T> {
+    fn clone(&self) -> Self {
+        InFlight(self.0.clone())
+    }
+}
+
+impl<T> fmt::Debug for InFlight<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("NodeListInFlight")
+        f.write_str("InFlight")
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> InFlight<T> {
+    /// The answer of the request in flight, or of `start`'s if none is.
+    async fn join_or(&self, start: impl FnOnce() -> BoxFuture<'static, T>) -> T {
+        let flight = {
+            let mut slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            let running = slot
+                .as_ref()
+                .and_then(WeakShared::upgrade)
+                .filter(|f| f.peek().is_none());
+            match running {
+                Some(flight) => flight,
+                None => {
+                    let flight = start().shared();
+                    *slot = flight.downgrade();
+                    flight
+                }
+            }
+        };
+        flight.await
     }
 }
 
@@ -156,7 +196,8 @@ impl Client {
             pool,
             streaming,
             version,
-            node_list: NodeListInFlight::default(),
+            node_list: InFlight::default(),
+            identity: InFlight::default(),
         })
     }
 
@@ -178,40 +219,53 @@ impl Client {
     /// its answer is as fresh as a new one would be. A finished request is
     /// never reused: every call after it asks again.
     pub(crate) async fn node_list(&self) -> NodeList {
-        let flight = {
-            let mut slot = self
-                .node_list
-                .0
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let running = slot
-                .as_ref()
-                .and_then(WeakShared::upgrade)
-                .filter(|f| f.peek().is_none());
-            match running {
-                Some(flight) => flight,
-                None => {
-                    let flight = self.read_node_list().boxed().shared();
-                    *slot = flight.downgrade();
-                    flight
-                }
-            }
-        };
-        flight.await
+        self.node_list
+            .join_or(|| self.read_node_list().boxed())
+            .await
     }
 
-    /// One read of the node list. Owns what it uses (not the client), so
-    /// that the request in flight holds nothing that holds it.
-    fn read_node_list(&self) -> impl Future<Output = NodeList> + Send + 'static {
-        let client = Client {
+    /// This daemon's swarm node id (none when it is in no swarm) and its
+    /// name, from its info; joins the read in flight if there is one (see
+    /// [`InFlight`]).
+    pub(crate) async fn identity(&self) -> Identity {
+        let client = self.detached();
+        self.identity
+            .join_or(|| {
+                async move {
+                    let info = client
+                        .call_plain("the daemon's info", client.docker.info())
+                        .await?;
+                    let id = info
+                        .swarm
+                        .and_then(|s| s.node_id)
+                        .filter(|id| !id.is_empty());
+                    Ok((id, info.name.unwrap_or_default()))
+                }
+                .boxed()
+            })
+            .await
+    }
+
+    /// A clone sharing the daemon's connections but no request in flight,
+    /// for a request in flight to own: one holding the client would hold
+    /// itself.
+    fn detached(&self) -> Client {
+        Client {
             docker: self.docker.clone(),
             endpoint: self.endpoint.clone(),
             timeout: self.timeout,
             pool: self.pool.clone(),
             streaming: self.streaming.clone(),
             version: self.version.clone(),
-            node_list: NodeListInFlight::default(),
-        };
+            node_list: InFlight::default(),
+            identity: InFlight::default(),
+        }
+    }
+
+    /// One read of the node list. Owns what it uses (not the client), so
+    /// that the request in flight holds nothing that holds it.
+    fn read_node_list(&self) -> impl Future<Output = NodeList> + Send + 'static {
+        let client = self.detached();
         async move {
             let what = "the node list";
             let listed = client
@@ -454,15 +508,11 @@ impl Client {
 
     /// This daemon's swarm node id, from its own `info`.
     pub(crate) async fn own_node_id(&self) -> Result<String, BackendError> {
-        let what = "the daemon's info";
-        let info = self.call_plain(what, self.docker.info()).await?;
-        info.swarm
-            .and_then(|s| s.node_id)
-            .filter(|id| !id.is_empty())
-            .ok_or_else(|| BackendError::Invalid {
-                what: what.into(),
-                message: "the daemon reports no swarm node id".into(),
-            })
+        let (id, _) = self.identity().await?;
+        id.ok_or_else(|| BackendError::Invalid {
+            what: "the daemon's info".into(),
+            message: "the daemon reports no swarm node id".into(),
+        })
     }
 
     /// Removes volume `name` from this daemon, never forcing.

@@ -24,14 +24,13 @@ pub use sweep_core::record::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, STAT
 /// daemon's API gives it.
 pub use sweep_swarms::STACK_LABEL as STACK_NAMESPACE;
 
-/// Whether a config with `labels` is a release record: the record type
-/// label and no stack namespace. The only definition; stack removal and
-/// record removal both go by it (through [`in_stack`] for the former), so
-/// that every config is exactly one of a stack's object, a record, or
+/// Whether a config with `labels` is a release record: the core's one
+/// definition ([`sweep_core::stacks::is_release_record`]); stack removal
+/// and record removal both go by it (through [`in_stack`] for the former),
+/// so that every config is exactly one of a stack's object, a record, or
 /// neither's business.
 pub(crate) fn is_release_record(labels: &HashMap<String, String>) -> bool {
-    labels.get(TYPE).map(String::as_str) == Some(RECORD_TYPE)
-        && !labels.contains_key(STACK_NAMESPACE)
+    sweep_core::stacks::is_release_record(|k| labels.get(k).map(String::as_str))
 }
 
 /// Whether an object with `labels` belongs to `release`'s stack: it carries

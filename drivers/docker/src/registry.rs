@@ -642,17 +642,24 @@ impl NodeReach for FileRegistry {
     }
 
     /// Three per probed daemon: its info, volumes and containers, asked
-    /// for at once ([`NodeReach::nodes_read`]; the manager's daemon is
-    /// asked for less). The node list shares the manager's read in flight,
-    /// counted by the caller as a manager read. None without
-    /// `[[swarm.node]]` entries.
+    /// for at once ([`NodeReach::nodes_read`]); one for the manager's
+    /// daemon, asked for its info only. The node list shares the manager's
+    /// read in flight, counted by the caller as a manager read. None
+    /// without `[[swarm.node]]` entries.
     fn nodes_connections(&self, target: &Target) -> usize {
         match self.swarm_config(target) {
             // The job's calls go one at a time through the manager's client.
             Ok(config) if config.job.is_some() => 2,
-            Ok(config) if !config.nodes.is_empty() => {
-                Self::candidates(config).len().saturating_mul(3)
-            }
+            Ok(config) if !config.nodes.is_empty() => Self::candidates(config)
+                .iter()
+                .map(|e| {
+                    if e.url() == config.manager.url() {
+                        1
+                    } else {
+                        3
+                    }
+                })
+                .sum(),
             _ => 0,
         }
     }

@@ -64,13 +64,12 @@ use tokio::time::timeout;
 
 use crate::limits::{connection_budget, open_file_limit};
 
-/// The manager reads of one swarm that run at once (release records,
-/// cluster id, node count, node list, its own node id, volumes and
-/// containers, the services' specs), one connection each, and the stack
-/// objects, one connection for each of the four kinds listed at once. Connecting before them is one connection,
-/// never at the same time. (A registry may serve the count and the list
-/// with one request; counting both stays on the safe side.)
-const MANAGER_READS: usize = 8 + 4;
+/// The manager reads of one swarm that run at once, one connection each:
+/// one listing per kind of configs (records and the stacks'), services,
+/// networks and secrets, the cluster id, the node list, its info, volumes
+/// and containers; and one more, as a registry may serve the count and the
+/// list of nodes with a request each.
+const MANAGER_READS: usize = 10;
 
 /// How much longer than the registry's own bound on node listing gathering
 /// waits for it: the registry's bound is what it needs, this is scheduling
@@ -593,10 +592,8 @@ async fn read_manager(
         }
     };
 
-    let (releases, objects, services, cluster_id, node_count, members, own_id, own_volumes) = tokio::join!(
-        timeout(limit, backend.releases_with_payloads(scope)),
-        timeout(limit, backend.stack_objects()),
-        timeout(limit, backend.service_uses()),
+    let (listings, cluster_id, node_count, members, own_id, own_volumes) = tokio::join!(
+        timeout(limit, backend.listings(scope)),
         timeout(limit, backend.cluster_id()),
         timeout(limit, backend.node_count()),
         timeout(limit, backend.members()),
@@ -614,6 +611,22 @@ async fn read_manager(
         }),
     );
     let mut failed = Vec::new();
+    // One bound for the three: a listing cut off is each one's failure.
+    let listings = listings.unwrap_or_else(|_| {
+        let cut = BackendError::Other {
+            message: format!("timed out after {limit:?}"),
+        };
+        sweep_swarms::Listings {
+            releases: Err(cut.clone()),
+            stacks: Err(cut.clone()),
+            services: Err(cut),
+        }
+    });
+    let (releases, objects, services) = (
+        Ok(listings.releases),
+        Ok(listings.stacks),
+        Ok(listings.services),
+    );
     let releases =
         answered(target, limit, &mut failed, Listing::Releases, releases).unwrap_or_default();
     let objects = answered(target, limit, &mut failed, Listing::StackObjects, objects).flatten();

@@ -23,8 +23,11 @@ pub const RESERVED_FILES: u64 = 64;
 pub const FILES_PER_CONNECTION: u64 = 2;
 
 /// The most connections gathering opens at once however high the limit:
-/// past this, more at once only loads the daemons and the machine.
-pub const MAX_CONNECTIONS: usize = 1024;
+/// past this, more at once only loads the machine. Every request of a
+/// swarm goes out at once, one connection each (17 for a manager and two
+/// nodes), so this reads some 240 such swarms in one round; each daemon is
+/// sent only its own swarm's few requests, whatever the number.
+pub const MAX_CONNECTIONS: usize = 4096;
 
 /// The connections gathering may hold open at once under a soft open-file
 /// limit of `open_files` (`None`: unknown, or no limit): what is left after

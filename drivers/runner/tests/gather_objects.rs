@@ -198,10 +198,16 @@ async fn a_failed_stack_object_listing_makes_the_swarm_unreadable() {
         registry.inject(Fault::new("alpha", Call::StackObjects, effect.clone()));
         let alpha = gather_alpha(&registry).await;
         let failed: Vec<Listing> = alpha.failed_reads.iter().map(|f| f.listing).collect();
-        assert_eq!(failed, [Listing::StackObjects], "{effect:?}");
+        // The records, the stack objects and the services are read in one
+        // round under one bound: a listing that never ends cuts off all three.
+        let expected: &[Listing] = match effect {
+            Effect::Hang => &[Listing::Releases, Listing::StackObjects, Listing::Services],
+            _ => &[Listing::StackObjects],
+        };
+        assert_eq!(failed, expected, "{effect:?}");
         assert_eq!(alpha.error, None, "{effect:?}");
         let why = alpha.why_unreadable().unwrap_or_default().into_owned();
-        assert!(why.starts_with("stack_objects: "), "{effect:?}: {why:?}");
+        assert!(why.contains("stack_objects: "), "{effect:?}: {why:?}");
         assert!(
             alpha.releases.iter().all(|r| r.objects.is_none()),
             "{effect:?}: {alpha:?}"
@@ -382,7 +388,7 @@ async fn a_failed_service_listing_makes_the_swarm_unreadable() {
         registry.inject(Fault::new("alpha", Call::ServiceUses, effect.clone()));
         let alpha = gather_alpha(&registry).await;
         let why = alpha.why_unreadable().unwrap_or_default().into_owned();
-        assert!(why.starts_with("services: "), "{effect:?}: {why:?}");
+        assert!(why.contains("services: "), "{effect:?}: {why:?}");
         assert_eq!(alpha.usage, None, "{effect:?}");
     }
 }

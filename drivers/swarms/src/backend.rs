@@ -285,6 +285,28 @@ pub trait SwarmBackend: Send + Sync {
         Ok(None)
     }
 
+    /// The release records (with the data of those in `payloads`, as
+    /// [`SwarmBackend::releases_with_payloads`]), the stacks' objects
+    /// ([`SwarmBackend::stack_objects`]) and every service's references
+    /// ([`SwarmBackend::service_uses`]), each with its own outcome. A
+    /// backend that can answer all three from one listing per kind (the
+    /// records are configs, the stacks' services are services) overrides
+    /// this so that each listing is read once; the default asks the three
+    /// at once.
+    async fn listings(&self, payloads: &PayloadScope) -> Listings {
+        let (releases, stacks, services) = futures_util::future::join3(
+            self.releases_with_payloads(payloads),
+            self.stack_objects(),
+            self.service_uses(),
+        )
+        .await;
+        Listings {
+            releases,
+            stacks,
+            services,
+        }
+    }
+
     /// Every service of the swarm, of any stack or none, at any replica
     /// count and in any mode, with what its spec names: the sources of its
     /// volume mounts (templates as written), its networks, and its secrets
@@ -380,6 +402,18 @@ pub trait SwarmBackend: Send + Sync {
     async fn container_events(&self) -> Result<ContainerEvents, BackendError> {
         Ok(Box::pin(futures_util::stream::empty()))
     }
+}
+
+/// What [`SwarmBackend::listings`] read, each with its own outcome: one
+/// that fails is recorded as that listing's failure, the others stand.
+#[derive(Debug)]
+pub struct Listings {
+    /// As [`SwarmBackend::releases_with_payloads`] answers.
+    pub releases: Result<Vec<ReleaseRecord>, BackendError>,
+    /// As [`SwarmBackend::stack_objects`] answers.
+    pub stacks: Result<Option<BTreeMap<String, StackObjects>>, BackendError>,
+    /// As [`SwarmBackend::service_uses`] answers.
+    pub services: Result<Option<Vec<ServiceUse>>, BackendError>,
 }
 
 /// A container of a stack went (stopped or was removed) on one daemon: as

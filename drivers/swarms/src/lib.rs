@@ -31,7 +31,7 @@ mod registry;
 mod target;
 
 pub use backend::{
-    BackendError, ContainerEvents, ContainerGone, ContainerUse, NodeBackend, ObjectRef,
+    BackendError, ContainerEvents, ContainerGone, ContainerUse, Listings, NodeBackend, ObjectRef,
     ObjectVersion, PayloadScope, ReleaseRecord, ServiceEntry, ServiceUse, StackObjects, StackPart,
     SwarmBackend, VolumesByStack, KEEP_LABEL, STACK_LABEL,
 };
