@@ -608,8 +608,8 @@ impl NodeReach for FileRegistry {
     ///
     /// The manager's node list is read while the daemons are probed (the
     /// one the manager's backend has in flight when it has: reading a
-    /// swarm takes two rounds, versions then everything else, not four),
-    /// for [`NodeReach::node_backend`]'s own check.
+    /// swarm takes one round, not two), for [`NodeReach::node_backend`]'s
+    /// own check.
     async fn nodes(&self, target: &Target) -> Result<Option<Vec<Node>>, RegistryError> {
         Ok(self
             .discover(target, false)

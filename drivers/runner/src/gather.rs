@@ -9,11 +9,12 @@
 //! looks like a swarm with no releases.
 //!
 //! One swarm is read in as few dependent rounds as the registry allows:
-//! its nodes are looked at (through [`NodeReach`]) while the manager is
-//! connected and read, not after. Over the docker registry that is two
-//! rounds: every daemon's API version, then the manager's release records,
-//! stack objects, cluster id, node list and own volumes with every daemon's
-//! info; each reached node's volumes follow its info.
+//! its nodes are looked at (through [`NodeReach::nodes_read`]) while the
+//! manager is read, not after, each with what it holds where the registry
+//! reads that with it. Over the docker registry that is one round: the
+//! manager's listings (one per kind: [`SwarmBackend::listings`]), cluster
+//! id, node list and own volumes and containers, and every node's info,
+//! volumes and containers, all at once.
 //!
 //! What a release consists of is read with it: every record revision's id
 //! and version, and the objects of its stack (services with their keep

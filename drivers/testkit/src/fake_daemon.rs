@@ -254,12 +254,13 @@ impl Routes {
         self
     }
 
-    /// The reply to `method` on `path` (`bare` without its version and
+    /// The reply to `method` on `path` (matched without its version and
     /// query), taking it from its route's turn.
-    fn reply(&mut self, method: &str, path: &str, bare: &str) -> Reply {
+    fn reply(&mut self, method: &str, path: &str) -> Reply {
         if let Some(refusal) = self.refusal(path) {
             return refusal.after(self.delay);
         }
+        let bare = bare_path(path);
         let reply = match self
             .routes
             .iter_mut()
@@ -449,7 +450,7 @@ impl FakeDaemon {
                 .routes
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .reply(&request.method, &request.path, &request.bare);
+                .reply(&request.method, &request.path);
             self.inner
                 .requests
                 .lock()
@@ -668,6 +669,28 @@ pub fn swarm_manager(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_daemon_refuses_versions_it_does_not_speak_as_the_engine_does() {
+        let mut routes = Routes::new()
+            .on("/info", Reply::json("{}"))
+            .speaking("1.44", "1.52");
+        let status = |r: Reply| r.status;
+        assert_eq!(status(routes.reply("GET", "/v1.44/info")), 200);
+        assert_eq!(status(routes.reply("GET", "/v1.52/info?x=1")), 200);
+        assert_eq!(status(routes.reply("GET", "/info")), 200);
+        let old = routes.reply("GET", "/v1.41/info");
+        assert_eq!(old.status, 400);
+        assert!(
+            matches!(&old.body, Body::Whole(b) if b.contains("client version 1.41 is too old"))
+        );
+        let new = routes.reply("GET", "/v1.53/info");
+        assert!(
+            matches!(&new.body, Body::Whole(b) if b.contains("client version 1.53 is too new"))
+        );
+        let version = routes.reply("GET", "/version");
+        assert!(matches!(&version.body, Body::Whole(b) if b.contains(r#""MinAPIVersion":"1.44""#)));
+    }
 
     #[test]
     fn bare_paths_lose_their_version_and_query_only() {
