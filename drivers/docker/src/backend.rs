@@ -386,8 +386,9 @@ pub struct DockerSwarm {
 }
 
 impl DockerSwarm {
-    /// Connects to the manager at `endpoint`, negotiating the API version;
-    /// every later daemon call is bounded by `timeout`.
+    /// A backend of the manager at `endpoint`; nothing is sent yet (see
+    /// the crate's docs on the API version). Every daemon call is bounded
+    /// by `timeout`.
     pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<Self, BackendError> {
         Ok(DockerSwarm::with_client(
             Client::connect(endpoint, timeout).await?,
@@ -417,9 +418,21 @@ impl DockerSwarm {
         self.client.endpoint()
     }
 
-    /// The API version negotiated with the manager, e.g. `1.41`.
+    /// The API version requests to the manager go out with, e.g. `1.41`:
+    /// the pinned one, or the one settled on after the manager refused it.
     pub fn api_version(&self) -> String {
         self.client.api_version()
+    }
+
+    /// Starts sending under API `version` (`"1.44"`) instead of the pinned
+    /// one, as a client of another age would, so that a daemon's refusal
+    /// and the way back from it can be shown on a real engine. Not for
+    /// production: the pinned version is the one every supported engine
+    /// answers at once. `None` for a version that is not one.
+    #[doc(hidden)]
+    pub fn sending_under(self, version: &str) -> Option<Self> {
+        self.client.start_under(version)?;
+        Some(self)
     }
 
     /// Closes the manager's connections kept for reuse.
@@ -936,8 +949,9 @@ pub struct DockerNode {
 }
 
 impl DockerNode {
-    /// Connects to the daemon at `endpoint`, negotiating the API version;
-    /// every later call is bounded by `timeout`.
+    /// A backend of the daemon at `endpoint`; nothing is sent yet (see the
+    /// crate's docs on the API version). Every call is bounded by
+    /// `timeout`.
     pub async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<Self, BackendError> {
         Ok(DockerNode::with_client(
             Client::connect(endpoint, timeout).await?,
@@ -955,7 +969,8 @@ impl DockerNode {
         self.client.endpoint()
     }
 
-    /// The API version negotiated with the daemon, e.g. `1.41`.
+    /// The API version requests to the daemon go out with, e.g. `1.41`:
+    /// the pinned one, or the one settled on after the daemon refused it.
     pub fn api_version(&self) -> String {
         self.client.api_version()
     }

@@ -295,6 +295,14 @@ impl Client {
         &self.endpoint
     }
 
+    /// Sends under `version` from now on, until the daemon refuses it;
+    /// `None` (and nothing changed) for a version that is not one.
+    pub(crate) fn start_under(&self, version: &str) -> Option<()> {
+        self.version
+            .set(crate::api_version::Version::parse(version)?);
+        Some(())
+    }
+
     /// The API version requests go out with now: the pinned one until the
     /// daemon refused it.
     pub(crate) fn api_version(&self) -> String {

@@ -8,13 +8,15 @@
 //! - [`FileRegistry`]: the swarms of a registry file ([`config`]), with
 //!   their nodes.
 //!
-//! Every connection negotiates the API version first, so daemons older than
-//! bollard's default API (Debian's docker.io 20.10 speaks 1.41) work, and
-//! every daemon call is bounded by a timeout, and every reply in bytes
-//! ([`REPLY_LIMIT`]) and in what it decodes into ([`OBJECT_BUDGET`]), but
-//! for the configs listing: it holds every config's data, so it is read as
-//! a stream and bounded config by config instead ([`CONFIG_LIMIT`],
-//! [`DATA_LIMIT`], [`MAX_CONFIGS`]).
+//! Requests go out under a pinned API version, 1.41 (Debian's docker.io
+//! 20.10 speaks it at most, every engine up to 28 accepts it), with no
+//! request before them; a daemon that refuses it in either direction is
+//! asked which versions it speaks, and the refused request sent again under
+//! the newest both sides speak. Every daemon call is bounded by a timeout,
+//! and every reply in bytes ([`REPLY_LIMIT`]) and in what it decodes into
+//! ([`OBJECT_BUDGET`]), but for the configs listing: it holds every
+//! config's data, so it is read as a stream and bounded config by config
+//! instead ([`CONFIG_LIMIT`], [`DATA_LIMIT`], [`MAX_CONFIGS`]).
 //! Endpoints are `unix://` sockets, `tcp://` addresses (optionally with TLS:
 //! rustls, no system library), or `ssh://` logins through the system `ssh`
 //! client, as the docker CLI reaches them. Files are read with a

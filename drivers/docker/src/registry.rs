@@ -129,16 +129,16 @@ impl Registry for LocalRegistry {
 /// The swarms of a registry file ([`crate::config`]); implements
 /// [`Registry`], [`Lister`] and [`NodeReach`].
 ///
-/// Each daemon has one client, connected (its API version negotiated) on
-/// first use and kept, whether it is reached as a swarm's manager, as a
+/// Each daemon has one client, made on first use and kept (with the API
+/// version settled on for it), whether it is reached as a swarm's manager, as a
 /// node, or both, and under however many swarm names; a failed connection
 /// is retried on the next use. The client keeps a few idle connections for
 /// reuse; [`Registry::close_idle`] closes those of a swarm.
 pub struct FileRegistry {
     config: RegistryConfig,
     /// One per configured endpoint (address and TLS files): the manager's
-    /// client serves the manager probed as a node too, so its version is
-    /// negotiated once.
+    /// client serves the manager probed as a node too, so its info is read
+    /// once and its version settled once.
     clients: HashMap<Endpoint, OnceCell<Client>>,
     backends: HashMap<String, OnceCell<Arc<DockerSwarm>>>,
     node_daemons: HashMap<Endpoint, OnceCell<Arc<DockerNode>>>,
@@ -350,8 +350,7 @@ impl FileRegistry {
     /// Which swarm node the daemon at `endpoint` is (`None`: it is in no
     /// swarm), or why that could not be checked.
     ///
-    /// The whole probe (connecting, negotiating the version, reading the
-    /// daemon's info) is bounded by one per-call timeout, not one per step:
+    /// The whole probe (connecting, reading the daemon's info) is bounded by one per-call timeout, not one per step:
     /// so [`NodeReach::nodes`] has a known limit ([`Self::nodes_bound`]),
     /// and a caller's own bound can be set past it instead of cutting off
     /// the nodes that did answer.

@@ -165,3 +165,60 @@ async fn the_resource_rule_reads_records_data_without_a_request_more() {
     }
     assert_eq!(asked[0], asked[1]);
 }
+
+/// A daemon that refuses the pinned API version (Docker 29 speaks 1.44 at
+/// least) is asked for its range once, on the first gather; the version
+/// settled on stays with the registry, so `watch`, whose registry lives
+/// across sweeps, sends every later request under it at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_settled_on_is_kept_for_every_later_gather() {
+    use sweep_testkit::fake_daemon::{swarm_manager, FakeDaemon};
+
+    let dir = tempfile::tempdir().unwrap();
+    let members = [("n1".to_owned(), "host-1".to_owned())];
+    let routes = swarm_manager("n1", "host-1", "c1", &members, Duration::ZERO)
+        .speaking("1.44", "1.52")
+        .delayed(Duration::from_millis(20));
+    let daemon = FakeDaemon::new(routes);
+    let endpoint = daemon.listen_unix(&dir.path().join("new.sock"));
+    let file = dir.path().join("registry.toml");
+    std::fs::write(
+        &file,
+        format!("[[swarm]]\nname = \"s0\"\nmanager = \"{endpoint}\"\n[[swarm.node]]\nendpoint = \"{endpoint}\"\n"),
+    )
+    .unwrap();
+    let registry = FileRegistry::load(&file).unwrap();
+    let apps = AppSet::new(true, vec![Application::reconciled("keep", "s0", &[])]);
+
+    let mut sent_before = 0;
+    for round in 0..2 {
+        let snapshot = gather(
+            &registry,
+            Policy::new("default", true, None),
+            apps.clone(),
+            GatherSettings::new(Duration::from_secs(30)),
+        )
+        .await;
+        let s0 = &snapshot.swarms[0];
+        assert_eq!(s0.why_unreadable(), None, "round {round}: {s0:?}");
+        assert_eq!(s0.cluster_id.as_deref(), Some("c1"));
+        let sent: Vec<String> = daemon.requests()[sent_before..]
+            .iter()
+            .map(|r| r.path.split('?').next().unwrap_or_default().to_owned())
+            .collect();
+        sent_before += sent.len();
+        let asked = sent.iter().filter(|p| *p == "/version").count();
+        let refused = sent.iter().filter(|p| p.starts_with("/v1.41/")).count();
+        let settled = sent.iter().filter(|p| p.starts_with("/v1.52/")).count();
+        if round == 0 {
+            assert_eq!(asked, 1, "{sent:?}");
+            // Each refused request once more, and any sent after the
+            // daemon was asked straight under the version settled on.
+            assert!(refused > 0 && refused <= settled, "{sent:?}");
+            assert_eq!(refused + settled + asked, sent.len(), "{sent:?}");
+        } else {
+            assert_eq!((asked, refused), (0, 0), "{sent:?}");
+            assert_eq!(settled, sent.len(), "{sent:?}");
+        }
+    }
+}
