@@ -349,4 +349,123 @@ mod tests {
         assert!(!record(&[(TYPE, "other")]));
         assert!(!record(&[]));
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn label_set() -> impl Strategy<Value = Vec<(String, String)>> {
+            let namespace = prop::option::of(prop::sample::select(vec!["", "web", "db"]));
+            let record = any::<bool>();
+            let keep = prop::option::of(prop::sample::select(vec!["", "true"]));
+            (namespace, record, keep).prop_map(|(namespace, record, keep)| {
+                let mut labels = Vec::new();
+                if let Some(n) = namespace {
+                    labels.push((STACK_LABEL.to_owned(), n.to_owned()));
+                }
+                if record {
+                    labels.push((TYPE.to_owned(), RECORD_TYPE.to_owned()));
+                }
+                if let Some(k) = keep {
+                    labels.push((KEEP_LABEL.to_owned(), k.to_owned()));
+                }
+                labels
+            })
+        }
+
+        fn listed() -> impl Strategy<Value = Listed> {
+            (0..6u8, label_set()).prop_map(|(n, labels)| {
+                Listed::new(Some(format!("id{n}")), Some(format!("name{n}")))
+                    .with_version(Some(u64::from(n)))
+                    .with_labels(labels)
+            })
+        }
+
+        fn listings() -> impl Strategy<Value = KindListings> {
+            let kind = || prop::collection::vec(listed(), 0..6);
+            (kind(), kind(), kind(), kind())
+                .prop_map(|(sv, nw, sc, cf)| KindListings::new(sv, nw, sc, cf))
+        }
+
+        /// `listed` with every object's id its own.
+        fn distinct(mut listed: KindListings) -> KindListings {
+            for (k, list) in [
+                &mut listed.services,
+                &mut listed.networks,
+                &mut listed.secrets,
+                &mut listed.configs,
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                for (i, object) in list.iter_mut().enumerate() {
+                    object.id = Some(format!("k{k}-{i}"));
+                }
+            }
+            listed
+        }
+
+        proptest! {
+            /// The order a daemon lists objects in changes nothing.
+            #[test]
+            fn the_split_does_not_depend_on_the_listing_order(listed in listings(), seed: u64) {
+                let mut shuffled = listed.clone();
+                for list in [
+                    &mut shuffled.services,
+                    &mut shuffled.networks,
+                    &mut shuffled.secrets,
+                    &mut shuffled.configs,
+                ] {
+                    let len = list.len();
+                    if len > 1 {
+                        list.rotate_left((seed as usize) % len);
+                        list.reverse();
+                    }
+                }
+                prop_assert_eq!(split_by_namespace(listed), split_by_namespace(shuffled));
+            }
+
+            /// Every object lands in the stack its namespace names and no
+            /// other; objects of no stack, and release records, nowhere.
+            #[test]
+            fn each_object_is_in_its_own_stack_only(listed in listings().prop_map(distinct)) {
+                let stacks = split_by_namespace(listed.clone()).unwrap();
+                let kinds = [
+                    (&listed.services, Kind::Service),
+                    (&listed.networks, Kind::Network),
+                    (&listed.secrets, Kind::Secret),
+                    (&listed.configs, Kind::Config),
+                ];
+                for (list, kind) in kinds {
+                    for object in list {
+                        let id = object.id.clone().unwrap_or_default();
+                        // The rule, stated again on the labels themselves.
+                        let labels = &object.labels;
+                        let namespace = labels.get(STACK_LABEL).filter(|n| !n.is_empty());
+                        let record = kind == Kind::Config
+                            && labels.get(TYPE).map(String::as_str) == Some(RECORD_TYPE)
+                            && !labels.contains_key(STACK_LABEL);
+                        let home = namespace.map(String::as_str).filter(|_| !record);
+                        for (namespace, objects) in &stacks {
+                            let ids: Vec<String> = match kind {
+                                Kind::Service => objects.services.iter().map(|s| s.id.clone()).collect(),
+                                Kind::Network => objects.networks.iter().filter_map(|o| o.id.clone()).collect(),
+                                Kind::Secret => objects.secrets.iter().filter_map(|o| o.id.clone()).collect(),
+                                Kind::Config => objects.configs.iter().filter_map(|o| o.id.clone()).collect(),
+                            };
+                            prop_assert_eq!(
+                                ids.contains(&id),
+                                home == Some(namespace.as_str()),
+                                "{:?} {} in {}", kind, id, namespace
+                            );
+                        }
+                        if let Some(home) = home {
+                            prop_assert!(stacks.contains_key(home));
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
