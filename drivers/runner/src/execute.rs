@@ -629,6 +629,57 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_traced_sweep_hands_back_every_action_ended_on_its_clock_and_the_same_report() {
+        let mut swarm = MemorySwarm::new("alpha", "A");
+        for name in ["a", "b"] {
+            swarm = departed(swarm, name);
+        }
+        let registry = MemoryRegistry::new().with_swarm(swarm);
+        let snapshot = crate::gather(
+            &registry,
+            Policy::new("default", false, None),
+            AppSet::new(true, vec![Application::reconciled("shop", "alpha", &[])]),
+            crate::GatherSettings::default(),
+        )
+        .await;
+        let plan = plan(&snapshot).unwrap();
+        let untraced = execute_traced(
+            &registry,
+            &plan,
+            ExecuteSettings::default(),
+            std::future::pending(),
+            |_| {},
+        )
+        .await;
+        assert!(untraced.trace.is_none());
+
+        let registry = MemoryRegistry::new().with_swarm(
+            ["a", "b"]
+                .into_iter()
+                .fold(MemorySwarm::new("alpha", "A"), departed),
+        );
+        let mut settings = ExecuteSettings::default();
+        settings.sweep = settings.sweep.traced();
+        // The same world afresh: the first sweep emptied it.
+        let swept =
+            execute_traced(&registry, &plan, settings, std::future::pending(), |_| {}).await;
+        assert_eq!(swept.report, untraced.report);
+        assert!(swept.report.all_done());
+        let trace = swept.trace.expect("asked for");
+        let records: Vec<&str> = trace
+            .spans
+            .iter()
+            .filter(|s| s.step == Step::DeleteRecords)
+            .filter_map(|s| s.release.as_deref())
+            .collect();
+        assert_eq!(records.len(), 2, "{trace:#?}");
+        for span in &trace.spans {
+            assert!(span.end_us.is_some_and(|e| e >= span.start_us), "{span:?}");
+            assert!(span.in_flight >= 1 && span.in_flight <= 8, "{span:?}");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_held_plan_reports_nothing_to_do() {
         let registry =
             MemoryRegistry::new().with_swarm(departed(MemorySwarm::new("alpha", "A"), "a"));
