@@ -50,14 +50,10 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         state_max_age,
         trace: trace_file,
     } = options;
-    let settings = match &trace_file {
-        Some(_) => {
-            let mut settings = settings;
-            settings.sweep = settings.sweep.traced();
-            settings
-        }
-        None => settings,
-    };
+    let mut settings = settings;
+    if trace_file.is_some() {
+        settings.sweep = settings.sweep.traced();
+    }
     // Every input is read before any swarm is: a file that does not read
     // is bad input, and nothing was gathered for it.
     let grace = crate::state::load_given(state.as_deref(), state_max_age)?;
