@@ -3,11 +3,12 @@
 
 mod harness;
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
-use harness::{ListingBy, NewStamp, Reach, Run, World, CONTROLLER};
+use harness::{Event as DriverEvent, ListingBy, NewStamp, Reach, Run, World, CONTROLLER};
 use proptest::prelude::*;
-use sweep_core::sweep::{ReleaseOutcome, Settings, StackPart, Sweep, Timestamp};
+use sweep_core::sweep::{ActionKind, ReleaseOutcome, Settings, StackPart, Sweep, Timestamp};
 use sweep_core::{Coverage, ReleaseRef, SwarmName};
 
 #[derive(Debug, Clone)]
@@ -516,5 +517,70 @@ proptest! {
         let busy = Duration::from_millis(latency) * run.steps as u32;
         let bound = Timestamp::ZERO + time_bound(&s) + busy;
         prop_assert!(run.now <= bound, "ran to {} past {}", run.now, bound);
+    }
+
+    /// The trace records the sweep's own clock and changes nothing: the
+    /// same world, seed and limit traced and untraced hand out the same
+    /// actions and give the same report; every action handed out has one
+    /// span, in order, started at the time it was handed out and ended at
+    /// a time the driver gave (never before its start); every event is
+    /// marked at a time the driver gave.
+    #[test]
+    fn the_trace_keeps_the_drivers_time_and_changes_nothing(
+        g in world_gen(true),
+        seed in any::<u64>(),
+        limit in 1usize..7,
+        latency in 0u64..50,
+        events in any::<bool>(),
+    ) {
+        let run = |settings: Settings| {
+            let mut run = Run::new(build(&g), settings, seed, limit)
+                .with_latency(Duration::from_millis(latency))
+                .with_max_steps(50_000)
+                .with_wake_events(events);
+            let report = run.drive();
+            (run, report)
+        };
+        let (plain, plain_report) = run(settings());
+        let (traced, traced_report) = run(settings().traced());
+        prop_assert!(traced_report.is_ok(), "{:?}", traced_report);
+        prop_assert!(plain_report.is_ok(), "{:?}", plain_report);
+        prop_assert_eq!(plain_report.ok(), traced_report.ok());
+        prop_assert_eq!(plain.handed(), traced.handed());
+        prop_assert!(plain.sweep.trace().is_none());
+        let trace = traced.sweep.trace().cloned().unwrap_or_default();
+
+        let micros = |t: Timestamp| t.since_epoch().as_micros() as u64;
+        let given: BTreeSet<u64> = traced
+            .events
+            .iter()
+            .map(|e| match e {
+                DriverEvent::Handed(t, _) | DriverEvent::Answered(t, _) => micros(*t),
+            })
+            .collect();
+        let handed: Vec<(u64, &ActionKind)> = traced
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                DriverEvent::Handed(t, k) => Some((micros(*t), k)),
+                DriverEvent::Answered(..) => None,
+            })
+            .collect();
+        prop_assert_eq!(trace.spans.len(), handed.len());
+        for (n, (span, (at, kind))) in trace.spans.iter().zip(&handed).enumerate() {
+            prop_assert_eq!(span.action, n as u64);
+            prop_assert_eq!(span.step, kind.step());
+            prop_assert_eq!(span.part, kind.part());
+            prop_assert_eq!(&span.swarm, kind.swarm());
+            prop_assert_eq!(span.start_us, *at);
+            prop_assert!((1..=limit).contains(&span.in_flight), "{:?}", span);
+            // The sweep ran to the end: every action started has ended.
+            let end = span.end_us;
+            prop_assert!(end.is_some_and(|e| e >= span.start_us && given.contains(&e)), "{:?}", span);
+            prop_assert!(span.outcome.is_some(), "{:?}", span);
+        }
+        for mark in &trace.events {
+            prop_assert!(given.contains(&mark.at_us), "{:?}", mark);
+        }
     }
 }

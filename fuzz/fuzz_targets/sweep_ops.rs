@@ -220,6 +220,8 @@ struct ReleaseSeen {
 struct Judge<'p> {
     plan: &'p SweepPlan,
     seen: BTreeMap<ReleaseRef, ReleaseSeen>,
+    /// How many actions were handed out.
+    handed_count: u64,
 }
 
 impl Judge<'_> {
@@ -232,6 +234,7 @@ impl Judge<'_> {
     }
 
     fn handed(&mut self, action: &Action) {
+        self.handed_count += 1;
         assert!(!self.plan.is_held(), "action handed out for a held plan");
         let targets: Vec<&ReleaseRef> = match &action.kind {
             ActionKind::ListReleases { checking, .. } => {
@@ -629,14 +632,17 @@ fuzz_target!(|input: Input| {
     let Some(plan) = build_plan(&input) else {
         return;
     };
+    // Traced: the trace must keep up with any order of calls.
     let settings = Settings::new(
         Duration::from_millis(u64::from(input.retry_ms)),
         Duration::from_millis(u64::from(input.settle_ms)),
-    );
+    )
+    .traced();
     let mut sweep = Sweep::new(&plan, settings);
     let mut judge = Judge {
         plan: &plan,
         seen: BTreeMap::new(),
+        handed_count: 0,
     };
     let mut outstanding: Vec<Action> = Vec::new();
     let mut now = Timestamp::ZERO;
@@ -744,6 +750,18 @@ fuzz_target!(|input: Input| {
                 panic!("stuck: nothing ready, nothing outstanding, timeout {other:?} at {now}")
             }
         }
+    }
+
+    // Every action handed out has its span, ended no earlier than it
+    // started, in the order handed out.
+    let trace = sweep.trace().expect("the settings asked for a trace");
+    assert_eq!(trace.spans.len() as u64, judge.handed_count);
+    for (n, span) in trace.spans.iter().enumerate() {
+        assert_eq!(span.action, n as u64);
+        assert!(
+            span.end_us.is_some_and(|end| end >= span.start_us),
+            "{span:?}"
+        );
     }
 
     let report = sweep.report();

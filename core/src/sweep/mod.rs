@@ -21,6 +21,7 @@ mod release;
 mod removal;
 pub mod render;
 pub mod report;
+pub mod trace;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -43,6 +44,7 @@ pub use report::{
     DroppedReport, ErrorEntry, ErrorKind, Leftover, ReleaseOutcome, ReleaseReport, StampChange,
     SweepReport, Totals, UncoveredSwarm,
 };
+pub use trace::{EventMark, Span, SpanOutcome, SweepTrace};
 // Where it always was for embedders; time is its own module.
 pub use crate::time::Timestamp;
 
@@ -89,6 +91,9 @@ pub struct Settings {
     /// How long each object may stay in use, from its own first attempt,
     /// before its release is failed.
     pub settle_timeout: Duration,
+    /// Record a [`SweepTrace`] ([`Sweep::trace`]). Off by default: it
+    /// holds one span per action.
+    pub trace: bool,
 }
 
 impl Settings {
@@ -102,6 +107,15 @@ impl Settings {
         Settings {
             retry_interval,
             settle_timeout,
+            trace: false,
+        }
+    }
+
+    /// The same settings, recording a [`SweepTrace`].
+    pub fn traced(self) -> Self {
+        Settings {
+            trace: true,
+            ..self
         }
     }
 }
@@ -277,6 +291,8 @@ pub struct Sweep {
     unsettled: usize,
     /// Settled releases awaiting a re-listing, counted likewise.
     awaiting: usize,
+    /// When each action started and ended, if asked for.
+    trace: Option<SweepTrace>,
 }
 
 #[derive(Debug, Clone)]
@@ -440,6 +456,7 @@ impl Sweep {
             relists: BTreeSet::new(),
             outstanding: BTreeMap::new(),
             next_id: 0,
+            trace: settings.trace.then(SweepTrace::default),
         }
     }
 
@@ -470,6 +487,22 @@ impl Sweep {
     /// The next action that may run at `now`, if any.
     #[must_use = "an action handed out must be run and answered, or the sweep never finishes"]
     pub fn poll_action(&mut self, now: Timestamp) -> Option<Action> {
+        let action = self.next_action(now)?;
+        let in_flight = self.outstanding.len();
+        if let Some(trace) = self.trace.as_mut() {
+            trace.start(action.id, &action.kind, in_flight, now);
+        }
+        Some(action)
+    }
+
+    /// The trace so far, when [`Settings::trace`] asked for one: every
+    /// action handed out, with its end once answered, and every event.
+    pub fn trace(&self) -> Option<&SweepTrace> {
+        self.trace.as_ref()
+    }
+
+    /// [`Sweep::poll_action`], unrecorded.
+    fn next_action(&mut self, now: Timestamp) -> Option<Action> {
         while let Some(index) = self.agenda.pop(now) {
             if let Some(d) = index.checked_sub(self.releases.len()) {
                 let Some(run) = self.drops.get_mut(d) else {
@@ -590,6 +623,9 @@ impl Sweep {
                 outcome: outcome.kind_str(),
             });
         }
+        if let Some(trace) = self.trace.as_mut() {
+            trace.end(id, &outcome, now);
+        }
         match self.outstanding.remove(&id) {
             Some(Pending::Release { index, key, .. }) => {
                 let settings = self.settings;
@@ -677,7 +713,7 @@ impl Sweep {
     /// this sweep does not delete, or about a release with nothing
     /// waiting, change nothing: an event can make an attempt come sooner,
     /// never one that would not have come, and never moves a deadline.
-    pub fn handle_event(&mut self, event: Event, _now: Timestamp) {
+    pub fn handle_event(&mut self, event: Event, now: Timestamp) {
         match event {
             Event::ContainerGone {
                 swarm,
@@ -685,24 +721,39 @@ impl Sweep {
                 release,
             } => {
                 let release = ReleaseRef::new(swarm, release);
-                if let Some(&d) = self.drop_by_ref.get(&release) {
-                    let woke = self.drops.get_mut(d).is_some_and(DropRun::wake);
-                    if woke {
-                        self.update_drop(d, |_, _| {});
-                    }
-                }
-                let Some(&i) = self.by_ref.get(&release) else {
-                    return;
-                };
-                let woke = self
-                    .releases
-                    .get_mut(i)
-                    .is_some_and(|run| run.wake(node.as_deref()));
-                if woke {
-                    self.update(i, |_, _| {});
+                let woke_drop = self.wake_drop(&release);
+                let woke_release = self.wake_release(&release, node.as_deref());
+                if let Some(trace) = self.trace.as_mut() {
+                    let woke = woke_drop || woke_release;
+                    trace.event(&release.swarm, &release.release, node.as_deref(), woke, now);
                 }
             }
         }
+    }
+
+    /// Wakes the drop run of `release`, if any; whether anything woke.
+    fn wake_drop(&mut self, release: &ReleaseRef) -> bool {
+        let Some(&d) = self.drop_by_ref.get(release) else {
+            return false;
+        };
+        let woke = self.drops.get_mut(d).is_some_and(DropRun::wake);
+        if woke {
+            self.update_drop(d, |_, _| {});
+        }
+        woke
+    }
+
+    /// Wakes the run of `release`, for an event from `node`; whether
+    /// anything woke.
+    fn wake_release(&mut self, release: &ReleaseRef, node: Option<&str>) -> bool {
+        let Some(&i) = self.by_ref.get(release) else {
+            return false;
+        };
+        let woke = self.releases.get_mut(i).is_some_and(|run| run.wake(node));
+        if woke {
+            self.update(i, |_, _| {});
+        }
+        woke
     }
 
     /// The earliest time a waiting retry becomes ready; `None` when nothing

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use sweep_core::escape::Escaped;
 use sweep_core::saved::stale_text;
-use sweep_core::sweep::{report_text, SweepReport};
+use sweep_core::sweep::{report_text, SweepReport, SweepTrace};
 use sweep_core::verdict::Status;
 use sweep_core::{render, AppSet, GraceState, SweepPlan, UnixTime};
 use sweep_runner::{
@@ -33,6 +33,8 @@ pub struct Options {
     pub yes: bool,
     pub state: Option<PathBuf>,
     pub state_max_age: Option<std::time::Duration>,
+    /// `--trace FILE`: where the sweep's trace goes.
+    pub trace: Option<PathBuf>,
 }
 
 /// Runs `apply`: its verdict, or bad input found before any swarm was read.
@@ -46,7 +48,12 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         yes,
         state,
         state_max_age,
+        trace: trace_file,
     } = options;
+    let mut settings = settings;
+    if trace_file.is_some() {
+        settings.sweep = settings.sweep.traced();
+    }
     // Every input is read before any swarm is: a file that does not read
     // is bad input, and nothing was gathered for it.
     let grace = crate::state::load_given(state.as_deref(), state_max_age)?;
@@ -89,6 +96,7 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         saved_file,
         state_file: state,
         progress: RefCell::new(Box::new(crate::terminal::progress_hook())),
+        trace: RefCell::new(None),
     };
     let ended = runtime.block_on(async {
         let stop = crate::signals::stop_on_signals()
@@ -100,7 +108,33 @@ pub fn run(options: Options) -> Result<Status, InputError> {
             output::warn_line(&e.to_string());
             Ok(Status::BadInput)
         }
-        Ok(ended) => Ok(host.report(ended)),
+        Ok(ended) => {
+            let status = host.report(ended);
+            Ok(match (trace_file, host.trace.into_inner()) {
+                (Some(file), Some(trace)) => status.max(write_trace(&file, &trace)),
+                _ => status,
+            })
+        }
+    }
+}
+
+/// Writes `trace` to `file` whole ([`crate::safe_write::replace`]); a
+/// trace asked for and not written needs a person, like an unwritten
+/// report.
+fn write_trace(file: &std::path::Path, trace: &SweepTrace) -> Status {
+    let text = match serde_json::to_string_pretty(trace) {
+        Ok(text) => text + "\n",
+        Err(e) => {
+            output::warn_line(&format!("the trace was not written: {e}"));
+            return Status::NeedsAttention;
+        }
+    };
+    match crate::safe_write::replace(file, text.as_bytes()) {
+        Ok(()) => Status::Success,
+        Err(e) => {
+            output::warn_line(&format!("the trace was not written: {e}"));
+            Status::NeedsAttention
+        }
     }
 }
 
@@ -116,6 +150,8 @@ struct ApplyHost {
     saved_file: Option<PathBuf>,
     state_file: Option<PathBuf>,
     progress: RefCell<ProgressHook>,
+    /// The sweep's trace, when asked for and the sweep ran.
+    trace: RefCell<Option<SweepTrace>>,
 }
 
 impl Host for ApplyHost {
@@ -194,6 +230,7 @@ impl Host for ApplyHost {
                 }
             }
             Event::Progress(p) => (self.progress.borrow_mut())(p),
+            Event::Trace(trace) => *self.trace.borrow_mut() = Some(trace.clone()),
             _ => {}
         }
     }

@@ -131,6 +131,13 @@ pub enum Command {
         /// above the period you run at. E.g. `--state-max-age 2h`.
         #[arg(long, value_name = "DURATION", requires = "state", value_parser = state_max_age)]
         state_max_age: Option<Duration>,
+        /// Write the sweep's trace to FILE as JSON, atomically: each
+        /// action's start and end and each engine event the sweep took, in
+        /// microseconds since the sweep started. For finding where a
+        /// sweep's time goes; the report is the same with or without it.
+        /// E.g. `--trace sweep-trace.json`.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
     },
     /// Sweep on an interval, as `apply --yes` would, reading the app set
     /// afresh each time; an app set that cannot be read holds that sweep.

@@ -231,16 +231,25 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
             yes,
             state,
             state_max_age,
-        } => crate::apply::run(crate::apply::Options {
-            source,
-            policy,
-            settings: execute_settings(&run)?,
-            format: Format::resolve(format),
-            saved,
-            yes,
-            state,
-            state_max_age,
-        }),
+            trace,
+        } => {
+            // Checked before anything is read or deleted: a place the
+            // trace could never be written to is bad input.
+            if let Some(file) = &trace {
+                crate::safe_write::check_target(file)?;
+            }
+            crate::apply::run(crate::apply::Options {
+                source,
+                policy,
+                settings: execute_settings(&run)?,
+                format: Format::resolve(format),
+                saved,
+                yes,
+                state,
+                state_max_age,
+                trace,
+            })
+        }
         Command::Watch {
             source,
             policy: p,

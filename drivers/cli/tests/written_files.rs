@@ -1,4 +1,4 @@
-//! The files the binary writes (`plan --out`, `--state`): never through a
+//! The files the binary writes (`plan --out`, `--state`, `apply --trace`): never through a
 //! link planted at a temporary name or at the target, never over a device
 //! or a directory (refused with exit 2 before any swarm is read), and a
 //! state that cannot be written leaves no old entry that no longer holds.
@@ -123,6 +123,7 @@ fn a_device_or_a_directory_as_the_place_to_write_is_refused_before_any_swarm_is_
             ],
             vec!["plan", "--app-set", apps, "--state", target_s],
             vec!["apply", "--app-set", apps, "--state", target_s, "--yes"],
+            vec!["apply", "--app-set", apps, "--trace", target_s, "--yes"],
             vec!["watch", "--once", "--app-set", apps, "--state", target_s],
         ] {
             let out = run_at(&wire, &args);
@@ -158,6 +159,7 @@ fn a_symbolic_link_as_the_place_to_write_is_refused_and_left_as_it_is() {
         vec!["plan", "--app-set", apps, "--out", link_s],
         vec!["plan", "--app-set", apps, "--state", link_s],
         vec!["watch", "--once", "--app-set", apps, "--state", link_s],
+        vec!["apply", "--app-set", apps, "--trace", link_s, "--yes"],
     ] {
         let out = run_at(&wire, &args);
         refused(&out, &wire, &link, "symbolic link");

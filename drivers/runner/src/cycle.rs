@@ -14,7 +14,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use sweep_core::saved::{check, SavedPlan, Stale};
-use sweep_core::sweep::SweepReport;
+use sweep_core::sweep::{SweepReport, SweepTrace};
 use sweep_core::verdict::{apply_status, plan_status, Status};
 use sweep_core::{
     plan, AppSet, GraceState, NotCurrent, Policy, ReleaseRef, Snapshot, SnapshotError, SweepPlan,
@@ -23,7 +23,7 @@ use sweep_core::{
 use sweep_swarms::Registry;
 use thiserror::Error;
 
-use crate::execute::{execute_until_with, ExecuteSettings, Progress};
+use crate::execute::{execute_traced, ExecuteSettings, Progress};
 use crate::gather::{gather, GatherSettings};
 use crate::stop::Stop;
 
@@ -83,6 +83,8 @@ pub enum Event<'a> {
     Unreviewed(&'a ReleaseRef),
     /// A step of the sweep finished.
     Progress(&'a Progress),
+    /// The sweep's trace, once it ended, when the settings asked for one.
+    Trace(&'a SweepTrace),
 }
 
 /// Where a cycle's IO other than the swarms' goes: the commands differ
@@ -306,10 +308,14 @@ impl<'a> Cycle<'a> {
             stop.wait().await;
             interrupted.set(true);
         };
-        let report = execute_until_with(self.registry, &plan, self.execute, stopped, |p| {
+        let swept = execute_traced(self.registry, &plan, self.execute, stopped, |p| {
             host.event(Event::Progress(p))
         })
         .await;
+        if let Some(trace) = &swept.trace {
+            host.event(Event::Trace(trace));
+        }
+        let report = swept.report;
         kept &= self.keep_grace(host, || GraceState::after_sweep(&plan, &report, now));
         let status = apply_status(&plan, &report);
         let outcome = if interrupted.get() {

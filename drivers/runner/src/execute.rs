@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures::stream::{FuturesUnordered, StreamExt};
 use sweep_core::sweep::{
     Action, ActionId, ActionKind, Failure, Outcome, Settings, StackPart, StampRead, Step, Sweep,
-    SweepReport, Timestamp, UsageRead, Where, MANAGER,
+    SweepReport, SweepTrace, Timestamp, UsageRead, Where, MANAGER,
 };
 use sweep_core::usage::{NodeContainers, Usage};
 use sweep_core::{ReleaseEntry, SwarmName, SweepPlan};
@@ -200,7 +200,7 @@ pub async fn execute_until(
     settings: ExecuteSettings,
     stop: impl std::future::Future<Output = ()>,
 ) -> SweepReport {
-    drive(registry, plan, settings, stop, None).await
+    drive(registry, plan, settings, stop, None).await.report
 }
 
 /// [`execute_until`], calling `on_progress` whenever an action starts or
@@ -214,6 +214,31 @@ pub async fn execute_until_with(
     stop: impl std::future::Future<Output = ()>,
     mut on_progress: impl FnMut(&Progress),
 ) -> SweepReport {
+    drive(registry, plan, settings, stop, Some(&mut on_progress))
+        .await
+        .report
+}
+
+/// What a sweep ended with: its report, and its trace when the settings
+/// asked for one ([`Settings::traced`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Swept {
+    /// What became of each planned deletion.
+    pub report: SweepReport,
+    /// Each action's start and end, and each engine event, on the sweep's
+    /// clock: time since the sweep started.
+    pub trace: Option<SweepTrace>,
+}
+
+/// [`execute_until_with`], handing back the trace as well as the report.
+pub async fn execute_traced(
+    registry: &dyn Registry,
+    plan: &SweepPlan,
+    settings: ExecuteSettings,
+    stop: impl std::future::Future<Output = ()>,
+    mut on_progress: impl FnMut(&Progress),
+) -> Swept {
     drive(registry, plan, settings, stop, Some(&mut on_progress)).await
 }
 
@@ -223,7 +248,7 @@ async fn drive(
     settings: ExecuteSettings,
     stop: impl std::future::Future<Output = ()>,
     mut on_progress: Option<&mut dyn FnMut(&Progress)>,
-) -> SweepReport {
+) -> Swept {
     let epoch = Instant::now();
     let now = || Timestamp::from_epoch(Instant::now().saturating_duration_since(epoch));
     let mut sweep = Sweep::new(plan, settings.sweep);
@@ -297,7 +322,10 @@ async fn drive(
         }
     }
     report_progress(&mut on_progress, tally.as_mut(), &sweep, true);
-    sweep.report()
+    Swept {
+        report: sweep.report(),
+        trace: sweep.trace().cloned(),
+    }
 }
 
 fn report_progress(
@@ -598,6 +626,57 @@ mod tests {
             Some(Step::DeleteRecords)
         );
         assert!(seen.windows(2).all(|w| w[0].deleted <= w[1].deleted));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_traced_sweep_hands_back_every_action_ended_on_its_clock_and_the_same_report() {
+        let mut swarm = MemorySwarm::new("alpha", "A");
+        for name in ["a", "b"] {
+            swarm = departed(swarm, name);
+        }
+        let registry = MemoryRegistry::new().with_swarm(swarm);
+        let snapshot = crate::gather(
+            &registry,
+            Policy::new("default", false, None),
+            AppSet::new(true, vec![Application::reconciled("shop", "alpha", &[])]),
+            crate::GatherSettings::default(),
+        )
+        .await;
+        let plan = plan(&snapshot).unwrap();
+        let untraced = execute_traced(
+            &registry,
+            &plan,
+            ExecuteSettings::default(),
+            std::future::pending(),
+            |_| {},
+        )
+        .await;
+        assert!(untraced.trace.is_none());
+
+        let registry = MemoryRegistry::new().with_swarm(
+            ["a", "b"]
+                .into_iter()
+                .fold(MemorySwarm::new("alpha", "A"), departed),
+        );
+        let mut settings = ExecuteSettings::default();
+        settings.sweep = settings.sweep.traced();
+        // The same world afresh: the first sweep emptied it.
+        let swept =
+            execute_traced(&registry, &plan, settings, std::future::pending(), |_| {}).await;
+        assert_eq!(swept.report, untraced.report);
+        assert!(swept.report.all_done());
+        let trace = swept.trace.expect("asked for");
+        let records: Vec<&str> = trace
+            .spans
+            .iter()
+            .filter(|s| s.step == Step::DeleteRecords)
+            .filter_map(|s| s.release.as_deref())
+            .collect();
+        assert_eq!(records.len(), 2, "{trace:#?}");
+        for span in &trace.spans {
+            assert!(span.end_us.is_some_and(|e| e >= span.start_us), "{span:?}");
+            assert!(span.in_flight >= 1 && span.in_flight <= 8, "{span:?}");
+        }
     }
 
     #[tokio::test(start_paused = true)]

@@ -31,7 +31,8 @@ pub use cycle::{
     clock, AppSetRead, Approval, Cycle, CycleError, Ended, Event, Grace, Host, Outcome, Runs,
 };
 pub use execute::{
-    execute, execute_until, execute_until_with, CurrentStep, ExecuteSettings, Progress,
+    execute, execute_traced, execute_until, execute_until_with, CurrentStep, ExecuteSettings,
+    Progress, Swept,
 };
 pub use gather::{gather, GatherSettings};
 pub use limits::{

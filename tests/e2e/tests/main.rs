@@ -17,4 +17,5 @@ mod schemas;
 mod ssh;
 mod sweep;
 mod terminal;
+mod trace;
 mod watch;
