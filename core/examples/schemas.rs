@@ -17,6 +17,7 @@ use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::Value;
 use sweep_core::saved::SavedPlan;
+use sweep_core::sweep::SweepTrace;
 use sweep_core::{GraceState, Snapshot, SweepPlan, SweepReport};
 
 /// What `swarm-sweep apply --format json` prints: the plan it carried out
@@ -91,6 +92,10 @@ pub fn documents() -> Vec<(&'static str, String)> {
         (
             "state.schema.json",
             schema_of::<GraceState>(Side::Written, "swarm-sweep grace-period state"),
+        ),
+        (
+            "trace.schema.json",
+            schema_of::<SweepTrace>(Side::Written, "swarm-sweep sweep trace"),
         ),
     ]
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use jsonschema::Validator;
 use serde_json::{json, Value};
 use sweep_core::saved::SavedPlan;
-use sweep_core::sweep::{ActionKind, Outcome, Settings, Sweep, Timestamp};
+use sweep_core::sweep::{ActionKind, Outcome, Settings, Sweep, SweepTrace, Timestamp};
 use sweep_core::{
     plan, AppSet, Application, GraceState, NodeEntry, NodeVolumes, ObjectVersion, Policy,
     ReleaseEntry, ServiceEntry, Snapshot, SnapshotError, StackObjects, SwarmSnapshot, SweepPlan,
@@ -36,6 +36,7 @@ struct Schemas {
     saved: Validator,
     report: Validator,
     apply: Validator,
+    trace: Validator,
 }
 
 impl Schemas {
@@ -46,6 +47,7 @@ impl Schemas {
             saved: validator("saved-plan.schema.json"),
             report: validator("report.schema.json"),
             apply: validator("apply-output.schema.json"),
+            trace: validator("trace.schema.json"),
         }
     }
 }
@@ -134,17 +136,19 @@ fn refusing(kind: &ActionKind, controller: &str) -> Outcome {
     }
 }
 
-/// Drives a sweep of `plan` to its end against `world`, in virtual time.
-fn sweep(plan: &SweepPlan, world: fn(&ActionKind, &str) -> Outcome) -> SweepReport {
+/// Drives a traced sweep of `plan` to its end against `world`, in virtual
+/// time: its report and its trace.
+fn sweep(plan: &SweepPlan, world: fn(&ActionKind, &str) -> Outcome) -> (SweepReport, SweepTrace) {
     let controller = plan.controller.as_str();
     let mut sweep = Sweep::new(
         plan,
-        Settings::new(Duration::from_secs(1), Duration::from_secs(5)),
+        Settings::new(Duration::from_secs(1), Duration::from_secs(5)).traced(),
     );
     let mut now = Timestamp::ZERO;
     for _ in 0..100_000 {
         if sweep.is_done() {
-            return sweep.report();
+            let trace = sweep.trace().cloned().expect("a traced sweep has a trace");
+            return (sweep.report(), trace);
         }
         let mut handed = Vec::new();
         while let Some(action) = sweep.poll_action(now) {
@@ -201,7 +205,12 @@ fn documents_made_from_every_example_and_seed_meet_their_schemas() {
             (succeeding as fn(&ActionKind, &str) -> Outcome, "succeeding"),
             (refusing, "refusing"),
         ] {
-            let report = sweep(&plan, world);
+            let (report, trace) = sweep(&plan, world);
+            assert_valid(
+                &schemas.trace,
+                &serde_json::to_value(&trace).unwrap(),
+                &format!("the trace of {name} ({how})"),
+            );
             deleted += report.totals.deleted;
             failed += report.totals.failed;
             let what = format!("the report of {name} ({how})");
