@@ -17,7 +17,6 @@ mod coverage;
 mod dropped;
 mod holds;
 mod moved;
-mod parallel;
 mod reads;
 pub(crate) mod swarms;
 
@@ -630,7 +629,7 @@ pub fn plan_json(text: &str) -> Result<SweepPlan, SnapshotError> {
 /// plan and exits has no use for that memory back and may leave it to
 /// the system (`std::mem::forget`); anyone else drops it.
 pub fn plan_json_parsed(text: &str) -> Result<(SweepPlan, Parsed<'_>), SnapshotError> {
-    let mut snapshot: Snapshot<Text<'_>> = crate::snapshot::one_json_document(text)?;
+    let mut snapshot = crate::snapshot::snapshot_in_place(text)?;
     snapshot.validate()?;
     let Planned { mut plan, moves } = plan_valid(&snapshot, FactsBy::Moving)?;
     moved::fill(&mut plan.deletions, moves, &mut snapshot);
@@ -716,6 +715,10 @@ impl Part {
         self
     }
 }
+
+/// Fewer releases than this are decided on one thread: starting another
+/// would cost more than the half it takes over.
+const WORTH_A_THREAD: usize = 20_000;
 
 /// The work each cluster takes, for splitting the clusters in two: its
 /// releases (each is decided, and every list of the plan but `swarms` is
@@ -870,7 +873,7 @@ fn plan_valid<S: SnapshotStr>(
         departed,
         mut moves,
         mut resources,
-    } = parallel::in_two(&weights(&groups), plan_part, Part::append);
+    } = crate::parallel::in_two(&weights(&groups), WORTH_A_THREAD, plan_part, Part::append);
     // The blast-radius guard looks at the plan as a whole: a truncated
     // registry listing or a mangled app set shows up as "too many". A
     // dropped object counts as one deletion, like a whole release.

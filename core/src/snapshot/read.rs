@@ -2,13 +2,15 @@
 //! parsed, every struct only from an object, and the path to the field an
 //! error stopped at.
 
+use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
 
-use super::text::{ReadStr, WriteStr};
+use super::text::{ReadStr, Text, WriteStr};
 use super::types::{AppSet, Application, NodeEntry, Policy, ReleaseEntry, Snapshot, SwarmSnapshot};
 use super::SnapshotError;
 use crate::bound::check_values;
@@ -32,6 +34,102 @@ use crate::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 /// from `text` (a `Snapshot<Text>`, whose names are not copied).
 pub(crate) fn one_json_document<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, SnapshotError> {
     check_values(text)?;
+    counted(text)
+}
+
+/// A snapshot read in place from `text` (names borrowed from it), as
+/// [`one_json_document`] reads it; its swarms read on two cores when the
+/// text is large and a second core is there.
+///
+/// The swarms are first taken as their text alone (checked as JSON, but
+/// not read into anything), then read half on each core. Whatever that
+/// refuses is read again the one way every other text is, so the errors,
+/// and the texts refused, are those of [`one_json_document`]; what it
+/// accepts is read by the same code as the one way reads it, swarm by
+/// swarm, so it gives the same snapshot.
+pub(crate) fn snapshot_in_place(text: &str) -> Result<Snapshot<Text<'_>>, SnapshotError> {
+    check_values(text)?;
+    if text.len() >= SPLIT_FROM && crate::parallel::two_cores() {
+        let split = {
+            let _on = SplitSwarms::on();
+            let mut de = serde_json::Deserializer::from_str(text);
+            Snapshot::deserialize(&mut de)
+                .ok()
+                .filter(|_| de.end().is_ok())
+        };
+        if let Some(snapshot) = split {
+            return Ok(snapshot);
+        }
+    }
+    counted(text)
+}
+
+/// Texts shorter than this are read on one thread: the swarms' text is
+/// then read twice for less than it saves.
+const SPLIT_FROM: usize = 1 << 20;
+
+/// The swarms per thread; the text of all of them is checked first.
+const SPLIT_WORTH: usize = SPLIT_FROM / 2;
+
+thread_local! {
+    /// On while [`snapshot_in_place`] reads a snapshot on this thread:
+    /// its swarms are then read on two cores ([`swarms`]). Off for every
+    /// other reader, and for the reading again that gives an error.
+    static SPLITTING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// [`SPLITTING`] on while it lives, and off again however the reading
+/// ends.
+struct SplitSwarms;
+
+impl SplitSwarms {
+    fn on() -> Self {
+        SPLITTING.set(true);
+        SplitSwarms
+    }
+}
+
+impl Drop for SplitSwarms {
+    fn drop(&mut self) {
+        SPLITTING.set(false);
+    }
+}
+
+/// Reads a snapshot's `swarms`: a list of swarm objects, each read as
+/// `SwarmSnapshot`. While [`snapshot_in_place`] splits, the list is taken
+/// as the text of each swarm and the swarms are read from their texts,
+/// half on another thread; any error then is only a sign to read the
+/// whole snapshot again the one way.
+pub(super) fn swarms<'de, D, S>(deserializer: D) -> Result<Vec<SwarmSnapshot<S>>, D::Error>
+where
+    D: Deserializer<'de>,
+    S: ReadStr<'de>,
+{
+    if !SPLITTING.get() {
+        return Vec::deserialize(deserializer);
+    }
+    let texts: Vec<&'de RawValue> = Vec::deserialize(deserializer)?;
+    let weights: Vec<usize> = texts.iter().map(|t| t.get().len()).collect();
+    crate::parallel::in_two(
+        &weights,
+        SPLIT_WORTH,
+        |range| {
+            texts[range]
+                .iter()
+                .map(|t| serde_json::from_str::<SwarmSnapshot<S>>(t.get()))
+                .collect::<Result<Vec<_>, _>>()
+        },
+        |first, second| {
+            let mut all = first?;
+            all.extend(second?);
+            Ok(all)
+        },
+    )
+    .map_err(de::Error::custom)
+}
+
+/// [`one_json_document`] of a text whose values were counted.
+fn counted<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, SnapshotError> {
     let mut de = serde_json::Deserializer::from_str(text);
     if let Ok(value) = T::deserialize(&mut de) {
         if de.end().is_ok() {

@@ -1,33 +1,34 @@
-//! Deciding the clusters on two cores.
+//! Work split in two halves done at once, on two cores.
 //!
-//! Each cluster is decided on its own from what the planner has read-only,
-//! so the clusters can be split in two and the halves decided at once:
-//! a plan of a million releases takes its rules' time about halved. The
-//! split depends on the snapshot alone and the halves are joined in
-//! order, so the plan is the same whether a second thread ran or not (on
-//! one core, or where threads are not available, as in WebAssembly): only
-//! the time differs.
+//! The planner reads a snapshot's swarms (`snapshot::read`) and decides
+//! its clusters (`plan`) each on its own, so each job can be split in two
+//! and the halves done at once: for a million releases, about half the
+//! time. The split depends on the input alone and the halves are joined
+//! in order, so the result is the same whether a second thread ran or
+//! not (on one core, or where threads are not available, as in
+//! WebAssembly): only the time differs.
 
 use std::ops::Range;
 
-/// Less work than this (in [`in_two`]'s weights: about releases) is done
-/// on the calling thread alone: starting a thread would cost more than
-/// the half it takes over.
-const WORTH_A_THREAD: usize = 20_000;
+/// Whether a second thread can run beside this one.
+pub(crate) fn two_cores() -> bool {
+    std::thread::available_parallelism().is_ok_and(|p| p.get() > 1)
+}
 
 /// `combine(work(0..k), work(k..n))`, `n` being the number of `weights`
 /// and `k` where their sum is halved; the second `work` on another
-/// thread where there is a second core and enough work to share.
-pub(super) fn in_two<T: Send>(
+/// thread where there is a second core and the weights add up to `worth`
+/// at least (less is not worth starting a thread for).
+pub(crate) fn in_two<T: Send>(
     weights: &[usize],
+    worth: usize,
     work: impl Fn(Range<usize>) -> T + Sync,
     combine: impl FnOnce(T, T) -> T,
 ) -> T {
     let n = weights.len();
     let total: usize = weights.iter().sum();
     let k = halfway(weights, total);
-    let two_cores = std::thread::available_parallelism().is_ok_and(|p| p.get() > 1);
-    if total < WORTH_A_THREAD || !two_cores {
+    if total < worth || !two_cores() {
         return combine(work(0..k), work(k..n));
     }
     let work = &work;
@@ -47,16 +48,19 @@ pub(super) fn in_two<T: Send>(
     })
 }
 
-/// The first position where the weights before it reach half of `total`.
+/// The position that splits the weights closest to two halves of
+/// `total`: the first of them, if two are as close.
 fn halfway(weights: &[usize], total: usize) -> usize {
-    let mut sum = 0;
-    for (at, w) in weights.iter().enumerate() {
-        if sum * 2 >= total {
-            return at;
+    let mut best = (total, 0);
+    let mut before: usize = 0;
+    for at in 0..=weights.len() {
+        let off = (2 * before).abs_diff(total);
+        if off < best.0 {
+            best = (off, at);
         }
-        sum += w;
+        before += weights.get(at).copied().unwrap_or(0);
     }
-    weights.len()
+    best.1
 }
 
 #[cfg(test)]
@@ -66,9 +70,10 @@ mod tests {
     #[test]
     fn the_halves_split_the_weight_and_join_in_order() {
         assert_eq!(halfway(&[], 0), 0);
-        assert_eq!(halfway(&[5], 5), 1);
+        assert_eq!(halfway(&[5], 5), 0);
         assert_eq!(halfway(&[1, 1, 1, 1], 4), 2);
         assert_eq!(halfway(&[10, 1, 1, 1], 13), 1);
+        assert_eq!(halfway(&[1, 10, 1], 12), 1);
         assert_eq!(halfway(&[1, 1, 1, 10], 13), 3);
         for weights in [
             vec![],
