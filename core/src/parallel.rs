@@ -75,14 +75,11 @@ mod tests {
         assert_eq!(halfway(&[10, 1, 1, 1], 13), 1);
         assert_eq!(halfway(&[1, 10, 1], 12), 1);
         assert_eq!(halfway(&[1, 1, 1, 10], 13), 3);
-        for weights in [
-            vec![],
-            vec![3],
-            vec![WORTH_A_THREAD; 5],
-            vec![1, 2, 3, 4, 5],
-        ] {
+        for weights in [vec![], vec![3], vec![100; 5], vec![1, 2, 3, 4, 5]] {
+            // Below and above the weight worth a thread.
             let joined = in_two(
                 &weights,
+                10,
                 |r| r.collect::<Vec<_>>(),
                 |mut a, b| {
                     a.extend(b);

@@ -986,6 +986,7 @@ mod tests {
     fn same_both_ways(text: &str) {
         let owned = Snapshot::from_json(text).and_then(|s| plan(&s));
         assert_eq!(plan_json(text), owned, "{text}");
+        crate::snapshot::read::tests::split_reads_the_same(text);
         assert_eq!(
             serde_json::from_str::<Snapshot<Text<'_>>>(text).is_ok(),
             serde_json::from_str::<Snapshot>(text).is_ok(),

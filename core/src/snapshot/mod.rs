@@ -23,7 +23,7 @@
 //! - `text`: owned and borrowed names;
 //! - `window`: the grace period's JSON.
 
-mod read;
+pub(crate) mod read;
 mod text;
 mod types;
 mod validate;

@@ -50,18 +50,21 @@ pub(crate) fn one_json_document<'a, T: Deserialize<'a>>(text: &'a str) -> Result
 pub(crate) fn snapshot_in_place(text: &str) -> Result<Snapshot<Text<'_>>, SnapshotError> {
     check_values(text)?;
     if text.len() >= SPLIT_FROM && crate::parallel::two_cores() {
-        let split = {
-            let _on = SplitSwarms::on();
-            let mut de = serde_json::Deserializer::from_str(text);
-            Snapshot::deserialize(&mut de)
-                .ok()
-                .filter(|_| de.end().is_ok())
-        };
-        if let Some(snapshot) = split {
+        if let Some(snapshot) = split(text) {
             return Ok(snapshot);
         }
     }
     counted(text)
+}
+
+/// `text` read with its swarms split over two cores; `None` for anything
+/// that reading refuses.
+fn split(text: &str) -> Option<Snapshot<Text<'_>>> {
+    let _on = SplitSwarms::on();
+    let mut de = serde_json::Deserializer::from_str(text);
+    Snapshot::deserialize(&mut de)
+        .ok()
+        .filter(|_| de.end().is_ok())
 }
 
 /// Texts shorter than this are read on one thread: the swarms' text is
@@ -76,6 +79,9 @@ thread_local! {
     /// its swarms are then read on two cores ([`swarms`]). Off for every
     /// other reader, and for the reading again that gives an error.
     static SPLITTING: Cell<bool> = const { Cell::new(false) };
+    /// The swarms' text worth a second thread ([`SPLIT_WORTH`]); tests
+    /// lower it, so that small texts take the second thread too.
+    static SPLIT_WORTH_HERE: Cell<usize> = const { Cell::new(SPLIT_WORTH) };
 }
 
 /// [`SPLITTING`] on while it lives, and off again however the reading
@@ -112,7 +118,7 @@ where
     let weights: Vec<usize> = texts.iter().map(|t| t.get().len()).collect();
     crate::parallel::in_two(
         &weights,
-        SPLIT_WORTH,
+        SPLIT_WORTH_HERE.get(),
         |range| {
             texts[range]
                 .iter()
@@ -259,5 +265,86 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
             }
         }
         deserializer.deserialize_map(MapOnly(PhantomData)).map(Obj)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Reading `text` with its swarms split over two threads (a second
+    /// thread whatever its size) accepts exactly what the one way
+    /// accepts, and gives the same snapshot: its errors are the one
+    /// way's by construction.
+    pub(crate) fn split_reads_the_same(text: &str) {
+        let one: Result<Snapshot<Text<'_>>, _> = one_json_document(text);
+        SPLIT_WORTH_HERE.set(0);
+        let split = split(text);
+        SPLIT_WORTH_HERE.set(SPLIT_WORTH);
+        match one {
+            Ok(one) => assert_eq!(split, Some(one), "{text}"),
+            Err(e) => assert_eq!(split, None, "{text}: {e}"),
+        }
+        // Whatever happened, the next reading on this thread is the one way.
+        assert!(!SPLITTING.get());
+    }
+
+    #[test]
+    fn swarms_read_on_two_threads_are_those_read_on_one() {
+        let release = |i: usize| {
+            format!(
+                r#"{{"name":"r{i}","owner":"cd/default/a{i}:release/r{i}","records":[{{"id":"c{i}","version":1}}],
+                "objects":{{"services":[{{"id":"s{i}","name":"r{i}_web","version":2}}],"networks":[{{"name":"r{i}_default","id":"n{i}"}}],"secrets":["r{i}_k"]}}}}"#
+            )
+        };
+        let swarm = |s: usize| {
+            let releases: Vec<String> = (0..20).map(|i| release(s * 100 + i)).collect();
+            format!(
+                r#"{{"swarm":"s{s}","cluster_id":"C{c}","node_count":1,"releases":[{}],
+                "usage":{{"services":[{{"id":"s{s}00","name":"x","stack":"r{s}00","networks":["n{s}01"]}}]}}}}"#,
+                releases.join(","),
+                c = s % 7,
+            )
+        };
+        let doc = |swarms: &[String]| {
+            format!(
+                r#"{{"policy":{{"purge_volumes":true}},"app_set":{{"loaded":true,"applications":[{{"name":"a1","swarm":"s0","releases":["r1"]}}]}},"swarms":[{}]}}"#,
+                swarms.join(",")
+            )
+        };
+        let swarms: Vec<String> = (0..30).map(swarm).collect();
+        split_reads_the_same(&doc(&swarms));
+        split_reads_the_same(&doc(&swarms[..1]));
+        split_reads_the_same(&doc(&[]));
+        // A swarm refused, in either half; a name escaped; the same swarm
+        // twice (refused later, by validation, both ways alike).
+        for bad in [0, 29] {
+            let mut broken = swarms.clone();
+            broken[bad] = r#"{"swarm":"bad","releases":[{"name":1}]}"#.to_owned();
+            split_reads_the_same(&doc(&broken));
+            broken[bad] = r#"["bad"]"#.to_owned();
+            split_reads_the_same(&doc(&broken));
+            broken[bad] = r#"{"swarm":"bad","unknown":true}"#.to_owned();
+            split_reads_the_same(&doc(&broken));
+        }
+        let mut odd = swarms.clone();
+        odd[3] = r#"{"swarm":"s\u0033","releases":[{"name":"r\"1"}]}"#.to_owned();
+        odd[4] = swarms[5].clone();
+        split_reads_the_same(&doc(&odd));
+        // Swarms given twice as a key, or as something else than a list.
+        let text = doc(&swarms);
+        split_reads_the_same(&text.replacen(r#""swarms":["#, r#""swarms":[],"swarms":["#, 1));
+        split_reads_the_same(&text.replacen(r#""swarms":["#, r#""swarms":{"a":["#, 1));
+        split_reads_the_same(r#"{"app_set":{"loaded":true},"swarms":null}"#);
+        split_reads_the_same(r#"{"app_set":{"loaded":true},"swarms":[{}]}"#);
+        split_reads_the_same(r#"{"app_set":{"loaded":true},"swarms":[{"swarm":"a"}]} x"#);
+        split_reads_the_same(r#"{"app_set":{"loaded":true},"swarms":[{"swarm":"a"}"#);
+        // Deeply nested where a swarm stands: refused both ways.
+        let deep = format!(
+            r#"{{"app_set":{{"loaded":true}},"swarms":[{}{}]}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        split_reads_the_same(&deep);
     }
 }
