@@ -1,12 +1,11 @@
 //! Work split in two halves done at once, on two cores.
 //!
-//! The planner reads a snapshot's swarms (`snapshot::read`) and decides
-//! its clusters (`plan`) each on its own, so each job can be split in two
-//! and the halves done at once: for a million releases, about half the
-//! time. The split depends on the input alone and the halves are joined
-//! in order, so the result is the same whether a second thread ran or
-//! not (on one core, or where threads are not available, as in
-//! WebAssembly): only the time differs.
+//! The planner decides each cluster on its own (`plan`), so the clusters
+//! can be split in two and the halves decided at once: for a million
+//! releases, about half the time. The split depends on the input alone
+//! and the halves are joined in order, so the result is the same whether
+//! a second thread ran or not (on one core, or where threads are not
+//! available, as in WebAssembly): only the time differs.
 
 use std::ops::Range;
 

@@ -24,6 +24,7 @@
 //! - `window`: the grace period's JSON.
 
 pub(crate) mod read;
+mod split;
 mod text;
 mod types;
 mod validate;

@@ -8,7 +8,6 @@ use std::marker::PhantomData;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::value::RawValue;
 
 use super::text::{ReadStr, Text, WriteStr};
 use super::types::{AppSet, Application, NodeEntry, Policy, ReleaseEntry, Snapshot, SwarmSnapshot};
@@ -71,17 +70,11 @@ fn split(text: &str) -> Option<Snapshot<Text<'_>>> {
 /// then read twice for less than it saves.
 const SPLIT_FROM: usize = 1 << 20;
 
-/// The swarms per thread; the text of all of them is checked first.
-const SPLIT_WORTH: usize = SPLIT_FROM / 2;
-
 thread_local! {
     /// On while [`snapshot_in_place`] reads a snapshot on this thread:
     /// its swarms are then read on two cores ([`swarms`]). Off for every
     /// other reader, and for the reading again that gives an error.
     static SPLITTING: Cell<bool> = const { Cell::new(false) };
-    /// The swarms' text worth a second thread ([`SPLIT_WORTH`]); tests
-    /// lower it, so that small texts take the second thread too.
-    static SPLIT_WORTH_HERE: Cell<usize> = const { Cell::new(SPLIT_WORTH) };
 }
 
 /// [`SPLITTING`] on while it lives, and off again however the reading
@@ -102,36 +95,17 @@ impl Drop for SplitSwarms {
 }
 
 /// Reads a snapshot's `swarms`: a list of swarm objects, each read as
-/// `SwarmSnapshot`. While [`snapshot_in_place`] splits, the list is taken
-/// as the text of each swarm and the swarms are read from their texts,
-/// half on another thread; any error then is only a sign to read the
-/// whole snapshot again the one way.
+/// `SwarmSnapshot`; while [`snapshot_in_place`] splits, on two cores
+/// (`split`).
 pub(super) fn swarms<'de, D, S>(deserializer: D) -> Result<Vec<SwarmSnapshot<S>>, D::Error>
 where
     D: Deserializer<'de>,
     S: ReadStr<'de>,
 {
-    if !SPLITTING.get() {
-        return Vec::deserialize(deserializer);
+    if SPLITTING.get() {
+        return super::split::swarms(deserializer);
     }
-    let texts: Vec<&'de RawValue> = Vec::deserialize(deserializer)?;
-    let weights: Vec<usize> = texts.iter().map(|t| t.get().len()).collect();
-    crate::parallel::in_two(
-        &weights,
-        SPLIT_WORTH_HERE.get(),
-        |range| {
-            texts[range]
-                .iter()
-                .map(|t| serde_json::from_str::<SwarmSnapshot<S>>(t.get()))
-                .collect::<Result<Vec<_>, _>>()
-        },
-        |first, second| {
-            let mut all = first?;
-            all.extend(second?);
-            Ok(all)
-        },
-    )
-    .map_err(de::Error::custom)
+    Vec::deserialize(deserializer)
 }
 
 /// [`one_json_document`] of a text whose values were counted.
@@ -272,15 +246,13 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
 pub(crate) mod tests {
     use super::*;
 
-    /// Reading `text` with its swarms split over two threads (a second
-    /// thread whatever its size) accepts exactly what the one way
+    /// Reading `text` with its swarms split over two threads (whatever
+    /// its size) accepts exactly what the one way
     /// accepts, and gives the same snapshot: its errors are the one
     /// way's by construction.
     pub(crate) fn split_reads_the_same(text: &str) {
         let one: Result<Snapshot<Text<'_>>, _> = one_json_document(text);
-        SPLIT_WORTH_HERE.set(0);
         let split = split(text);
-        SPLIT_WORTH_HERE.set(SPLIT_WORTH);
         match one {
             Ok(one) => assert_eq!(split, Some(one), "{text}"),
             Err(e) => assert_eq!(split, None, "{text}: {e}"),
