@@ -40,9 +40,9 @@ pub(crate) fn one_json_document<'a, T: Deserialize<'a>>(text: &'a str) -> Result
 /// [`one_json_document`] reads it; its swarms read on two cores when the
 /// text is large and a second core is there.
 ///
-/// The swarms are first taken as their text alone (checked as JSON, but
-/// not read into anything), then read half on each core. Whatever that
-/// refuses is read again the one way every other text is, so the errors,
+/// Each swarm is taken as its text alone (checked as JSON, but not read
+/// into anything) and read from it by one of two threads (`split`).
+/// Whatever that refuses is read again the one way every other text is, so the errors,
 /// and the texts refused, are those of [`one_json_document`]; what it
 /// accepts is read by the same code as the one way reads it, swarm by
 /// swarm, so it gives the same snapshot.
