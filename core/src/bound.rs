@@ -13,12 +13,19 @@
 /// string, number, boolean and null counting one (an object's keys do not
 /// count).
 ///
-/// Documents as this tool writes them take 20 to 36 bytes of text per
-/// value, so any of up to about 700 MB fits, and a snapshot of 1M releases
-/// over 100 swarms (about 4M values, its plan 6M) fits eight times over.
-/// Parsed and planned, the costliest shape (releases of a name alone) takes
-/// about 260 bytes per value, which keeps the largest document this lets
-/// through under 9 GB.
+/// Documents as this tool writes them take about 19 (compact) to 36
+/// (indented) bytes of text per value. A snapshot of a million releases
+/// over 100 swarms with the facts a gather records (objects, records,
+/// usage, some revisions: `bench/plan-vs-read`'s) holds about 30.5M values
+/// in 567 MB, and fits; its plan holds 18M. Parsed and planned, the
+/// costliest shape (releases of a name alone) takes about 260 bytes per
+/// value, which keeps the largest document this lets through under 9 GB.
+///
+/// Not raised for snapshots with every release's revisions and volumes
+/// as well (some 60M values for a million releases): their text would
+/// pass the 1 GiB a snapshot file may take anyway, and twice the values
+/// would let a hostile document of tiny entries take some 17 GB before
+/// anything refused it, more than the machines this runs on have.
 pub const MAX_JSON_VALUES: u64 = 1 << 25;
 
 /// A document holding more values than a reader may parse. The readers

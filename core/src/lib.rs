@@ -103,6 +103,7 @@ mod grace_update;
 mod names;
 pub mod objects;
 pub mod owner;
+mod parallel;
 pub mod plan;
 pub mod reads;
 pub mod record;

@@ -6,6 +6,9 @@
 use sweep_core::plan::plan_json;
 use sweep_core::{plan, Snapshot};
 
+#[path = "../benches/support/fixture.rs"]
+mod fixture;
+
 fn files(dir: &str) -> Vec<String> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -28,4 +31,16 @@ fn examples_and_seeds_plan_the_same_either_way() {
         let owned = Snapshot::from_json(text).and_then(|s| plan(&s));
         assert_eq!(plan_json(text), owned, "{text}");
     }
+}
+
+/// A snapshot large enough (some megabytes) that `plan_json` reads its
+/// swarms and decides its clusters on two cores, where there are two:
+/// the plan of reading and planning it on one.
+#[test]
+fn a_large_snapshot_plans_the_same_either_way() {
+    let text = serde_json::to_string(&fixture::snapshot(20, 2_000)).unwrap();
+    assert!(text.len() > 8 << 20, "{} bytes", text.len());
+    let owned = Snapshot::from_json(&text).and_then(|s| plan(&s)).unwrap();
+    assert!(!owned.deletions.is_empty() && !owned.dropped.is_empty());
+    assert_eq!(plan_json(&text).unwrap(), owned);
 }

@@ -237,6 +237,14 @@ impl Resources {
         }
     }
 
+    /// Adds what the rule found on other releases.
+    pub(crate) fn append(&mut self, mut other: Resources) {
+        self.dropped.append(&mut other.dropped);
+        self.unclaimed.append(&mut other.unclaimed);
+        self.holds.append(&mut other.holds);
+        self.skipped.append(&mut other.skipped);
+    }
+
     /// Turns every removal into a hold: `reason` holds the whole sweep.
     pub(crate) fn hold_all(&mut self, reason: HoldReason) {
         for dropped in self.dropped.drain(..) {

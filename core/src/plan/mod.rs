@@ -20,6 +20,8 @@ mod moved;
 mod reads;
 pub(crate) mod swarms;
 
+use std::ops::Range;
+
 use serde::{Deserialize, Serialize};
 
 use crate::format::FormatVersion;
@@ -614,12 +616,41 @@ pub fn plan(snapshot: &Snapshot) -> Result<SweepPlan, SnapshotError> {
 /// copied: the snapshot is dropped here anyway, and a copy of every
 /// departed release's objects would cost more than the rest of the plan.
 pub fn plan_json(text: &str) -> Result<SweepPlan, SnapshotError> {
-    let mut snapshot: Snapshot<Text<'_>> = crate::snapshot::one_json_document(text)?;
+    plan_json_parsed(text).map(|(plan, _parsed)| plan)
+}
+
+/// [`plan_json`], handing back what it parsed as well (less what it moved
+/// into the plan), for the caller to free when it suits it.
+///
+/// Freeing a parsed snapshot of a million releases takes one call to the
+/// allocator for each of its lists and copied strings, and leaves the
+/// allocator millions of small free blocks to merge at its next large
+/// request: a sizeable part of planning it. A process that writes the
+/// plan and exits has no use for that memory back and may leave it to
+/// the system (`std::mem::forget`); anyone else drops it.
+pub fn plan_json_parsed(text: &str) -> Result<(SweepPlan, Parsed<'_>), SnapshotError> {
+    let mut snapshot = crate::snapshot::snapshot_in_place(text)?;
     snapshot.validate()?;
     let Planned { mut plan, moves } = plan_valid(&snapshot, FactsBy::Moving)?;
     moved::fill(&mut plan.deletions, moves, &mut snapshot);
     sort(&mut plan);
-    Ok(plan)
+    Ok((plan, Parsed(snapshot)))
+}
+
+/// What [`plan_json_parsed`] parsed, less what it moved into the plan:
+/// names borrowed from the text, the rest owned. Of no use but to be
+/// freed (dropped), or not (see [`plan_json_parsed`]).
+pub struct Parsed<'a>(
+    // Never read: it is kept only so that its owner decides when it is
+    // freed.
+    #[allow(dead_code)] Snapshot<Text<'a>>,
+);
+
+impl std::fmt::Debug for Parsed<'_> {
+    // A snapshot of a million releases is no debugging output.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Parsed(..)")
+    }
 }
 
 /// The uses of `release`'s `objects` by other workloads, as every name of
@@ -656,6 +687,46 @@ struct Planned {
     moves: Vec<moved::Move>,
 }
 
+/// What the rules give for some of the clusters, before the plan-wide
+/// ones (the blast radius) and sorting.
+struct Part {
+    deletions: Vec<Deletion>,
+    spared: Vec<Spared>,
+    departed: Vec<Departed>,
+    /// Positions in this part's `deletions`.
+    moves: Vec<moved::Move>,
+    resources: dropped::Resources,
+}
+
+impl Part {
+    /// `next`, the part of the clusters after this part's, appended: the
+    /// lists as one pass over both parts' clusters would have made them.
+    fn append(mut self, mut next: Part) -> Part {
+        let offset = self.deletions.len();
+        self.moves
+            .extend(next.moves.into_iter().map(|m| moved::Move {
+                deletion: m.deletion + offset,
+                ..m
+            }));
+        self.deletions.append(&mut next.deletions);
+        self.spared.append(&mut next.spared);
+        self.departed.append(&mut next.departed);
+        self.resources.append(next.resources);
+        self
+    }
+}
+
+/// Fewer releases than this are decided on one thread: starting another
+/// would cost more than the half it takes over.
+const WORTH_A_THREAD: usize = 20_000;
+
+/// The work each cluster takes, for splitting the clusters in two: its
+/// releases (each is decided, and every list of the plan but `swarms` is
+/// made of them), and one for the cluster itself.
+fn weights(groups: &swarms::Groups<'_>) -> Vec<usize> {
+    groups.iter().map(|g| g.releases.len() + 1).collect()
+}
+
 /// Plans a snapshot that [`Snapshot::validate`] accepted; the caller sorts.
 fn plan_valid<S: SnapshotStr>(
     snapshot: &Snapshot<S>,
@@ -668,121 +739,141 @@ fn plan_valid<S: SnapshotStr>(
     let apps = classify::AppIndex::of(snapshot, &groups);
     let reach: Vec<coverage::GroupReach> = groups.iter().map(coverage::GroupReach::new).collect();
 
-    // Every release lands in one of the two: room for all of them in each
-    // is address space only, and no list of a million entries is copied
-    // to grow.
-    let releases: usize = groups.iter().map(|g| g.releases.len()).sum();
-    let mut deletions = Vec::with_capacity(releases);
-    let mut spared = Vec::with_capacity(releases);
     let held_by = holds::HoldIndex::new(&holds);
+    let prune = snapshot.policy.prune_resources;
     let grace = Grace {
         window: snapshot.policy.min_departed_for,
         now: snapshot.now,
     };
-    let mut departed = Vec::new();
-    let mut moves = Vec::new();
-    let mut resources = dropped::Resources::default();
-    for (at, (group, reach)) in groups.iter().zip(&reach).enumerate() {
-        let held = held_by.get(&group.swarm);
-        // Built once per cluster: asked for every release it deletes.
-        let uses: Vec<UsageIndex<'_>> = group.usage.iter().map(|u| UsageIndex::new(u)).collect();
-        let mut declared = classify::Declared::new(&apps, at);
-        for release in &group.releases {
-            let declared = declared.of(release.name);
-            if snapshot.policy.prune_resources
-                && group.error.is_none()
-                && !group.self_stacks.contains(release.name)
-            {
-                if let Some(declarer) = apps.resource_declarer(declared) {
-                    let found = dropped::examine(&controller, group, release, declarer, &uses);
-                    resources.add(found, held);
+    // The rules for the clusters `range`: each cluster is decided on its
+    // own, from what is read-only here.
+    let plan_part = |range: Range<usize>| {
+        // Every release lands in one of the two: room for all of them in
+        // each is address space only, and no list of a million entries is
+        // copied to grow.
+        let releases: usize = range.clone().map(|at| groups.at(at).releases.len()).sum();
+        let mut part = Part {
+            deletions: Vec::with_capacity(releases),
+            spared: Vec::with_capacity(releases),
+            departed: Vec::new(),
+            moves: Vec::new(),
+            resources: dropped::Resources::default(),
+        };
+        let Part {
+            deletions,
+            spared,
+            departed,
+            moves,
+            resources,
+        } = &mut part;
+        for at in range {
+            let (group, reach) = (groups.at(at), &reach[at]);
+            let held = held_by.get(&group.swarm);
+            // Built once per cluster: asked for every release it deletes.
+            let uses: Vec<UsageIndex<'_>> =
+                group.usage.iter().map(|u| UsageIndex::new(u)).collect();
+            let mut declared = classify::Declared::new(&apps, at);
+            for release in &group.releases {
+                let declared = declared.of(release.name);
+                if prune && group.error.is_none() && !group.self_stacks.contains(release.name) {
+                    if let Some(declarer) = apps.resource_declarer(declared) {
+                        let found = dropped::examine(&controller, group, release, declarer, &uses);
+                        resources.add(found, held);
+                    }
                 }
-            }
-            let decision =
-                classify::decide_at(&controller, &apps, &groups, at, group, release, declared);
-            if let (Decision::Delete { .. }, Some(since)) =
-                (&decision, grace.since(release.departed_since))
-            {
-                // Every release the rules would delete is departed, whatever
-                // then keeps it (a hold, its grace period): its clock runs on.
-                departed.push(Departed::new(group.swarm.clone(), release.name, since));
-            }
-            match decision {
-                Decision::Spare {
-                    reason,
-                    application,
-                    detail,
-                } => spared.push(Spared {
-                    swarm: group.swarm.clone(),
-                    release: release.name.to_owned(),
-                    reason,
-                    application,
-                    detail,
-                    time_left: None,
-                }),
-                Decision::Delete {
-                    application,
-                    reason,
-                } if held.is_some() => spared.push(Spared {
-                    swarm: group.swarm.clone(),
-                    release: release.name.to_owned(),
-                    reason: SpareReason::Held,
-                    application: Some(application),
-                    detail: held.map(|r| {
-                        format!(
-                            "would be deleted ({}) but the sweep is held: {}",
-                            reason.as_str(),
-                            r.as_str()
-                        )
-                    }),
-                    time_left: None,
-                }),
-                Decision::Delete {
-                    application,
-                    reason,
-                } => match grace.waiting(release.departed_since, reason) {
-                    // After every other rule: the grace period only ever
-                    // turns a deletion into a wait.
-                    Some(waiting) => spared.push(Spared {
+                let decision =
+                    classify::decide_at(&controller, &apps, &groups, at, group, release, declared);
+                if let (Decision::Delete { .. }, Some(since)) =
+                    (&decision, grace.since(release.departed_since))
+                {
+                    // Every release the rules would delete is departed, whatever
+                    // then keeps it (a hold, its grace period): its clock runs on.
+                    departed.push(Departed::new(group.swarm.clone(), release.name, since));
+                }
+                match decision {
+                    Decision::Spare {
+                        reason,
+                        application,
+                        detail,
+                    } => spared.push(Spared {
                         swarm: group.swarm.clone(),
                         release: release.name.to_owned(),
-                        reason: SpareReason::GracePeriod,
-                        application: Some(application),
-                        detail: Some(waiting.detail),
-                        time_left: waiting.time_left,
+                        reason,
+                        application,
+                        detail,
+                        time_left: None,
                     }),
-                    None => {
-                        let facts = release.facts();
-                        let objects = facts.and_then(|f| f.objects);
-                        let in_use_by = objects
-                            .map(|o| shared(release.name, o, purge, &uses))
-                            .unwrap_or_default();
-                        let place = release.place().filter(|_| facts_by == FactsBy::Moving);
-                        if let Some(place) = place {
-                            moves.push(moved::Move {
-                                deletion: deletions.len(),
-                                place,
-                            });
-                        }
-                        let copied = place.is_none();
-                        deletions.push(Deletion {
+                    Decision::Delete {
+                        application,
+                        reason,
+                    } if held.is_some() => spared.push(Spared {
+                        swarm: group.swarm.clone(),
+                        release: release.name.to_owned(),
+                        reason: SpareReason::Held,
+                        application: Some(application),
+                        detail: held.map(|r| {
+                            format!(
+                                "would be deleted ({}) but the sweep is held: {}",
+                                reason.as_str(),
+                                r.as_str()
+                            )
+                        }),
+                        time_left: None,
+                    }),
+                    Decision::Delete {
+                        application,
+                        reason,
+                    } => match grace.waiting(release.departed_since, reason) {
+                        // After every other rule: the grace period only ever
+                        // turns a deletion into a wait.
+                        Some(waiting) => spared.push(Spared {
                             swarm: group.swarm.clone(),
                             release: release.name.to_owned(),
-                            application,
-                            reason,
-                            volumes: reach.coverage(purge),
-                            objects: objects
-                                .filter(|_| copied)
-                                .map(|o| usage::without_shared(o, &in_use_by).sorted()),
-                            in_use_by,
-                            observed: facts.filter(|_| copied).and_then(Observed::of),
-                        })
-                    }
-                },
+                            reason: SpareReason::GracePeriod,
+                            application: Some(application),
+                            detail: Some(waiting.detail),
+                            time_left: waiting.time_left,
+                        }),
+                        None => {
+                            let facts = release.facts();
+                            let objects = facts.and_then(|f| f.objects);
+                            let in_use_by = objects
+                                .map(|o| shared(release.name, o, purge, &uses))
+                                .unwrap_or_default();
+                            let place = release.place().filter(|_| facts_by == FactsBy::Moving);
+                            if let Some(place) = place {
+                                moves.push(moved::Move {
+                                    deletion: deletions.len(),
+                                    place,
+                                });
+                            }
+                            let copied = place.is_none();
+                            deletions.push(Deletion {
+                                swarm: group.swarm.clone(),
+                                release: release.name.to_owned(),
+                                application,
+                                reason,
+                                volumes: reach.coverage(purge),
+                                objects: objects
+                                    .filter(|_| copied)
+                                    .map(|o| usage::without_shared(o, &in_use_by).sorted()),
+                                in_use_by,
+                                observed: facts.filter(|_| copied).and_then(Observed::of),
+                            })
+                        }
+                    },
+                }
             }
         }
-    }
-
+        part
+    };
+    let Part {
+        mut deletions,
+        mut spared,
+        departed,
+        mut moves,
+        mut resources,
+    } = crate::parallel::in_two(&weights(&groups), WORTH_A_THREAD, plan_part, Part::append);
     // The blast-radius guard looks at the plan as a whole: a truncated
     // registry listing or a mangled app set shows up as "too many". A
     // dropped object counts as one deletion, like a whole release.
@@ -799,6 +890,7 @@ fn plan_valid<S: SnapshotStr>(
             ));
             resources.hold_all(HoldReason::BlastRadius);
             moves.clear();
+            spared.reserve(deletions.len());
             for d in deletions.drain(..) {
                 spared.push(Spared {
                     swarm: d.swarm,
@@ -894,6 +986,7 @@ mod tests {
     fn same_both_ways(text: &str) {
         let owned = Snapshot::from_json(text).and_then(|s| plan(&s));
         assert_eq!(plan_json(text), owned, "{text}");
+        crate::snapshot::read::tests::split_reads_the_same(text);
         assert_eq!(
             serde_json::from_str::<Snapshot<Text<'_>>>(text).is_ok(),
             serde_json::from_str::<Snapshot>(text).is_ok(),

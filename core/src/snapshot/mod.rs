@@ -23,7 +23,8 @@
 //! - `text`: owned and borrowed names;
 //! - `window`: the grace period's JSON.
 
-mod read;
+pub(crate) mod read;
+mod split;
 mod text;
 mod types;
 mod validate;
@@ -34,7 +35,7 @@ use thiserror::Error;
 use crate::owner::OwnerError;
 use crate::refs::SwarmName;
 
-pub(crate) use read::{one_json_document, Obj};
+pub(crate) use read::{one_json_document, snapshot_in_place, Obj};
 #[cfg(feature = "schema")]
 pub use text::SchemaStr;
 pub(crate) use text::Text;

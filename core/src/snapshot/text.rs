@@ -40,9 +40,16 @@ pub trait SnapshotStr: sealed::Sealed {
 
 /// A [`SnapshotStr`] whose names, swarm names included, can be read from
 /// input that lives for `'de`: what the derived readers require.
-pub trait ReadStr<'de>: SnapshotStr<Swarm: Deserialize<'de>> + Deserialize<'de> {}
+/// `Send`, so that a snapshot's swarms can be read on two threads.
+pub trait ReadStr<'de>:
+    SnapshotStr<Swarm: Deserialize<'de> + Send> + Deserialize<'de> + Send
+{
+}
 
-impl<'de, S: SnapshotStr<Swarm: Deserialize<'de>> + Deserialize<'de>> ReadStr<'de> for S {}
+impl<'de, S: SnapshotStr<Swarm: Deserialize<'de> + Send> + Deserialize<'de> + Send> ReadStr<'de>
+    for S
+{
+}
 
 /// A [`SnapshotStr`] whose names, swarm names included, can be written:
 /// what the derived writers (and the JSON Schema's defaults) require.

@@ -54,7 +54,8 @@ pub struct Snapshot<S: SnapshotStr = String> {
     /// The applications the controller is told to run. Required.
     pub app_set: AppSet<S>,
     /// What each swarm the registry resolves holds, one entry per name.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::read::swarms")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<SwarmSnapshot<S>>"))]
     pub swarms: Vec<SwarmSnapshot<S>>,
     /// When the snapshot was gathered: the clock the grace period
     /// (`policy.min_departed_for`) is measured by. Without it, a policy

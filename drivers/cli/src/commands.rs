@@ -146,7 +146,7 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
             // file is planned in place, never held twice.
             // `written_at`: the time the state written after is dated by,
             // there when a state was read (never with --snapshot).
-            let (plan, snapshot, written_at) = match (snapshot, source.into_source()) {
+            let (mut plan, snapshot, written_at) = match (snapshot, source.into_source()) {
                 (Some(file), _) if out.is_some() => {
                     let snapshot = review::read_snapshot(&file, Accept::FileOrPipe)?;
                     (
@@ -208,7 +208,7 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
             }
             drop(snapshot);
             let shown = match format {
-                Format::Json => emit_json(&plan),
+                Format::Json => crate::plan_out::emit_json(&mut plan),
                 Format::Text => emit(&render::plan_text_styled(
                     &plan,
                     render::Style::coloured(crate::terminal::colour(
@@ -325,91 +325,6 @@ fn explain(
         ),
     };
     Ok(written(Status::Success, emit(&text)))
-}
-
-/// Writes the plan as pretty JSON and a line break, the bytes
-/// `to_json_pretty` gives, through [`emit`] in pieces: the plan of a
-/// million releases is not also held as one string of its text.
-fn emit_json(plan: &SweepPlan) -> Result<(), OutputError> {
-    let mut out = Pieces {
-        pending: Vec::with_capacity(Pieces::SIZE),
-        failed: None,
-    };
-    let serialized = serde_json::to_writer_pretty(&mut out, plan)
-        .map_err(std::io::Error::from)
-        .and_then(|()| std::io::Write::write_all(&mut out, b"\n"));
-    match serialized {
-        Ok(()) => out.emit_whole(true),
-        // Serializing plain data cannot fail by itself: only the writer does.
-        Err(e) => Err(out.failed.unwrap_or(OutputError::Write(e))),
-    }
-}
-
-/// Gathers what is written and hands it to [`emit`] in pieces of whole
-/// characters.
-struct Pieces {
-    pending: Vec<u8>,
-    /// How the last emit went wrong; writing stops there.
-    failed: Option<OutputError>,
-}
-
-impl Pieces {
-    const SIZE: usize = 1 << 16;
-
-    /// Emits the full piece, then takes `buf`.
-    #[cold]
-    #[inline(never)]
-    fn spill(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        if let Err(e) = self.emit_whole(false) {
-            self.failed = Some(e);
-            return Err(std::io::Error::other("stdout failed"));
-        }
-        self.pending.extend_from_slice(buf);
-        Ok(())
-    }
-
-    /// Emits what is pending up to its last whole character, or all of
-    /// it at the `end`.
-    fn emit_whole(&mut self, end: bool) -> Result<(), OutputError> {
-        let whole = match std::str::from_utf8(&self.pending) {
-            Ok(text) => text,
-            // A character cut by the end of one write waits for the rest.
-            Err(e) if e.error_len().is_none() && !end => {
-                std::str::from_utf8(&self.pending[..e.valid_up_to()]).unwrap_or_default()
-            }
-            Err(_) => {
-                return Err(OutputError::Write(std::io::Error::other(
-                    "the plan's JSON is not UTF-8",
-                )))
-            }
-        };
-        let done = whole.len();
-        emit(whole)?;
-        self.pending.drain(..done);
-        Ok(())
-    }
-}
-
-impl std::io::Write for Pieces {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.write_all(buf).map(|()| buf.len())
-    }
-
-    // The serializer writes every token on its own with `write_all`, tens
-    // of millions of them for a large plan: each is one copy into the
-    // pending piece, and stdout is written once a piece is full.
-    #[inline]
-    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        if self.pending.len() + buf.len() > Self::SIZE {
-            return self.spill(buf);
-        }
-        self.pending.extend_from_slice(buf);
-        Ok(())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 fn execute_settings(run: &RunArgs) -> Result<ExecuteSettings, InputError> {

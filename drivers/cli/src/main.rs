@@ -9,6 +9,7 @@ mod generated;
 mod healthcheck;
 mod input;
 mod output;
+mod plan_out;
 mod review;
 mod safe_write;
 mod signals;
