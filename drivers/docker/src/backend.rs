@@ -227,6 +227,12 @@ fn listed(
         .with_labels(labels.unwrap_or_default()))
 }
 
+/// Whether the data of a config with `labels` is read: a release record
+/// of a release in `payloads`. Any other config's data streams past unread.
+fn data_wanted(payloads: &PayloadScope, labels: &Labels) -> bool {
+    labels::is_release_record(labels) && labels.get(RELEASE).is_some_and(|r| payloads.contains(r))
+}
+
 /// The releases whose records are `configs` (see
 /// [`SwarmBackend::releases_with_payloads`]), read in a listing about
 /// `what`.
@@ -676,10 +682,7 @@ impl SwarmBackend for DockerSwarm {
         let filters = label_filter(&[(TYPE, RECORD_TYPE)]);
         // The data of a record of a release in scope, and of no other
         // config: the rest streams past unread.
-        let wants = |labels: &Labels| {
-            labels::is_release_record(labels)
-                && labels.get(RELEASE).is_some_and(|r| payloads.contains(r))
-        };
+        let wants = |labels: &Labels| data_wanted(payloads, labels);
         let wants: Option<crate::configs::Wants<'_>> = (!payloads.is_empty()).then_some(&wants);
         let client = &self.client;
         let configs = client
@@ -705,10 +708,7 @@ impl SwarmBackend for DockerSwarm {
         let secrets = ListSecretsOptionsBuilder::default()
             .filters(&namespaced)
             .build();
-        let wants = |labels: &Labels| {
-            labels::is_release_record(labels)
-                && labels.get(RELEASE).is_some_and(|r| payloads.contains(r))
-        };
+        let wants = |labels: &Labels| data_wanted(payloads, labels);
         let wants: Option<crate::configs::Wants<'_>> = (!payloads.is_empty()).then_some(&wants);
         // One listing of every config: the release records (what a label
         // filter on their type would give) and the stacks' configs (those
