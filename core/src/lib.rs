@@ -94,6 +94,7 @@
 pub mod agent;
 pub mod app_set_doc;
 pub mod bound;
+pub mod deletion_window;
 pub mod duration;
 pub mod escape;
 pub mod explain;

@@ -643,8 +643,10 @@ pub fn stale_text(stale: &Stale) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::deletion_window::DeletionWindow;
     use crate::objects::{ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
     use crate::snapshot::{AppSet, Application, ReleaseEntry, SwarmSnapshot};
+    use crate::time::UnixTime;
 
     const TOOL: &str = "1.0.0";
 
@@ -712,6 +714,38 @@ mod tests {
             release: ReleaseRef::new("alpha", "old"),
             change,
         }]
+    }
+
+    /// A plan reviewed inside a deletion window and applied outside it
+    /// deletes nothing: the fresh plan, at the time of the apply, holds the
+    /// release, and the saved plan is stale for it.
+    #[test]
+    fn a_plan_made_inside_a_window_is_stale_outside_it() {
+        let nights = vec![DeletionWindow::parse("allow Mon-Fri 02:00-05:00 UTC").unwrap()];
+        let at = |t: &str| UnixTime::parse_rfc3339(t).unwrap();
+        let mut inside = base().with_now(at("2026-12-07T02:30:00Z"));
+        inside.policy = inside.policy.clone().with_windows(nights);
+        let saved = saved(&inside);
+        assert_eq!(saved.plan.deletions.len(), 1);
+        assert!(check(&saved, &inside, TOOL).unwrap().is_ok());
+
+        let outside = inside.clone().with_now(at("2026-12-07T05:00:00Z"));
+        let [Change::Release {
+            release,
+            change: ReleaseChange::Spared { reason, detail },
+        }] = &changes(&saved, &outside)[..]
+        else {
+            panic!("expected the release held");
+        };
+        assert_eq!(release, &ReleaseRef::new("alpha", "old"));
+        assert_eq!(reason, "held");
+        assert!(detail.as_deref().unwrap().contains("outside_window"));
+
+        // So is one whose swarm's own windows closed since the review.
+        let mut frozen = inside.clone();
+        frozen.swarms[0].windows =
+            vec![DeletionWindow::parse("deny 2026-12-07T00:00:00Z/2026-12-08T00:00:00Z").unwrap()];
+        assert!(!changes(&saved, &frozen).is_empty());
     }
 
     #[test]

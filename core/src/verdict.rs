@@ -249,8 +249,12 @@ mod tests {
             HoldReason::NoReachableNode,
             HoldReason::BlastRadius,
             HoldReason::UnknownDestination,
+            HoldReason::OutsideWindow,
         ] {
-            let waits = matches!(reason, HoldReason::Unreconciled | HoldReason::Draining);
+            let waits = matches!(
+                reason,
+                HoldReason::Unreconciled | HoldReason::Draining | HoldReason::OutsideWindow
+            );
             assert_eq!(reason.needs_attention(), !waits, "{reason:?}");
         }
     }

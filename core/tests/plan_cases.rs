@@ -788,6 +788,77 @@ const CASES: &[Case] = &[
             assert_eq!(p.departed[0].since.to_string(), "2026-12-01T07:00:00Z");
         },
     },
+    Case {
+        name: "outside_the_windows_every_deletion_of_the_swarm_waits_for_the_next",
+        // Saturday 2026-12-05 12:00 UTC. The policy allows weekday nights in
+        // Berlin. alpha's release waits for Monday 02:00 Berlin;
+        // gamma's own list allows Saturdays and Mondays, but the
+        // policy's list holds it too. The hold is no failure.
+        snapshot: r#"{
+          "policy": {"windows": ["allow Mon-Fri 02:00-05:00 Europe/Berlin"]},
+          "now": "2026-12-05T12:00:00Z",
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": ["live"]}]},
+          "swarms": [
+            {"swarm": "alpha", "releases": [
+               {"name": "gone", "owner": "cd/default/gone:release/gone"},
+               {"name": "live", "owner": "cd/default/keep:release/live"}]},
+            {"swarm": "gamma", "windows": ["allow Sat,Mon 00:00-24:00 UTC"],
+             "releases": [{"name": "old", "owner": "cd/default/old:release/old"}]}]
+        }"#,
+        check: |p| {
+            assert!(deleted(p).is_empty());
+            assert_eq!(holds(p), ["alpha:outside_window", "gamma:outside_window"]);
+            assert_eq!(spared(p, SpareReason::Held), ["alpha/gone", "gamma/old"]);
+            for h in &p.holds {
+                assert_eq!(
+                    h.opens_at.map(|t| t.to_string()).as_deref(),
+                    Some("2026-12-07T01:00:00Z")
+                );
+            }
+            assert_eq!(sweep_core::plan_status(p), sweep_core::Status::Success);
+        },
+    },
+    Case {
+        name: "inside_the_windows_deletions_go_and_a_deny_of_one_swarm_holds_only_it",
+        // Monday 2026-12-07 03:00 Berlin: inside the policy's window. beta's
+        // own deny covers the day: only beta waits, until it ends.
+        snapshot: r#"{
+          "policy": {"windows": ["allow Mon-Fri 02:00-05:00 Europe/Berlin"]},
+          "now": "2026-12-07T02:00:00Z",
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": []}]},
+          "swarms": [
+            {"swarm": "alpha", "releases": [{"name": "gone", "owner": "cd/default/gone:release/gone"}]},
+            {"swarm": "beta", "windows": ["deny 2026-12-07T00:00:00+01:00/2026-12-08T03:30:00+01:00"],
+             "releases": [{"name": "old", "owner": "cd/default/old:release/old"}]}]
+        }"#,
+        check: |p| {
+            assert_eq!(deleted(p), ["alpha/gone"]);
+            assert_eq!(holds(p), ["beta:outside_window"]);
+            assert_eq!(
+                p.holds[0].opens_at.map(|t| t.to_string()).as_deref(),
+                Some("2026-12-08T02:30:00Z")
+            );
+            assert!(p.holds[0]
+                .message
+                .as_deref()
+                .unwrap()
+                .contains("inside the deletion window"));
+        },
+    },
+    Case {
+        name: "windows_without_a_time_hold_every_deletion",
+        // Nothing proves the moment is inside a window.
+        snapshot: r#"{
+          "policy": {"windows": ["deny 2026-12-24T00:00:00Z/2026-12-27T00:00:00Z"]},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": []}]},
+          "swarms": [{"swarm": "alpha", "releases": [{"name": "gone", "owner": "cd/default/gone:release/gone"}]}]
+        }"#,
+        check: |p| {
+            assert!(deleted(p).is_empty());
+            assert_eq!(holds(p), ["alpha:outside_window"]);
+            assert_eq!(p.holds[0].opens_at, None);
+        },
+    },
 ];
 
 #[test]

@@ -158,6 +158,7 @@ mod tests {
             members: members.map(list),
             self_stacks: Default::default(),
             usage: Vec::new(),
+            windows: Vec::new(),
         }
     }
 

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::swarms::Groups;
+use super::swarms::{Groups, SwarmGroup};
 use super::{Hold, HoldReason};
+use crate::deletion_window::{gate, Closed, ClosedCause, DeletionWindow, Gate};
 use crate::refs::SwarmName;
 use crate::snapshot::{AppState, Snapshot, SnapshotStr};
 
@@ -105,8 +106,48 @@ pub(crate) fn find_in<S: SnapshotStr>(snapshot: &Snapshot<S>, groups: &Groups<'_
                 ),
             ));
         }
+        if let Some(hold) = outside_window(snapshot, group) {
+            holds.push(hold);
+        }
     }
     holds
+}
+
+/// The hold of a swarm whose deletion windows (the policy's and each of
+/// its names' own) do not let a deletion through at the snapshot's time.
+fn outside_window<S: SnapshotStr>(snapshot: &Snapshot<S>, group: &SwarmGroup<'_>) -> Option<Hold> {
+    let mut lists: Vec<&[DeletionWindow]> = vec![&snapshot.policy.windows];
+    lists.extend(group.windows.iter().copied());
+    let Gate::Closed(Closed {
+        cause, opens_at, ..
+    }) = gate(&lists, snapshot.now)
+    else {
+        return None;
+    };
+    let why = match &cause {
+        ClosedCause::NoTime => {
+            "deletion windows are set and the snapshot has no time (now) to check them at"
+                .to_owned()
+        }
+        ClosedCause::Denied(w) => format!("inside the deletion window \"{w}\""),
+        ClosedCause::OutsideAllow(ws) => {
+            let names: Vec<String> = ws.iter().map(|w| format!("\"{w}\"")).collect();
+            format!("outside every deletion window ({})", names.join(", "))
+        }
+    };
+    let when = match (&cause, opens_at) {
+        (ClosedCause::NoTime, _) => String::new(),
+        (_, Some(t)) => format!("; the next window opens at {t}"),
+        (_, None) => "; no window opens within a year".to_owned(),
+    };
+    let mut hold = Hold::swarm(
+        &group.swarm,
+        HoldReason::OutsideWindow,
+        Vec::new(),
+        Some(format!("{why}{when}")),
+    );
+    hold.opens_at = opens_at;
+    Some(hold)
 }
 
 /// Which hold stops deletions on each swarm, indexed once so that a plan

@@ -31,6 +31,7 @@ use crate::objects::{ObjectVersion, StackObjects};
 use crate::owner::ControllerId;
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::{Facts, NodeEntry, Snapshot, SnapshotError, SnapshotStr, Text};
+use crate::time::UnixTime;
 use crate::usage::{self, InUse, UsageIndex};
 
 use classify::{Decision, Grace};
@@ -232,6 +233,12 @@ pub struct Hold {
     /// What the hold means, for people. Raw: it may quote names and error
     /// texts from outside, so escape it before printing it to a terminal.
     pub message: Option<String>,
+    /// For `outside_window`: when the swarm's deletion windows next let a
+    /// deletion through; `None` when none does within about a year, or the
+    /// snapshot has no time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub opens_at: Option<UnixTime>,
 }
 
 impl Hold {
@@ -243,6 +250,7 @@ impl Hold {
             reason,
             applications: Vec::new(),
             message: Some(message.into()),
+            opens_at: None,
         }
     }
 
@@ -259,6 +267,7 @@ impl Hold {
             reason,
             applications,
             message,
+            opens_at: None,
         }
     }
 }
@@ -293,16 +302,23 @@ named_enum! {
         /// Applications name a destination no swarm of the snapshot has; their
         /// releases are spared everywhere. Holds no swarm of its own.
         UnknownDestination = "unknown_destination",
+        /// The snapshot's time is outside the swarm's deletion windows
+        /// (`policy.windows` and its own): nothing is deleted there until
+        /// the next one opens (`Hold::opens_at`).
+        OutsideWindow = "outside_window",
     }
 }
 
 impl HoldReason {
     /// Whether a person has to act. Waiting for an application to
-    /// reconcile or drain is the normal course of a deploy and resolves
-    /// itself; every other hold means part of the sweep cannot be done
-    /// until someone fixes its cause.
+    /// reconcile or drain, or for a deletion window to open, is the normal
+    /// course of things and resolves itself; every other hold means part
+    /// of the sweep cannot be done until someone fixes its cause.
     pub fn needs_attention(self) -> bool {
-        !matches!(self, HoldReason::Unreconciled | HoldReason::Draining)
+        !matches!(
+            self,
+            HoldReason::Unreconciled | HoldReason::Draining | HoldReason::OutsideWindow
+        )
     }
 }
 

@@ -7,6 +7,7 @@
 //! cluster id there is no evidence, and different names stay different
 //! swarms.
 
+use crate::deletion_window::DeletionWindow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::refs::SwarmName;
@@ -40,6 +41,9 @@ pub(crate) struct SwarmGroup<'a> {
     pub(crate) self_stacks: BTreeSet<String>,
     /// What uses what, as each of its names that read it saw it.
     pub(crate) usage: Vec<&'a Usage>,
+    /// The deletion windows of each of its names that has some: a
+    /// deletion on it must pass every one of them.
+    pub(crate) windows: Vec<&'a [DeletionWindow]>,
 }
 
 /// A release of a group, as the planner reads it.
@@ -235,6 +239,11 @@ pub(crate) fn group<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Groups<'_> {
                 .map(str::to_owned)
                 .collect(),
             usage: entries.iter().filter_map(|s| s.usage.as_ref()).collect(),
+            windows: entries
+                .iter()
+                .map(|s| s.windows.as_slice())
+                .filter(|w| !w.is_empty())
+                .collect(),
         };
         grouped.push((group, entries.iter().map(|s| name(s)).collect()));
     }

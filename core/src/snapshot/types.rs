@@ -17,6 +17,7 @@ use super::text::SchemaStr;
 use super::text::{ReadStr, SnapshotStr, WriteStr};
 use super::window;
 use super::SnapshotError;
+use crate::deletion_window::DeletionWindow;
 use crate::format::FormatVersion;
 use crate::objects::{ObjectVersion, StackObjects};
 #[cfg(doc)]
@@ -177,6 +178,11 @@ pub struct Policy<S: SnapshotStr = String> {
     /// in. Off by default.
     #[serde(default, skip_serializing_if = "is_false")]
     pub prune_resources: bool,
+    /// When deletions may happen, on every swarm (`--window`): a deletion
+    /// must pass these and its swarm's own (`SwarmSnapshot::windows`).
+    /// Empty (and left out) is always.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<DeletionWindow>,
 }
 
 impl<S: SnapshotStr> Default for Policy<S> {
@@ -187,6 +193,7 @@ impl<S: SnapshotStr> Default for Policy<S> {
             max_deletions: None,
             min_departed_for: None,
             prune_resources: false,
+            windows: Vec::new(),
         }
     }
 }
@@ -209,7 +216,14 @@ impl Policy {
             max_deletions,
             min_departed_for: None,
             prune_resources: false,
+            windows: Vec::new(),
         }
+    }
+
+    /// With the deletion windows of every swarm.
+    pub fn with_windows(mut self, windows: Vec<DeletionWindow>) -> Self {
+        self.windows = windows;
+        self
     }
 
     /// With the grace period `min_departed_for` (`None`: off).
@@ -420,6 +434,10 @@ pub struct SwarmSnapshot<S: SnapshotStr = String> {
     /// own keeps a purge from ever being complete.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unread_nodes: Vec<UnreadNode>,
+    /// When deletions may happen on this swarm (the registry file's
+    /// `windows`), besides the policy's: a deletion must pass both.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<DeletionWindow>,
 }
 
 impl SwarmSnapshot {
@@ -437,7 +455,14 @@ impl SwarmSnapshot {
             usage: None,
             failed_reads: Vec::new(),
             unread_nodes: Vec::new(),
+            windows: Vec::new(),
         }
+    }
+
+    /// With its own deletion windows.
+    pub fn with_windows(mut self, windows: Vec<DeletionWindow>) -> Self {
+        self.windows = windows;
+        self
     }
 
     /// A swarm that could not be read.
