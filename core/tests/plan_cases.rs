@@ -816,6 +816,10 @@ const CASES: &[Case] = &[
                 );
             }
             assert_eq!(sweep_core::plan_status(p), sweep_core::Status::Success);
+            assert_eq!(
+                p.window_opens_at().map(|t| t.to_string()).as_deref(),
+                Some("2026-12-07T01:00:00Z")
+            );
         },
     },
     Case {

@@ -161,6 +161,27 @@ impl SweepPlan {
         self.holds.iter().any(|h| h.swarm.is_none())
     }
 
+    /// The earliest moment a swarm held only by its deletion windows may
+    /// have deletions again (`outside_window` holds' `opens_at`): when a
+    /// driver that sweeps on an interval should look again, if sooner. A
+    /// swarm also held for another reason, or a sweep held as a whole,
+    /// does not count: the window opening changes nothing there.
+    pub fn window_opens_at(&self) -> Option<UnixTime> {
+        if self.is_held() {
+            return None;
+        }
+        self.holds
+            .iter()
+            .filter(|h| h.reason == HoldReason::OutsideWindow)
+            .filter(|h| {
+                self.holds
+                    .iter()
+                    .all(|o| o.swarm != h.swarm || o.reason == HoldReason::OutsideWindow)
+            })
+            .filter_map(|h| h.opens_at)
+            .min()
+    }
+
     /// The swarm entry a deletion's `swarm` field names: the entry whose
     /// name (the smallest of its cluster's) is `name`. For any name of a
     /// cluster, use [`SweepPlan::cluster_of`].
@@ -1049,6 +1070,29 @@ mod tests {
         assert!(web.observed.is_some());
         let api = plan.deletions.iter().find(|d| d.release == "api").unwrap();
         assert_eq!((&api.objects, &api.observed), (&None, &None));
+    }
+
+    /// Only a swarm that nothing but its windows holds wakes a driver
+    /// early: where another hold stays, the opening changes nothing.
+    #[test]
+    fn the_window_opening_counts_only_where_nothing_else_holds() {
+        let text = |apps: &str| {
+            format!(
+                r#"{{"policy":{{"windows":["allow Mon 02:00-03:00 UTC"]}},"now":"2026-12-05T12:00:00Z",
+                "app_set":{{"loaded":true,"applications":[{{"name":"keep","swarm":"b","releases":[]}}{apps}]}},
+                "swarms":[{{"swarm":"a"}},{{"swarm":"b"}}]}}"#
+            )
+        };
+        let opens = Some(UnixTime::parse_rfc3339("2026-12-07T02:00:00Z").unwrap());
+        assert_eq!(plan_json(&text("")).unwrap().window_opens_at(), opens);
+        let one_waits = text(r#",{"name":"new","swarm":"a","state":"unreconciled"}"#);
+        assert_eq!(plan_json(&one_waits).unwrap().window_opens_at(), opens);
+        let both_wait = text(
+            r#",{"name":"new","swarm":"a","state":"unreconciled"},{"name":"new2","swarm":"b","state":"unreconciled"}"#,
+        );
+        assert_eq!(plan_json(&both_wait).unwrap().window_opens_at(), None);
+        let not_loaded = text("").replace(r#""loaded":true"#, r#""loaded":false"#);
+        assert_eq!(plan_json(&not_loaded).unwrap().window_opens_at(), None);
     }
 
     #[test]

@@ -142,6 +142,17 @@ impl Snapshot {
     }
 }
 
+impl<S: SnapshotStr> Snapshot<S> {
+    /// Whether planning it needs the time it was gathered at (`now`): a
+    /// grace period measures by it, and deletion windows are judged at it.
+    /// Without it, neither lets anything be deleted.
+    pub fn needs_time(&self) -> bool {
+        self.policy.min_departed_for.is_some()
+            || !self.policy.windows.is_empty()
+            || self.swarms.iter().any(|s| !s.windows.is_empty())
+    }
+}
+
 /// What the operator asked for.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(remote = "Self", deny_unknown_fields)]

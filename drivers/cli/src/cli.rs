@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use sweep_core::deletion_window::DeletionWindow;
 use sweep_core::{ReleaseRef, SwarmName};
 use sweep_docker::config::MAX_TIMEOUT_SECS;
 use sweep_docker::duration;
@@ -292,7 +293,7 @@ pub struct PlanInput {
     /// Plan from a snapshot file (as `snapshot` prints it) instead of
     /// gathering one; the file carries its own policy.
     /// E.g. `--snapshot snapshot.json`.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["self_stack", "context", "timeout", "controller", "prune_volumes", "prune_resources", "max_deletions", "min_departed_for"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["self_stack", "context", "timeout", "controller", "prune_volumes", "prune_resources", "max_deletions", "min_departed_for", "window"])]
     pub snapshot: Option<PathBuf>,
     #[command(flatten)]
     pub source: OptionalSource,
@@ -373,6 +374,19 @@ pub struct PolicyArgs {
     /// E.g. `--min-departed-for 30m`.
     #[arg(long, value_name = "DURATION", value_parser = min_departed_for)]
     pub min_departed_for: Option<Duration>,
+    /// When deletions may happen (repeatable): `allow DAYS HH:MM-HH:MM
+    /// ZONE` or `deny START/END` (RFC 3339). Outside every allow window,
+    /// or inside a deny window, every deletion waits (the hold
+    /// `outside_window`, exit 0). A swarm's `windows` in the registry file
+    /// apply too. See docs/windows.md.
+    /// E.g. `--window 'allow Mon-Fri 02:00-05:00 Europe/Berlin'`.
+    #[arg(long = "window", value_name = "WINDOW", value_parser = deletion_window)]
+    pub window: Vec<DeletionWindow>,
+}
+
+/// `--window`: one deletion window, in the core's grammar.
+fn deletion_window(text: &str) -> Result<DeletionWindow, String> {
+    DeletionWindow::parse(text).map_err(|e| e.to_string())
 }
 
 /// How the plan is carried out.

@@ -63,7 +63,12 @@ pub(crate) fn policy_over(args: &PolicyArgs, base: &Policy) -> Result<Policy, In
         Some(window) => Some(window),
         None => base.min_departed_for,
     })
-    .with_prune_resources(args.prune_resources || base.prune_resources))
+    .with_prune_resources(args.prune_resources || base.prune_resources)
+    .with_windows(if args.window.is_empty() {
+        base.windows.clone()
+    } else {
+        args.window.clone()
+    }))
 }
 
 fn planned(snapshot: &Snapshot, origin: &str) -> Result<SweepPlan, InputError> {
@@ -89,9 +94,10 @@ fn gather_snapshot(
         app_set,
         GatherSettings::new(limit),
     ));
-    // A grace period without a state file still needs the time: every
-    // departed release then starts its window now, and nothing is deleted.
-    if snapshot.policy.min_departed_for.is_some() {
+    // A grace period without a state file still needs the time (every
+    // departed release then starts its window now, and nothing is
+    // deleted), and so do deletion windows.
+    if snapshot.needs_time() {
         sweep_runner::clock(&mut snapshot, None, crate::state::now()?);
     }
     Ok(snapshot)

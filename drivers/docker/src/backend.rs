@@ -12,6 +12,7 @@ use bollard::query_parameters::{
     ListNetworksOptionsBuilder, ListNodesOptions, ListSecretsOptionsBuilder, ListServicesOptions,
     ListServicesOptionsBuilder, ListTasksOptionsBuilder,
 };
+use sweep_core::deletion_window::DeletionWindow;
 use sweep_core::objects::ObjectRef;
 use sweep_core::record::{read_payload, Payload, RevisionRead};
 use sweep_core::usage::{ContainerUse, ServiceUse};
@@ -389,6 +390,7 @@ fn check_listed<T: Listable>(
 pub struct DockerSwarm {
     client: Client,
     self_stack: Option<String>,
+    windows: Vec<DeletionWindow>,
 }
 
 impl DockerSwarm {
@@ -407,6 +409,7 @@ impl DockerSwarm {
         DockerSwarm {
             client,
             self_stack: None,
+            windows: Vec::new(),
         }
     }
 
@@ -416,6 +419,13 @@ impl DockerSwarm {
     /// [`remove_stack_part`]: SwarmBackend::remove_stack_part
     pub fn with_self_stack(mut self, stack: Option<String>) -> Self {
         self.self_stack = stack;
+        self
+    }
+
+    /// The registry file's deletion windows of this swarm, carried into
+    /// its snapshot entry for the planner to judge.
+    pub fn with_windows(mut self, windows: Vec<DeletionWindow>) -> Self {
+        self.windows = windows;
         self
     }
 
@@ -932,6 +942,10 @@ impl SwarmBackend for DockerSwarm {
 
     fn self_stack(&self) -> Option<&str> {
         self.self_stack.as_deref()
+    }
+
+    fn windows(&self) -> &[DeletionWindow] {
+        &self.windows
     }
 
     async fn container_events(&self) -> Result<ContainerEvents, BackendError> {

@@ -7,6 +7,7 @@
 //! name = "alpha"                     # "" is the local swarm
 //! manager = "unix:///run/alpha-1/docker.sock"
 //! self_stack = "swarm-sweep"         # optional
+//! windows = ["allow Mon-Fri 02:00-05:00 Europe/Berlin"]  # optional; deletion windows (docs/windows.md)
 //! [swarm.tls]                        # optional, tcp:// only
 //! ca = "ca.pem"                      # relative to this file's directory
 //! cert = "cert.pem"
@@ -29,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+use sweep_core::deletion_window::DeletionWindow;
 use thiserror::Error;
 
 use crate::backend::DEFAULT_TIMEOUT;
@@ -104,6 +106,9 @@ pub struct SwarmConfig {
     /// With `node_reach = "job"`: how every node is reached through a
     /// volume job run from the manager.
     pub job: Option<JobSettings>,
+    /// When deletions may happen on this swarm, besides the policy's
+    /// `--window`s (a deletion must pass both); empty is always.
+    pub windows: Vec<DeletionWindow>,
 }
 
 /// The longest `job_timeout`: a job longer than this is stuck.
@@ -136,6 +141,8 @@ struct RawSwarm {
     agent_image: Option<String>,
     agent_socket: Option<String>,
     job_timeout: Option<toml::Value>,
+    #[serde(default)]
+    windows: Vec<String>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -334,12 +341,22 @@ impl RegistryConfig {
                 s.job_timeout,
             )
             .map_err(|(field, message)| invalid(format!("{label}: {field}"), message))?;
+            let windows = s
+                .windows
+                .iter()
+                .enumerate()
+                .map(|(n, w)| {
+                    DeletionWindow::parse(w)
+                        .map_err(|e| invalid(format!("{label}: windows #{}", n + 1), e.to_string()))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             swarms.push(SwarmConfig {
                 name: s.name,
                 manager,
                 self_stack,
                 nodes,
                 job,
+                windows,
             });
         }
         Ok(RegistryConfig { timeout, swarms })

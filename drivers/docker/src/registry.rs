@@ -257,7 +257,9 @@ impl FileRegistry {
             .get_or_try_init(|| async {
                 let client = self.client(&config.name, &config.manager).await?;
                 Ok::<_, RegistryError>(Arc::new(
-                    DockerSwarm::with_client(client).with_self_stack(config.self_stack.clone()),
+                    DockerSwarm::with_client(client)
+                        .with_self_stack(config.self_stack.clone())
+                        .with_windows(config.windows.clone()),
                 ))
             })
             .await?;

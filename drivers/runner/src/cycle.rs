@@ -429,8 +429,8 @@ impl<'a> Cycle<'a> {
 /// one is kept, when each release was first seen departed. A state that is
 /// not current is replaced by the empty state at `now` (every clock starts
 /// over, the safe direction) and why is returned. Without a state, a grace
-/// period still needs the time: every departed release then starts its
-/// window now, and nothing is deleted for it.
+/// period still needs the time (every departed release then starts its
+/// window now, and nothing is deleted for it), and so do deletion windows.
 pub fn clock(
     snapshot: &mut Snapshot,
     grace: Option<&mut Grace>,
@@ -447,7 +447,7 @@ pub fn clock(
             why
         }
         None => {
-            if snapshot.policy.min_departed_for.is_some() {
+            if snapshot.needs_time() {
                 snapshot.now = Some(now);
             }
             None

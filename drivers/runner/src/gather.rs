@@ -522,6 +522,7 @@ async fn read_swarm(
     snapshot.node_count = manager.node_count;
     snapshot.members = manager.members;
     snapshot.self_stack = manager.backend.self_stack().map(str::to_owned);
+    snapshot.windows = manager.backend.windows().to_vec();
     snapshot.usage = manager
         .services
         .map(|services| Usage::new(services, containers).sorted());

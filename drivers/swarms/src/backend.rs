@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::Stream;
+use sweep_core::deletion_window::DeletionWindow;
 pub use sweep_core::objects::ObjectRef;
 pub use sweep_core::sweep::StackPart;
 pub use sweep_core::usage::{ContainerUse, ServiceUse};
@@ -395,6 +396,13 @@ pub trait SwarmBackend: Send + Sync {
     /// The stack the controller runs as on this swarm, if known. Must not do
     /// any I/O.
     fn self_stack(&self) -> Option<&str>;
+
+    /// When the registry allows deletions on this swarm (its deletion
+    /// windows), besides the policy's; none by default (always). Must not
+    /// do any I/O.
+    fn windows(&self) -> &[DeletionWindow] {
+        &[]
+    }
 
     /// The manager's own daemon's container events (see
     /// [`ContainerEvents`]), for a sweep without node reach. The default

@@ -143,19 +143,40 @@ pub fn run(options: Options) -> Result<Status, InputError> {
 }
 
 /// Sweeps every `interval`, start to start, until `stop`; a sweep that
-/// overruns its interval is followed at once by the next.
+/// overruns its interval is followed at once by the next. A swarm that
+/// only its deletion windows hold is swept again when its next window
+/// opens, if that comes before the interval is up.
 async fn watch_loop(sweeper: &Sweeper<'_>, interval: Duration, stop: &Stop) {
     loop {
         let started = tokio::time::Instant::now();
-        sweeper.sweep(stop).await;
+        let swept = sweeper.sweep(stop).await;
         if stop.requested() {
             return;
         }
+        let wake = match window_wait(swept.window_opens, SystemTime::now(), interval) {
+            Some(wait) => {
+                output::warn_line(&format!(
+                    "deletions wait for a deletion window, which opens at {}: the next sweep starts then",
+                    swept.window_opens.map(|t| t.to_string()).unwrap_or_default()
+                ));
+                tokio::time::Instant::now() + wait
+            }
+            None => started + interval,
+        };
         tokio::select! {
-            () = tokio::time::sleep_until(started + interval) => {}
+            () = tokio::time::sleep_until(wake) => {}
             () = stop.wait() => return,
         }
     }
+}
+
+/// How long to wait, from `now`, for a deletion window that opens at
+/// `opens` when it opens before the `interval` is up; `None` otherwise. A
+/// second more, so that the sweep's own clock is past the opening.
+fn window_wait(opens: Option<UnixTime>, now: SystemTime, interval: Duration) -> Option<Duration> {
+    let opens = std::time::UNIX_EPOCH + Duration::from_secs(opens?.as_secs());
+    let wait = opens.duration_since(now).unwrap_or_default() + Duration::from_secs(1);
+    (wait < interval).then_some(wait)
 }
 
 /// The sweep cycle with `watch`'s host: the same cycle `apply` runs, every
@@ -171,6 +192,9 @@ pub struct Swept {
     pub outcome: SweepOutcome,
     /// What `--once` ends with: the verdict `apply` would have had.
     pub verdict: Status,
+    /// When a swarm that only its deletion windows held may have
+    /// deletions again ([`SweepPlan::window_opens_at`]).
+    pub window_opens: Option<UnixTime>,
 }
 
 impl<'a> Sweeper<'a> {
@@ -208,6 +232,11 @@ impl<'a> Sweeper<'a> {
         let started = Instant::now();
         self.host.started.set(started);
         let ended = self.cycle.run(&self.host, stop).await;
+        let window_opens = ended
+            .as_ref()
+            .ok()
+            .and_then(|e| e.plan.as_ref())
+            .and_then(SweepPlan::window_opens_at);
         let (outcome, verdict, done) = match &ended {
             Ok(ended) => (
                 outcome_of(ended.outcome),
@@ -230,7 +259,11 @@ impl<'a> Sweeper<'a> {
         let at = SystemTime::now();
         self.host.shared.finished(outcome, took, at);
         output::warn_line(&summary(outcome, done, took, at));
-        Swept { outcome, verdict }
+        Swept {
+            outcome,
+            verdict,
+            window_opens,
+        }
     }
 }
 

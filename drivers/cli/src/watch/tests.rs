@@ -108,6 +108,50 @@ fn release_names(registry: &MemoryRegistry, swarm: &str) -> Vec<String> {
     registry.release_names(swarm)
 }
 
+/// Inside a deny window nothing is deleted, the hold is counted by its
+/// reason, and the sweep says when the window opens, for the loop to wake
+/// then rather than a whole interval later.
+#[tokio::test(start_paused = true)]
+async fn outside_its_window_a_swarm_waits_and_says_until_when() {
+    let registry = MemoryRegistry::new()
+        .with_swarm(kept(departed(MemorySwarm::new("alpha", "A"), "old"), "web"));
+    let source = Scripted::new(vec![Ok(apps())]);
+    let now = crate::state::now().unwrap();
+    let opens = UnixTime::from_secs(now.as_secs() + 600);
+    let freeze = sweep_core::deletion_window::DeletionWindow::parse(&format!(
+        "deny 2000-01-01T00:00:00Z/{opens}"
+    ))
+    .unwrap();
+    let policy = Policy::new("default", false, None).with_windows(vec![freeze]);
+    let s = sweeper_of(&registry, &source, policy);
+    let swept = s.sweep(&never()).await;
+    assert_eq!(
+        swept,
+        Swept {
+            outcome: SweepOutcome::Success,
+            verdict: SUCCESS,
+            window_opens: Some(opens),
+        }
+    );
+    assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
+    assert_eq!(
+        metric(
+            &s.host.shared,
+            "swarm_sweep_holds{reason=\"outside_window\"}"
+        ),
+        "1"
+    );
+    let now = std::time::UNIX_EPOCH + Duration::from_secs(now.as_secs());
+    let wait = window_wait(swept.window_opens, now, Duration::from_secs(3600));
+    assert_eq!(wait, Some(Duration::from_secs(601)));
+    // An interval that ends first wins.
+    assert_eq!(
+        window_wait(swept.window_opens, now, Duration::from_secs(300)),
+        None
+    );
+    assert_eq!(window_wait(None, now, Duration::from_secs(3600)), None);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_departed_release_is_swept_and_counted() {
     let registry = MemoryRegistry::new()
@@ -119,7 +163,8 @@ async fn a_departed_release_is_swept_and_counted() {
         swept,
         Swept {
             outcome: SweepOutcome::Success,
-            verdict: SUCCESS
+            verdict: SUCCESS,
+            window_opens: None,
         }
     );
     assert_eq!(release_names(&registry, "alpha"), ["web"]);
@@ -192,7 +237,8 @@ async fn an_unreadable_app_set_holds_the_sweep_with_the_cores_hold() {
         swept,
         Swept {
             outcome: SweepOutcome::AppSetUnreadable,
-            verdict: NEEDS_ATTENTION
+            verdict: NEEDS_ATTENTION,
+            window_opens: None,
         }
     );
     assert_eq!(release_names(&registry, "alpha"), ["old", "web"]);
@@ -299,7 +345,8 @@ async fn the_status_is_the_one_apply_would_have() {
         swept,
         Swept {
             outcome: SweepOutcome::Held,
-            verdict: NEEDS_ATTENTION
+            verdict: NEEDS_ATTENTION,
+            window_opens: None,
         }
     );
     assert_eq!(release_names(&registry, "alpha"), ["old"]);
