@@ -457,3 +457,37 @@ fn explain_names_the_revisions_and_the_marker() {
     );
     assert!(!e.deleted, "the release itself stays");
 }
+
+/// Outside its deletion windows a swarm keeps what its live releases
+/// dropped: each release's objects are held back, named, with the reason;
+/// inside them they go.
+#[test]
+fn outside_its_windows_a_swarm_keeps_the_dropped_objects() {
+    use sweep_core::deletion_window::DeletionWindow;
+    use sweep_core::UnixTime;
+
+    let mut s = snapshot(
+        true,
+        vec![app("shop", "alpha", &["web"])],
+        vec![swarm(
+            "alpha",
+            vec![release("web", &two_revisions("shop", "web"), &left_behind())],
+            vec![],
+        )],
+    )
+    // A Saturday.
+    .with_now(UnixTime::parse_rfc3339("2026-12-05T12:00:00Z").unwrap());
+    s.swarms[0].windows = vec![DeletionWindow::parse("allow Mon-Fri 00:00-24:00 UTC").unwrap()];
+    let p = plan(&s).unwrap();
+    assert!(p.dropped.is_empty(), "{:?}", p.dropped);
+    assert_eq!(held(&p), [("alpha/web".to_owned(), ResourceHoldReason::Held)]);
+    let detail = &p.resource_holds[0].detail;
+    assert!(
+        detail.contains("service web_worker") && detail.ends_with("outside_window"),
+        "{detail}"
+    );
+
+    // On the Monday.
+    let monday = s.with_now(UnixTime::parse_rfc3339("2026-12-07T12:00:00Z").unwrap());
+    assert_eq!(removed(&plan(&monday).unwrap()).len(), 3);
+}
