@@ -471,7 +471,11 @@ fn outside_its_windows_a_swarm_keeps_the_dropped_objects() {
         vec![app("shop", "alpha", &["web"])],
         vec![swarm(
             "alpha",
-            vec![release("web", &two_revisions("shop", "web"), &left_behind())],
+            vec![release(
+                "web",
+                &two_revisions("shop", "web"),
+                &left_behind(),
+            )],
             vec![],
         )],
     )
@@ -480,7 +484,10 @@ fn outside_its_windows_a_swarm_keeps_the_dropped_objects() {
     s.swarms[0].windows = vec![DeletionWindow::parse("allow Mon-Fri 00:00-24:00 UTC").unwrap()];
     let p = plan(&s).unwrap();
     assert!(p.dropped.is_empty(), "{:?}", p.dropped);
-    assert_eq!(held(&p), [("alpha/web".to_owned(), ResourceHoldReason::Held)]);
+    assert_eq!(
+        held(&p),
+        [("alpha/web".to_owned(), ResourceHoldReason::Held)]
+    );
     let detail = &p.resource_holds[0].detail;
     assert!(
         detail.contains("service web_worker") && detail.ends_with("outside_window"),

@@ -111,7 +111,10 @@ fn app_set(dir: &Path) -> PathBuf {
 /// A deny window around now that ends in an hour, and one that ended a
 /// year ago.
 fn freezes() -> (String, String) {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
     let at = |secs: u64| {
         humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(secs)).to_string()
     };
@@ -146,7 +149,14 @@ fn outside_a_window_plan_holds_with_exit_0_and_says_when_it_opens() {
     let config = swarm.registry(dir.path(), &[]);
     let (now_frozen, past) = freezes();
     let out = run(
-        &["plan", "--format", "json", "--detailed-exitcode", "--window", &now_frozen],
+        &[
+            "plan",
+            "--format",
+            "json",
+            "--detailed-exitcode",
+            "--window",
+            &now_frozen,
+        ],
         &config,
         &apps,
     );
@@ -161,7 +171,14 @@ fn outside_a_window_plan_holds_with_exit_0_and_says_when_it_opens() {
     // Inside (the freeze is over): the plan deletes, which the detailed
     // exit status says.
     let out = run(
-        &["plan", "--format", "json", "--detailed-exitcode", "--window", &past],
+        &[
+            "plan",
+            "--format",
+            "json",
+            "--detailed-exitcode",
+            "--window",
+            &past,
+        ],
         &config,
         &apps,
     );
@@ -187,7 +204,14 @@ fn apply_outside_a_window_deletes_nothing_and_inside_deletes() {
     // So does `--window`, whatever the registry file says.
     let config = swarm.registry(dir.path(), &[&past]);
     let out = run(
-        &["apply", "--yes", "--format", "json", "--window", &now_frozen],
+        &[
+            "apply",
+            "--yes",
+            "--format",
+            "json",
+            "--window",
+            &now_frozen,
+        ],
         &config,
         &apps,
     );
@@ -211,7 +235,11 @@ fn explain_names_the_window_and_a_bad_window_is_refused_with_its_part() {
     let apps = app_set(dir.path());
     let config = swarm.registry(dir.path(), &[]);
     let (now_frozen, _) = freezes();
-    let out = run(&["explain", "alpha/gone", "--window", &now_frozen], &config, &apps);
+    let out = run(
+        &["explain", "alpha/gone", "--window", &now_frozen],
+        &config,
+        &apps,
+    );
     let text = stdout(&out);
     assert!(text.contains("outside_window"), "{text}");
     assert!(text.contains(&now_frozen), "{text}");
@@ -224,7 +252,11 @@ fn explain_names_the_window_and_a_bad_window_is_refused_with_its_part() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("Mars/Olympus"), "{}", stderr(&out));
-    assert_eq!(swarm.daemon.requests().len(), read, "refused before reading");
+    assert_eq!(
+        swarm.daemon.requests().len(),
+        read,
+        "refused before reading"
+    );
 
     let bad = swarm.registry(dir.path(), &["allow Mon 25:00-26:00 UTC"]);
     let out = run(&["plan"], &bad, &apps);

@@ -520,6 +520,39 @@ mod tests {
         parse(text).unwrap_err().to_string()
     }
 
+    /// A swarm's deletion windows are read with the core's grammar; one
+    /// that does not read is refused naming the swarm, its place in the
+    /// list and the part that is wrong, matched on the variant.
+    #[test]
+    fn windows_per_swarm() {
+        let c = parse(
+            "[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\nwindows = [\"allow mon-fri 02:00-05:00 Europe/Berlin\", \"deny 2026-12-24T00:00:00Z/2026-12-27T00:00:00Z\"]\n[[swarm]]\nname = \"b\"\nmanager = \"unix:///b\"\n",
+        )
+        .unwrap();
+        let texts: Vec<&str> = c.swarms[0].windows.iter().map(|w| w.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "allow Mon-Fri 02:00-05:00 Europe/Berlin",
+                "deny 2026-12-24T00:00:00Z/2026-12-27T00:00:00Z"
+            ]
+        );
+        assert!(c.swarms[1].windows.is_empty());
+        let err = parse(
+            "[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\nwindows = [\"allow Mon 01:00-02:00 UTC\", \"allow Mon 01:00-02:00 Mars/Olympus\"]\n",
+        )
+        .unwrap_err();
+        let ConfigError::Invalid { place, message, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(place, "swarm \"a\": windows #2");
+        assert!(message.contains("Mars/Olympus"), "{message}");
+        assert!(matches!(
+            parse("[[swarm]]\nname = \"a\"\nmanager = \"unix:///a\"\nwindows = \"allow\"\n"),
+            Err(ConfigError::Invalid { place, .. }) if place.contains("windows")
+        ));
+    }
+
     #[test]
     fn the_test_bed_format() {
         let c = parse(
