@@ -1,8 +1,9 @@
 //! Deletion windows through the binary, against a fake daemon that lists
 //! one departed release: outside the windows (`--window`, or a swarm's
 //! `windows` in the registry file) nothing is deleted and the run is no
-//! failure (exit 0, `--detailed-exitcode` 0 too); inside them the release
-//! goes.
+//! failure (exit 0, `--detailed-exitcode` 0 too, `watch --once` as
+//! `apply`); inside them the release goes. A snapshot file carries its own
+//! windows: `--window` beside it is refused.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -263,4 +264,40 @@ fn explain_names_the_window_and_a_bad_window_is_refused_with_its_part() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(err.contains("windows #1") && err.contains("25:00"), "{err}");
+}
+
+#[test]
+fn watch_once_outside_a_window_deletes_nothing_and_ends_as_apply_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let swarm = Swarm::new(dir.path());
+    let apps = app_set(dir.path());
+    let (now_frozen, _) = freezes();
+    let config = swarm.registry(dir.path(), &[&now_frozen]);
+    let out = run(&["watch", "--once"], &config, &apps);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("0 planned, 0 deleted"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(swarm.removed(), Vec::<String>::new());
+}
+
+#[test]
+fn a_snapshot_file_carries_its_own_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let snapshot = dir.path().join("snapshot.json");
+    std::fs::write(
+        &snapshot,
+        r#"{"app_set": {"loaded": true, "applications": []}}"#,
+    )
+    .unwrap();
+    let out = sweep()
+        .args(["plan", "--snapshot"])
+        .arg(&snapshot)
+        .args(["--window", "allow Mon-Fri 02:00-05:00 UTC"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--window"), "{}", stderr(&out));
 }
