@@ -93,6 +93,7 @@
 
 pub mod agent;
 pub mod app_set_doc;
+pub mod audit;
 pub mod bound;
 pub mod duration;
 pub mod escape;

@@ -72,7 +72,7 @@ impl SavedPlan {
         SavedPlan {
             format_version: FormatVersion,
             tool_version: tool_version.into(),
-            snapshot_digest: digest(snapshot),
+            snapshot_digest: snapshot_digest(snapshot),
             policy: snapshot.policy.clone(),
             clusters,
             plan,
@@ -91,10 +91,17 @@ impl SavedPlan {
     }
 }
 
-/// `sha256:<hex>` of the snapshot's JSON.
-pub(crate) fn digest(snapshot: &Snapshot) -> String {
+/// `sha256:<hex>` of the snapshot's JSON: what a saved plan records as
+/// `snapshot_digest`, and what the audit log names a sweep's snapshot by.
+pub fn snapshot_digest(snapshot: &Snapshot) -> String {
     let json = serde_json::to_vec(snapshot).unwrap_or_default();
-    let hash = Sha256::digest(&json);
+    bytes_digest(&json)
+}
+
+/// `sha256:<hex>` of `bytes`, as `sha256sum` prints the hex: how the audit
+/// log names the saved plan file an `apply --plan` carried out.
+pub fn bytes_digest(bytes: &[u8]) -> String {
+    let hash = Sha256::digest(bytes);
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");
     for byte in hash {

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use sweep_core::audit::Since;
 use sweep_core::{ReleaseRef, SwarmName};
 use sweep_docker::config::MAX_TIMEOUT_SECS;
 use sweep_docker::duration;
@@ -138,6 +139,12 @@ pub enum Command {
         /// E.g. `--trace sweep-trace.json`.
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Append one JSON line per object the sweep removed or failed to
+        /// remove to FILE (created 0600; refused unless a regular file of
+        /// this user's with one link). Read it with `swarm-sweep audit`.
+        /// E.g. `--audit-log /var/log/swarm-sweep/audit.jsonl`.
+        #[arg(long, value_name = "FILE")]
+        audit_log: Option<PathBuf>,
     },
     /// Sweep on an interval, as `apply --yes` would, reading the app set
     /// afresh each time; an app set that cannot be read holds that sweep.
@@ -176,6 +183,35 @@ pub enum Command {
         /// E.g. `--state-max-age 1h`.
         #[arg(long, value_name = "DURATION", requires = "state", value_parser = state_max_age)]
         state_max_age: Option<Duration>,
+        /// Append one JSON line per object each sweep removed or failed to
+        /// remove to FILE, opened again for every sweep (so a rotated log
+        /// gets a new file); created 0600, refused unless a regular file of
+        /// this user's with one link. A write that fails is logged and
+        /// counted, and sweeping goes on.
+        /// E.g. `--audit-log /var/log/swarm-sweep/audit.jsonl`.
+        #[arg(long, value_name = "FILE")]
+        audit_log: Option<PathBuf>,
+    },
+    /// Print an audit log (`--audit-log`), streaming it: one line per
+    /// object removed or failed, oldest first. A line that does not read
+    /// is reported with its number, and the command then exits 1.
+    /// E.g. `swarm-sweep audit audit.jsonl --since 24h --release alpha/web`.
+    Audit {
+        /// The audit log; a regular file only.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Only lines from this long ago on (a duration), or from this
+        /// RFC 3339 UTC time on. E.g. `--since 24h`.
+        #[arg(long, value_name = "DURATION|TIME", value_parser = since)]
+        since: Option<Since>,
+        /// Only lines of this release, as the plan names it: `SWARM/RELEASE`
+        /// (`/RELEASE` for the local swarm). E.g. `--release alpha/web`.
+        #[arg(long, value_name = "SWARM/RELEASE", value_parser = release_ref)]
+        release: Option<ReleaseRef>,
+        /// Output format; text on a terminal, JSON lines otherwise.
+        /// E.g. `--format json`.
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<Format>,
     },
     /// Explain one release: what the plan decides for it and by which
     /// rule. Reads only.
@@ -461,6 +497,11 @@ pub const GRACE_OFF: Duration = Duration::ZERO;
 /// whole seconds.
 fn state_max_age(text: &str) -> Result<Duration, String> {
     duration::parse_within(text, Duration::from_secs(1), Duration::MAX).map_err(|e| e.to_string())
+}
+
+/// `audit --since`: a duration before now, or an RFC 3339 time.
+fn since(text: &str) -> Result<Since, String> {
+    Since::parse(text).map_err(|e| e.to_string())
 }
 
 /// `SWARM/RELEASE`: split at the last `/`, since a stack name has none

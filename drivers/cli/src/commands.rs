@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use sweep_core::sweep::Settings;
 use sweep_core::verdict::{plan_detailed_status, plan_status, snapshot_status, Status};
-use sweep_core::{plan, render, AppSet, Policy, Snapshot, SweepPlan};
+use sweep_core::{plan, render, AppSet, Policy, Snapshot, SweepPlan, UnixTime};
 use sweep_docker::files::Accept;
 use sweep_runner::{gather, ExecuteSettings, GatherSettings, Grace};
 
@@ -232,11 +232,16 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
             state,
             state_max_age,
             trace,
+            audit_log,
         } => {
             // Checked before anything is read or deleted: a place the
             // trace could never be written to is bad input.
             if let Some(file) = &trace {
                 crate::safe_write::check_target(file)?;
+            }
+            // So is an audit log that could not record a deletion.
+            if let Some(file) = &audit_log {
+                crate::audit_log::check(file)?;
             }
             crate::apply::run(crate::apply::Options {
                 source,
@@ -248,6 +253,7 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
                 state,
                 state_max_age,
                 trace,
+                audit_log,
             })
         }
         Command::Watch {
@@ -259,7 +265,9 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
             once,
             state,
             state_max_age,
+            audit_log,
         } => crate::watch::run(crate::watch::Options {
+            audit_log,
             policy: policy(&p)?,
             settings: execute_settings(&run)?,
             runtime: runtime()?,
@@ -276,6 +284,19 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
             policy: p,
             format,
         } => explain(release, input, p, Format::resolve(format)),
+        Command::Audit {
+            file,
+            since,
+            release,
+            format,
+        } => {
+            let filter = sweep_core::audit::Filter {
+                since: since
+                    .map(|s| s.start(crate::state::now().unwrap_or(UnixTime::from_secs(0)))),
+                release,
+            };
+            crate::audit_command::run(&file, &filter, Format::resolve(format))
+        }
         Command::Completions { shell } => Ok(written(
             Status::Success,
             crate::generated::completions(shell),

@@ -179,6 +179,25 @@ pub fn read_regular_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadErro
     read_bytes(path, limit, Accept::RegularFile, PIPE_DEADLINES)
 }
 
+/// Opens a regular file (after following symbolic links) for reading
+/// without blocking, for a reader that streams it rather than reading it
+/// whole (`swarm-sweep audit`): a FIFO, device, socket or directory is
+/// refused without waiting for a writer or reading a byte.
+pub fn open_regular(path: &Path) -> Result<File, ReadError> {
+    match open_input(path, Accept::RegularFile) {
+        Ok(Opened::Regular { file, .. }) => Ok(file),
+        // `RegularFile` accepts no pipe; said as what it is all the same.
+        Ok(Opened::Pipe(_)) => Err(ReadFailure::NotRegular {
+            kind: "FIFO".to_owned(),
+        }),
+        Err(failure) => Err(failure),
+    }
+    .map_err(|failure| ReadError {
+        path: path.to_owned(),
+        failure,
+    })
+}
+
 /// The deadlines of a pipe's read; tests shorten them.
 #[derive(Clone, Copy, Debug)]
 struct PipeDeadlines {

@@ -26,6 +26,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use sweep_core::audit::Origin;
 use sweep_core::sweep::SweepReport;
 use sweep_core::verdict::Status;
 use sweep_core::{GraceState, Policy, SweepPlan, UnixTime};
@@ -35,6 +36,7 @@ use sweep_runner::{
 };
 use sweep_swarms::Registry;
 
+use crate::audit_log::AuditLog;
 use crate::cli::Source;
 use crate::input::{self, InputError};
 use crate::output;
@@ -56,6 +58,8 @@ pub struct Options {
     pub state: Option<PathBuf>,
     /// `--state-max-age`; when not given, [`default_state_max_age`].
     pub state_max_age: Option<Duration>,
+    /// `--audit-log`: where each sweep appends a line per object acted on.
+    pub audit_log: Option<PathBuf>,
 }
 
 /// The least default `--state-max-age`: a short interval must not make a
@@ -84,7 +88,13 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         once,
         state,
         state_max_age,
+        audit_log,
     } = options;
+    // Checked before any swarm is read: a log that could not record a
+    // deletion is bad input, not something to find out after deleting.
+    if let Some(file) = &audit_log {
+        crate::audit_log::check(file)?;
+    }
     // Read before any swarm is: a state file that does not read is bad
     // input, never an empty state that would restart every clock. One that
     // is not current is not used; afterwards the state lives in memory.
@@ -110,7 +120,8 @@ pub fn run(options: Options) -> Result<Status, InputError> {
             shared.clone(),
             state,
             if once { Runs::Once } else { Runs::Repeatedly },
-        ),
+        )
+        .with_audit_log(audit_log.map(|file| AuditLog::new(file, Origin::watch()))),
         policy,
         GatherSettings::new(limit),
         settings,
@@ -223,8 +234,12 @@ impl<'a> Sweeper<'a> {
                 (outcome, Status::BadInput, None)
             }
         };
+        let mut verdict = verdict;
         if let Some((plan, report)) = done {
             self.host.shared.executed(plan, report);
+            if !self.host.record(plan, report) {
+                verdict = verdict.max(Status::NeedsAttention);
+            }
         }
         let took = started.elapsed();
         let at = SystemTime::now();
@@ -258,6 +273,8 @@ pub struct WatchHost {
     runs: Runs,
     /// When the sweep under way started.
     started: Cell<Instant>,
+    /// `--audit-log`.
+    audit: Option<AuditLog>,
 }
 
 impl WatchHost {
@@ -273,6 +290,33 @@ impl WatchHost {
             state_file,
             runs,
             started: Cell::new(Instant::now()),
+            audit: None,
+        }
+    }
+
+    /// Appends each sweep's lines to `audit`, when given.
+    pub fn with_audit_log(mut self, audit: Option<AuditLog>) -> Self {
+        self.audit = audit;
+        self
+    }
+
+    /// Appends the sweep's lines to the audit log, when one was given;
+    /// `false` when they could not be written. Sweeping goes on: the
+    /// failure is logged and counted, and the next sweep opens the file
+    /// afresh.
+    fn record(&self, plan: &SweepPlan, report: &SweepReport) -> bool {
+        let Some(audit) = &self.audit else {
+            return true;
+        };
+        match audit.record(plan, report) {
+            Ok(_) => true,
+            Err(e) => {
+                output::warn_line(&format!(
+                    "{e}; this sweep's deletions are not in the audit log"
+                ));
+                self.shared.audit_write_failed();
+                false
+            }
         }
     }
 }
@@ -311,7 +355,12 @@ impl Host for WatchHost {
                     ));
                 }
             }
-            Event::Gathered { snapshot, took } => self.shared.gathered(snapshot, took),
+            Event::Gathered { snapshot, took } => {
+                self.shared.gathered(snapshot, took);
+                if let Some(audit) = &self.audit {
+                    audit.gathered(snapshot);
+                }
+            }
             Event::StateNotCurrent(why) => output::warn_line(&match &self.state_file {
                 Some(file) => crate::state::not_current(file, why),
                 None => crate::state::not_current_in_memory(why),

@@ -151,6 +151,11 @@ impl Shared {
         inner.app_set.unreadable = Some((since, why));
     }
 
+    /// A sweep's lines that could not be appended to the audit log.
+    pub fn audit_write_failed(&self) {
+        self.lock().metrics.audit_write_failed();
+    }
+
     pub fn metrics_text(&self) -> String {
         self.lock().metrics.render()
     }
