@@ -198,6 +198,7 @@ pub enum Command {
     /// E.g. `swarm-sweep audit audit.jsonl --since 24h --release alpha/web`.
     Audit {
         /// The audit log; a regular file only.
+        /// E.g. `/var/log/swarm-sweep/audit.jsonl`.
         #[arg(value_name = "FILE")]
         file: PathBuf,
         /// Only lines from this long ago on (a duration), or from this

@@ -437,9 +437,23 @@ mod tests {
             "swarm_sweep_sweep_duration_seconds_count",
             "swarm_sweep_gather_duration_seconds_count",
             "swarm_sweep_sweep_duration_seconds_bucket{le=\"+Inf\"}",
+            "swarm_sweep_audit_write_failures_total",
         ] {
             assert_eq!(s[name], "0", "{name}");
         }
+    }
+
+    #[test]
+    fn audit_write_failures_are_counted() {
+        let mut metrics = Metrics::new();
+        metrics.audit_write_failed();
+        metrics.audit_write_failed();
+        let text = metrics.render();
+        assert!(
+            text.lines()
+                .any(|l| l == "swarm_sweep_audit_write_failures_total 2"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -469,6 +483,7 @@ mod tests {
                 "swarm_sweep_last_success_timestamp_seconds",
                 "swarm_sweep_sweep_duration_seconds",
                 "swarm_sweep_gather_duration_seconds",
+                "swarm_sweep_audit_write_failures_total",
             ]
         );
         assert!(text.ends_with('\n'));
