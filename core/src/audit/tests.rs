@@ -32,7 +32,8 @@ fn snapshot() -> Snapshot {
     .expect("the snapshot reads")
 }
 
-/// Carries `plan` out in a world that answers `removal` to every removal.
+/// Carries `plan` out in a world that answers `removal` to every volume
+/// removal, and removes everything else.
 fn swept(plan: &SweepPlan, removal: fn() -> Outcome) -> SweepReport {
     let mut sweep = Sweep::new(
         plan,
@@ -65,7 +66,7 @@ fn swept(plan: &SweepPlan, removal: fn() -> Outcome) -> SweepReport {
                     Outcome::Releases(checking.iter().map(|t| t.release.release.clone()).collect())
                 }
                 ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
-                ActionKind::RemoveStack { .. } | ActionKind::RemoveVolume { .. } => removal(),
+                ActionKind::RemoveVolume { .. } => removal(),
                 _ => Outcome::Done,
             };
             sweep
@@ -121,8 +122,8 @@ fn one_line_per_object_the_sweep_acted_on_with_its_swarm_facts() {
             };
             assert_eq!(line.cluster_id.as_deref(), cluster, "{line:?}");
             // A failed step never reads as a removal.
-            if failed && line.kind != ObjectKind::Record {
-                assert_ne!(line.outcome, ObjectOutcome::Removed, "{line:?}");
+            if failed && line.kind == ObjectKind::Volume {
+                assert_eq!(line.outcome, ObjectOutcome::Failed, "{line:?}");
             }
             if line.outcome == ObjectOutcome::Failed {
                 assert!(line.error.is_some(), "{line:?}");
@@ -137,12 +138,20 @@ fn one_line_per_object_the_sweep_acted_on_with_its_swarm_facts() {
         releases.dedup();
         let planned: Vec<ReleaseRef> = plan.deletions.iter().map(|d| d.release_ref()).collect();
         assert!(releases.iter().all(|r| planned.contains(r)), "{releases:?}");
-        if !failed {
-            assert_eq!(releases.len(), planned.len(), "{releases:?}");
-            assert!(lines.iter().any(|l| l.kind == ObjectKind::Volume
-                && l.name == "blog_data"
-                && l.node.is_some()));
-        }
+        assert_eq!(releases.len(), planned.len(), "{releases:?}");
+        assert!(lines
+            .iter()
+            .any(|l| l.kind == ObjectKind::Volume && l.name == "blog_data" && l.node.is_some()));
+        // The records go last, and only once everything else went.
+        let records = lines
+            .iter()
+            .filter(|l| l.kind == ObjectKind::Record)
+            .count();
+        assert_eq!(records, if failed { 0 } else { planned.len() });
+        assert_eq!(
+            lines.iter().any(|l| l.outcome == ObjectOutcome::Failed),
+            failed
+        );
     }
 }
 
@@ -242,7 +251,7 @@ fn lines_that_are_not_entries_are_errors_not_panics() {
     );
     assert_eq!(
         parse_line(b"{\"time\xff"),
-        Err(LineError::NotUtf8 { offset: 7 })
+        Err(LineError::NotUtf8 { offset: 6 })
     );
     let torn = hostile().to_line();
     for bad in [&torn[..torn.len() / 2], "", "null", "[]", "{}"] {

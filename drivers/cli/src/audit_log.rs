@@ -250,7 +250,7 @@ mod tests {
         std::fs::write(&file, "{\"time\":").unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
         let line = sweep_core::audit::parse_line(EXAMPLE.as_bytes()).unwrap();
-        append(&file, &[line.clone()]).unwrap();
+        append(&file, std::slice::from_ref(&line)).unwrap();
         let text = std::fs::read_to_string(&file).unwrap();
         assert_eq!(text, format!("{{\"time\":\n{}\n", line.to_line()));
     }
