@@ -32,7 +32,7 @@ pub const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 const EXIT_STATUS: &str = "\
 Exit status, for every command:
   0  done: every swarm was read and nothing needs a person (apply: everything planned went, or nothing was to go)
-  1  done, but something needs a person: a swarm could not be read, a hold other than waiting for an application, a volume purge that cannot reach every node, a failed or pending deletion, output that could not be written, or an apply declined at its prompt (nothing was deleted)
+  1  done, but something needs a person: a swarm could not be read, a hold other than waiting for an application, a volume purge that cannot reach every node, a failed or pending deletion, output (or an audit log) that could not be written, or an apply declined at its prompt (nothing was deleted)
   2  bad input (flags, files, environment): nothing was read from a swarm and nothing was deleted
   3  apply --plan: the saved plan is stale (the swarms changed since it was made): nothing was deleted
   4  plan --detailed-exitcode: the plan deletes something and nothing else is wrong
