@@ -585,6 +585,37 @@ mod tests {
     }
 
     #[test]
+    fn open_regular_opens_a_file_and_refuses_the_rest_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("audit.jsonl");
+        std::fs::write(&f, "line\n").unwrap();
+        let mut text = String::new();
+        open_regular(&f).unwrap().read_to_string(&mut text).unwrap();
+        assert_eq!(text, "line\n");
+        let started = Instant::now();
+        let fifo = fifo_in(dir.path());
+        let kind = |p: &Path| open_regular(p).unwrap_err().failure;
+        assert_eq!(
+            kind(&fifo),
+            ReadFailure::NotRegular {
+                kind: "FIFO".into()
+            }
+        );
+        assert_eq!(
+            kind(Path::new("/dev/zero")),
+            ReadFailure::NotRegular {
+                kind: "character device".into()
+            }
+        );
+        assert_eq!(kind(dir.path()), ReadFailure::Directory);
+        assert!(matches!(
+            kind(&dir.path().join("missing")),
+            ReadFailure::Io { .. }
+        ));
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
     fn limits_are_what_the_docs_say() {
         assert_eq!(human(SNAPSHOT_LIMIT), "1 GiB");
         assert_eq!(human(APP_SET_LIMIT), "64 MiB");
