@@ -65,6 +65,16 @@ fn longest_backtick_run(text: &str) -> usize {
     longest
 }
 
+/// A swarm's name as [`code`], the local swarm (the empty name) as
+/// `(local)` in italics, as no code span shows.
+fn swarm(name: &SwarmName) -> String {
+    if name.as_str().is_empty() {
+        "*(local)*".to_owned()
+    } else {
+        code(name.as_str())
+    }
+}
+
 /// `n thing` or `n things`.
 fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -80,14 +90,20 @@ fn joined(parts: &[String]) -> String {
 }
 
 /// `2 releases, 3 volumes and 1 dropped object`: the parts that are not
-/// zero, releases always.
+/// zero (`nothing` when all are).
 fn quantities(releases: u64, volumes: u64, dropped: u64) -> String {
-    let mut parts = vec![count(releases, "release", "releases")];
+    let mut parts = Vec::new();
+    if releases > 0 {
+        parts.push(count(releases, "release", "releases"));
+    }
     if volumes > 0 {
         parts.push(count(volumes, "volume", "volumes"));
     }
     if dropped > 0 {
         parts.push(count(dropped, "dropped object", "dropped objects"));
+    }
+    if parts.is_empty() {
+        return "nothing".to_owned();
     }
     joined(&parts)
 }
@@ -223,7 +239,7 @@ fn write_holds(out: &mut String, title: &str, holds: &[Hold]) -> std::fmt::Resul
 fn hold_item(h: &Hold) -> String {
     let mut item = match &h.swarm {
         None => "whole sweep".to_owned(),
-        Some(s) => format!("swarm {}", code(s.as_str())),
+        Some(s) => format!("swarm {}", swarm(s)),
     };
     let _ = write!(item, ": {}", code(h.reason.as_str()));
     if !h.applications.is_empty() {
@@ -264,7 +280,7 @@ fn write_list(out: &mut String, title: &str, items: &[String]) -> std::fmt::Resu
 }
 
 fn write_swarm(out: &mut String, plan: &SweepPlan, name: &SwarmName) -> std::fmt::Result {
-    writeln!(out, "\n#### Swarm {}\n", code(name.as_str()))?;
+    writeln!(out, "\n#### Swarm {}\n", swarm(name))?;
     writeln!(out, "{}", swarm_line(plan, name))?;
     let deleted: Vec<String> = plan
         .deletions
@@ -363,7 +379,7 @@ fn swarm_line(plan: &SweepPlan, name: &SwarmName) -> String {
     };
     let mut line = String::new();
     if sw.names.len() > 1 {
-        let names: Vec<String> = sw.names.iter().map(|n| code(n.as_str())).collect();
+        let names: Vec<String> = sw.names.iter().map(swarm).collect();
         let _ = write!(line, "One cluster under {}. ", names.join(", "));
     }
     if !sw.readable {
@@ -376,11 +392,13 @@ fn swarm_line(plan: &SweepPlan, name: &SwarmName) -> String {
         (None, Some(n)) => write!(line, "{n} nodes, reached through the manager only"),
         (None, None) => write!(line, "Node count unknown, reached through the manager only"),
     };
-    let _ = write!(
-        line,
-        "; volume purge coverage {}",
-        code(sw.coverage.as_str())
-    );
+    if sw.coverage != Coverage::Off {
+        let _ = write!(
+            line,
+            "; volume purge coverage {}",
+            code(sw.coverage.as_str())
+        );
+    }
     if let Some(unreached) = sw.unreached.as_ref().filter(|u| !u.is_empty()) {
         let names: Vec<String> = unreached.iter().map(|n| code(n)).collect();
         let _ = write!(line, "; not reached: {}", names.join(", "));
@@ -543,7 +561,7 @@ fn write_diff(out: &mut String, diff: &PlanDiff) -> std::fmt::Result {
     names.dedup();
     let volumes_of = |c: &ChangedDeletion| deletion_volumes(diff.purge_volumes, &c.deletion);
     for name in names {
-        writeln!(out, "\n#### Swarm {}", code(name.as_str()))?;
+        writeln!(out, "\n#### Swarm {}", swarm(name))?;
         let added: Vec<String> = diff
             .added
             .iter()
@@ -595,7 +613,8 @@ mod tests {
             quantities(1, 1, 1),
             "1 release, 1 volume and 1 dropped object"
         );
-        assert_eq!(quantities(0, 0, 2), "0 releases and 2 dropped objects");
+        assert_eq!(quantities(0, 0, 2), "2 dropped objects");
+        assert_eq!(quantities(0, 0, 0), "nothing");
     }
 
     #[test]
