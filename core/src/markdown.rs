@@ -150,7 +150,7 @@ pub fn diff_headline(diff: &PlanDiff) -> String {
     let removes = c.releases_removed + c.dropped_removed > 0;
     let on = |names: Vec<&SwarmName>| count(swarms_of(names), "swarm", "swarms");
     let added = format!(
-        "deletes {} more on {}",
+        "would also delete {} on {}",
         quantities(c.releases_added, c.volumes_added, c.dropped_added),
         on(diff
             .added
@@ -160,17 +160,19 @@ pub fn diff_headline(diff: &PlanDiff) -> String {
             .collect())
     );
     let removed = format!(
-        "no longer deletes {}",
+        "would no longer delete {}",
         quantities(c.releases_removed, c.volumes_removed, c.dropped_removed)
     );
     match (adds, removes) {
         (false, false) if diff.is_empty() => {
-            "This change does not change what would be deleted".to_owned()
+            "Merging this change does not change what would be deleted".to_owned()
         }
-        (false, false) => "This change deletes nothing more or less; it changes holds".to_owned(),
-        (true, false) => format!("This change {added}"),
-        (false, true) => format!("This change {removed}"),
-        (true, true) => format!("This change {added}, and {removed}"),
+        (false, false) => {
+            "Merging this change deletes nothing more or less; it changes holds".to_owned()
+        }
+        (true, false) => format!("Merging this change {added}"),
+        (false, true) => format!("Merging this change {removed}"),
+        (true, true) => format!("Merging this change {added}, and {removed}"),
     }
 }
 
