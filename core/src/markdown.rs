@@ -620,6 +620,38 @@ mod tests {
     }
 
     #[test]
+    fn long_lists_are_collapsed_and_bounded() {
+        let items: Vec<String> = (0..LIST_LIMIT + 5)
+            .map(|i| code(&format!("r{i}")))
+            .collect();
+        let mut out = String::new();
+        write_list(&mut out, "Deleted", &items[..COLLAPSE_AFTER]).unwrap();
+        assert!(!out.contains("<details>"), "{out}");
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with("- ")).count(),
+            COLLAPSE_AFTER
+        );
+        let mut out = String::new();
+        write_list(&mut out, "Deleted", &items).unwrap();
+        assert!(
+            out.contains(&format!(
+                "<details><summary>{} entries</summary>\n\n",
+                items.len()
+            )),
+            "{out}"
+        );
+        assert!(out.trim_end().ends_with("</details>"), "{out}");
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with("- `")).count(),
+            LIST_LIMIT
+        );
+        assert!(
+            out.contains("- and 5 more, not shown: see the JSON plan"),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn code_spans_outlast_the_backticks_inside() {
         assert_eq!(code("web"), "`web`");
         assert_eq!(code("a`b"), "``a`b``");

@@ -380,6 +380,37 @@ mod tests {
     }
 
     #[test]
+    fn a_diff_is_4_only_when_the_change_adds_deletions_and_needs_nobody() {
+        let deletes = snapshot(vec![keep()], vec![swarm("alpha", &[("old", "gone")])], true);
+        let mut spares = deletes.clone();
+        spares
+            .app_set
+            .applications
+            .push(Application::reconciled("gone", "alpha", &["old"]));
+        let (with, without) = (plan(&deletes).unwrap(), plan(&spares).unwrap());
+        // The change removes `gone`: it adds a deletion.
+        let adds = PlanDiff::between(&without, &with);
+        assert_eq!(diff_detailed_status(&with, &adds), Status::Deletes);
+        // The change brings `gone` back: it only spares.
+        let spares_more = PlanDiff::between(&with, &without);
+        assert_eq!(
+            diff_detailed_status(&without, &spares_more),
+            Status::Success
+        );
+        // No change, though the plan deletes: nothing the change did.
+        let same = PlanDiff::between(&with, &with);
+        assert_eq!(diff_detailed_status(&with, &same), Status::Success);
+        assert_eq!(plan_detailed_status(&with), Status::Deletes);
+        // A change's plan that needs a person stays 1 whatever it adds.
+        let mut partial = deletes.clone();
+        partial.swarms[0].node_count = Some(2);
+        let broken = plan(&partial).unwrap();
+        let adds = PlanDiff::between(&plan(&spares).unwrap(), &broken);
+        assert!(adds.adds_deletions());
+        assert_eq!(diff_detailed_status(&broken, &adds), Status::NeedsAttention);
+    }
+
+    #[test]
     fn the_controllers_own_stack_left_in_place_is_not_a_failure() {
         let p = plan(&snapshot(
             vec![keep()],

@@ -150,8 +150,8 @@ pub enum Command {
     },
     /// Sweep on an interval, as `apply --yes` would, reading the app set
     /// afresh each time; an app set that cannot be read holds that sweep.
-    /// Serves health, readiness, metrics and the last plan and report
-    /// over HTTP with --listen. The first SIGTERM or Ctrl-C finishes the
+    /// Serves health, readiness, metrics and the last snapshot, plan and
+    /// report over HTTP with --listen. The first SIGTERM or Ctrl-C finishes the
     /// steps in flight and exits 0; a second stops at once.
     Watch {
         #[command(flatten)]
@@ -164,8 +164,10 @@ pub enum Command {
         /// 1s to 24h; a bare number is seconds. E.g. `--interval 10m`.
         #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = interval, conflicts_with = "once")]
         interval: Duration,
-        /// Serve `/healthz`, `/readyz`, `/metrics`, `/plan` and `/report`
-        /// over HTTP on this address (IP:PORT). E.g. `--listen 0.0.0.0:9090`.
+        /// Serve `/healthz`, `/readyz`, `/metrics`, `/plan`, `/report` and
+        /// `/snapshot` over HTTP on this address (IP:PORT). The snapshot
+        /// holds release records' data: listen on trusted networks only.
+        /// E.g. `--listen 0.0.0.0:9090`.
         #[arg(long, value_name = "ADDR", conflicts_with = "once")]
         listen: Option<std::net::SocketAddr>,
         /// Run one sweep and exit with the status `apply` would, for cron.
