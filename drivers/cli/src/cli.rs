@@ -34,7 +34,7 @@ Exit status, for every command:
   1  done, but something needs a person: a swarm could not be read, a hold other than waiting for an application, a volume purge that cannot reach every node, a failed or pending deletion, output that could not be written, or an apply declined at its prompt (nothing was deleted)
   2  bad input (flags, files, environment): nothing was read from a swarm and nothing was deleted
   3  apply --plan: the saved plan is stale (the swarms changed since it was made): nothing was deleted
-  4  plan --detailed-exitcode: the plan deletes something and nothing else is wrong
+  4  plan --detailed-exitcode: the plan deletes something and nothing else is wrong (with --diff-against: the change deletes something the base app set does not)
 
 Environment:
   SWARM_SWEEP_CONFIG   the default --config
