@@ -14,7 +14,7 @@
 use std::fmt::Write;
 
 use crate::escape::is_unsafe;
-use crate::plan::{Coverage, Deletion, Hold, SpareReason, SweepPlan};
+use crate::plan::{Coverage, Deletion, Hold, SpareReason, SwarmPlan, SweepPlan};
 use crate::plan_diff::{deletion_volumes, ChangedDeletion, ChangedDropped, PlanDiff};
 use crate::refs::SwarmName;
 
@@ -283,12 +283,12 @@ fn write_list(out: &mut String, title: &str, items: &[String]) -> std::fmt::Resu
 
 fn write_swarm(out: &mut String, plan: &SweepPlan, name: &SwarmName) -> std::fmt::Result {
     writeln!(out, "\n#### Swarm {}\n", swarm(name))?;
-    writeln!(out, "{}", swarm_line(plan, name))?;
+    writeln!(out, "{}", swarm_line(plan.swarm(name)))?;
     let deleted: Vec<String> = plan
         .deletions
         .iter()
         .filter(|d| &d.swarm == name)
-        .map(|d| deletion_item(plan, d))
+        .map(|d| deletion_item(plan.purge_volumes, plan.swarm(&d.swarm), d))
         .collect();
     if !deleted.is_empty() {
         write_list(out, &format!("Deleted ({})", deleted.len()), &deleted)?;
@@ -375,8 +375,8 @@ fn is_declared(reason: SpareReason) -> bool {
 }
 
 /// What the plan knows of a swarm's reach, and its purge coverage.
-fn swarm_line(plan: &SweepPlan, name: &SwarmName) -> String {
-    let Some(sw) = plan.swarm(name) else {
+fn swarm_line(sw: Option<&SwarmPlan>) -> String {
+    let Some(sw) = sw else {
         return "Not in the plan's list of swarms.".to_owned();
     };
     let mut line = String::new();
@@ -410,15 +410,16 @@ fn swarm_line(plan: &SweepPlan, name: &SwarmName) -> String {
 }
 
 /// A deletion's item: the release, why it goes and its coverage, then,
-/// indented, the objects and volumes it removes.
-fn deletion_item(plan: &SweepPlan, d: &Deletion) -> String {
+/// indented, the objects and volumes it removes; `sw` is its swarm's
+/// entry, which names the nodes.
+fn deletion_item(purge: bool, sw: Option<&SwarmPlan>, d: &Deletion) -> String {
     let mut item = format!(
         "{} {}, application {}",
         code(&d.release),
         code(d.reason.as_str()),
         code(&d.application)
     );
-    if plan.purge_volumes {
+    if purge {
         let _ = write!(item, ", volumes {}", code(d.volumes.as_str()));
         if matches!(d.volumes, Coverage::Partial | Coverage::NodeLocal) {
             item.push_str(" (volumes may stay on nodes not reached)");
@@ -446,13 +447,12 @@ fn deletion_item(plan: &SweepPlan, d: &Deletion) -> String {
         names(objects.secrets.iter().map(|o| &o.name).collect()),
         names(objects.configs.iter().map(|o| &o.name).collect()),
     );
-    if plan.purge_volumes {
+    if purge {
         match &objects.volumes {
             None => item.push_str("\n  - volumes: not listed"),
             Some(nodes) => {
                 let host = |id: &str| -> String {
-                    plan.swarm(&d.swarm)
-                        .and_then(|sw| sw.nodes.as_ref())
+                    sw.and_then(|sw| sw.nodes.as_ref())
                         .and_then(|n| n.iter().find(|n| n.id == id))
                         .map_or(id, |n| n.display_name())
                         .to_owned()
@@ -504,33 +504,35 @@ fn dropped_item(c: &ChangedDropped) -> String {
     )
 }
 
-/// A deletion only one side of a diff makes, with what the other side
-/// does with the release.
-fn changed_item(c: &ChangedDeletion, volumes: u64, other: &str) -> String {
+/// What the other side of a diff does with a release one side deletes.
+fn other_side(c: &ChangedDeletion, other: &str) -> String {
+    match c.spared_as {
+        Some(reason) => format!("; {other} spared as {}", code(reason.as_str())),
+        None => format!("; not listed {other}"),
+    }
+}
+
+/// A release the change adds to the deletions: all it removes, as the
+/// plan lists it, and what the base does with it.
+fn added_item(diff: &PlanDiff, c: &ChangedDeletion) -> String {
     let d = &c.deletion;
-    let mut item = format!(
-        "{} {}, application {}",
+    let sw = diff.swarms.iter().find(|s| s.swarm == d.swarm);
+    let mut item = deletion_item(diff.purge_volumes, sw, d);
+    let end = item.find('\n').unwrap_or(item.len());
+    item.insert_str(end, &other_side(c, "without this change"));
+    item
+}
+
+/// A release the change takes out of the deletions, and why it stays.
+fn removed_item(c: &ChangedDeletion) -> String {
+    let d = &c.deletion;
+    format!(
+        "{} {}, application {}{}",
         code(&d.release),
         code(d.reason.as_str()),
-        code(&d.application)
-    );
-    if volumes > 0 {
-        let _ = write!(
-            item,
-            ", {} (coverage {})",
-            count(volumes, "volume", "volumes"),
-            code(d.volumes.as_str())
-        );
-    }
-    match c.spared_as {
-        Some(reason) => {
-            let _ = write!(item, "; {other} spared as {}", code(reason.as_str()));
-        }
-        None => {
-            let _ = write!(item, "; not listed {other}");
-        }
-    }
-    item
+        code(&d.application),
+        other_side(c, "with this change")
+    )
 }
 
 fn write_diff(out: &mut String, diff: &PlanDiff) -> std::fmt::Result {
@@ -561,14 +563,15 @@ fn write_diff(out: &mut String, diff: &PlanDiff) -> std::fmt::Result {
         .collect();
     names.sort();
     names.dedup();
-    let volumes_of = |c: &ChangedDeletion| deletion_volumes(diff.purge_volumes, &c.deletion);
     for name in names {
-        writeln!(out, "\n#### Swarm {}", swarm(name))?;
+        writeln!(out, "\n#### Swarm {}\n", swarm(name))?;
+        let sw = diff.swarms.iter().find(|s| &s.swarm == name);
+        writeln!(out, "{}", swarm_line(sw))?;
         let added: Vec<String> = diff
             .added
             .iter()
             .filter(|c| &c.deletion.swarm == name)
-            .map(|c| changed_item(c, volumes_of(c), "without this change"))
+            .map(|c| added_item(diff, c))
             .collect();
         if !added.is_empty() {
             write_list(out, &format!("Newly deleted ({})", added.len()), &added)?;
@@ -577,7 +580,7 @@ fn write_diff(out: &mut String, diff: &PlanDiff) -> std::fmt::Result {
             .removed
             .iter()
             .filter(|c| &c.deletion.swarm == name)
-            .map(|c| changed_item(c, volumes_of(c), "with this change"))
+            .map(removed_item)
             .collect();
         if !removed.is_empty() {
             write_list(

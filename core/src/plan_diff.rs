@@ -11,13 +11,13 @@
 //! release's objects differ between two snapshots for reasons no change
 //! of the app set makes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::format::FormatVersion;
 use crate::owner::ControllerId;
-use crate::plan::{Deletion, DroppedObject, Hold, SpareReason, SweepPlan};
+use crate::plan::{Deletion, DroppedObject, Hold, SpareReason, SwarmPlan, SweepPlan};
 use crate::refs::SwarmName;
 
 /// The difference between the plan of a base app set and the plan of a
@@ -58,6 +58,9 @@ pub struct PlanDiff {
     pub holds_added: Vec<Hold>,
     /// Holds of the base's plan that the change's does not have.
     pub holds_removed: Vec<Hold>,
+    /// The change's plan's entries of the swarms the lists above name:
+    /// their reach, node names and volume purge coverage.
+    pub swarms: Vec<SwarmPlan>,
 }
 
 /// The totals of a [`PlanDiff`]'s lists.
@@ -128,6 +131,29 @@ impl PlanDiff {
             dropped_added: dropped_added.len() as u64,
             dropped_removed: dropped_removed.len() as u64,
         };
+        let named: BTreeSet<&SwarmName> = added
+            .iter()
+            .chain(&removed)
+            .map(|c| &c.deletion.swarm)
+            .chain(
+                dropped_added
+                    .iter()
+                    .chain(&dropped_removed)
+                    .map(|d| &d.swarm),
+            )
+            .chain(
+                holds_added
+                    .iter()
+                    .chain(&holds_removed)
+                    .filter_map(|h| h.swarm.as_ref()),
+            )
+            .collect();
+        let swarms = change
+            .swarms
+            .iter()
+            .filter(|s| named.contains(&s.swarm))
+            .cloned()
+            .collect();
         PlanDiff {
             format_version: FormatVersion,
             controller: change.controller.clone(),
@@ -139,6 +165,7 @@ impl PlanDiff {
             dropped_removed,
             holds_added,
             holds_removed,
+            swarms,
         }
     }
 
