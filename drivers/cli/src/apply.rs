@@ -301,17 +301,9 @@ impl ApplyHost {
     /// record that could not be written needs a person (status 1): the
     /// deletions happened, and the trace of them is missing.
     fn record(&self, plan: &SweepPlan, report: &SweepReport) -> Status {
-        let Some(audit) = &self.audit else {
-            return Status::Success;
-        };
-        match audit.record(plan, report) {
-            Ok(_) => Status::Success,
-            Err(e) => {
-                output::warn_line(&format!(
-                    "{e}; the sweep's deletions are not in the audit log"
-                ));
-                Status::NeedsAttention
-            }
+        match &self.audit {
+            Some(audit) if !audit.record_or_say(plan, report) => Status::NeedsAttention,
+            _ => Status::Success,
         }
     }
 }

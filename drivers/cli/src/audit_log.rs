@@ -203,6 +203,22 @@ impl AuditLog {
             .unwrap_or_else(|p| p.into_inner()) = Some(digest);
     }
 
+    /// [`AuditLog::record`], a failure said on stderr: `false` when the
+    /// sweep's lines are not in the log. The sweep stands either way; the
+    /// caller decides what a missing record costs (`apply`: status 1;
+    /// `watch`: a metric).
+    pub fn record_or_say(&self, plan: &SweepPlan, report: &SweepReport) -> bool {
+        match self.record(plan, report) {
+            Ok(_) => true,
+            Err(e) => {
+                crate::output::warn_line(&format!(
+                    "{e}; this sweep's deletions are not in the audit log"
+                ));
+                false
+            }
+        }
+    }
+
     /// Appends a line per object `report` says the sweep of `plan` acted
     /// on, dated now; nothing is opened when there is none. Returns how
     /// many lines were written.

@@ -314,16 +314,11 @@ impl WatchHost {
         let Some(audit) = &self.audit else {
             return true;
         };
-        match audit.record(plan, report) {
-            Ok(_) => true,
-            Err(e) => {
-                output::warn_line(&format!(
-                    "{e}; this sweep's deletions are not in the audit log"
-                ));
-                self.shared.audit_write_failed();
-                false
-            }
+        let recorded = audit.record_or_say(plan, report);
+        if !recorded {
+            self.shared.audit_write_failed();
         }
+        recorded
     }
 }
 
