@@ -16,9 +16,10 @@ use std::path::{Path, PathBuf};
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::Value;
+use sweep_core::audit::AuditEntry;
 use sweep_core::saved::SavedPlan;
 use sweep_core::sweep::SweepTrace;
-use sweep_core::{GraceState, Snapshot, SweepPlan, SweepReport};
+use sweep_core::{GraceState, PlanDiff, Snapshot, SweepPlan, SweepReport};
 
 /// What `swarm-sweep apply --format json` prints: the plan it carried out
 /// and the report of the sweep.
@@ -96,6 +97,14 @@ pub fn documents() -> Vec<(&'static str, String)> {
         (
             "trace.schema.json",
             schema_of::<SweepTrace>(Side::Written, "swarm-sweep sweep trace"),
+        ),
+        (
+            "audit.schema.json",
+            schema_of::<AuditEntry>(Side::Written, "swarm-sweep audit log line"),
+        ),
+        (
+            "plan-diff.schema.json",
+            schema_of::<PlanDiff>(Side::Written, "swarm-sweep plan diff"),
         ),
     ]
 }

@@ -72,7 +72,7 @@ impl SavedPlan {
         SavedPlan {
             format_version: FormatVersion,
             tool_version: tool_version.into(),
-            snapshot_digest: digest(snapshot),
+            snapshot_digest: snapshot_digest(snapshot),
             policy: snapshot.policy.clone(),
             clusters,
             plan,
@@ -91,10 +91,24 @@ impl SavedPlan {
     }
 }
 
-/// `sha256:<hex>` of the snapshot's JSON.
-pub(crate) fn digest(snapshot: &Snapshot) -> String {
-    let json = serde_json::to_vec(snapshot).unwrap_or_default();
-    let hash = Sha256::digest(&json);
+/// `sha256:<hex>` of the snapshot's JSON: what a saved plan records as
+/// `snapshot_digest`, and what the audit log names a sweep's snapshot by.
+/// The JSON is hashed as it is written, never held whole: a driver takes
+/// this digest of every snapshot it gathers when it keeps an audit log.
+pub fn snapshot_digest(snapshot: &Snapshot) -> String {
+    let mut hash = Sha256::new();
+    // Writing into a hash cannot fail, nor can serializing plain data.
+    let _ = serde_json::to_writer(&mut hash, snapshot);
+    hex_digest(&hash.finalize())
+}
+
+/// `sha256:<hex>` of `bytes`, as `sha256sum` prints the hex: how the audit
+/// log names the saved plan file an `apply --plan` carried out.
+pub fn bytes_digest(bytes: &[u8]) -> String {
+    hex_digest(&Sha256::digest(bytes))
+}
+
+fn hex_digest(hash: &[u8]) -> String {
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");
     for byte in hash {
@@ -918,6 +932,17 @@ mod tests {
             SavedPlan::from_json(&newer),
             Err(SnapshotError::Parse { path, .. }) if path == "format_version"
         ));
+    }
+
+    #[test]
+    fn digests_are_of_the_json_and_of_the_bytes_as_sha256sum_gives_them() {
+        let snapshot = base();
+        let json = serde_json::to_vec(&snapshot).unwrap();
+        assert_eq!(snapshot_digest(&snapshot), bytes_digest(&json));
+        assert_eq!(
+            bytes_digest(b""),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
     }
 
     #[test]

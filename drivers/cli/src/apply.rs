@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use sweep_core::audit::Origin;
 use sweep_core::escape::Escaped;
 use sweep_core::saved::stale_text;
 use sweep_core::sweep::{report_text, SweepReport, SweepTrace};
@@ -17,6 +18,7 @@ use sweep_runner::{
     Progress, Runs, Stop,
 };
 
+use crate::audit_log::AuditLog;
 use crate::cli::{Format, PolicyArgs, Source};
 use crate::input::{self, InputError};
 use crate::output::{self, emit, OutputError};
@@ -35,6 +37,9 @@ pub struct Options {
     pub state_max_age: Option<std::time::Duration>,
     /// `--trace FILE`: where the sweep's trace goes.
     pub trace: Option<PathBuf>,
+    /// `--audit-log FILE`: where a line per object acted on is appended
+    /// (checked already).
+    pub audit_log: Option<PathBuf>,
 }
 
 /// Runs `apply`: its verdict, or bad input found before any swarm was read.
@@ -49,6 +54,7 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         state,
         state_max_age,
         trace: trace_file,
+        audit_log,
     } = options;
     let mut settings = settings;
     if trace_file.is_some() {
@@ -57,11 +63,11 @@ pub fn run(options: Options) -> Result<Status, InputError> {
     // Every input is read before any swarm is: a file that does not read
     // is bad input, and nothing was gathered for it.
     let grace = crate::state::load_given(state.as_deref(), state_max_age)?;
-    let saved = match saved {
-        None => None,
+    let (saved, origin) = match saved {
+        None => (None, Origin::apply()),
         Some(file) => {
-            let plan = review::read_saved(&file)?;
-            Some((file, plan))
+            let (plan, digest) = review::read_saved(&file)?;
+            (Some((file, plan)), Origin::apply_plan(digest))
         }
     };
     let asked = match &saved {
@@ -97,6 +103,7 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         state_file: state,
         progress: RefCell::new(Box::new(crate::terminal::progress_hook())),
         trace: RefCell::new(None),
+        audit: audit_log.map(|file| AuditLog::new(file, origin)),
     };
     let ended = runtime.block_on(async {
         let stop = crate::signals::stop_on_signals()
@@ -152,6 +159,8 @@ struct ApplyHost {
     progress: RefCell<ProgressHook>,
     /// The sweep's trace, when asked for and the sweep ran.
     trace: RefCell<Option<SweepTrace>>,
+    /// `--audit-log`.
+    audit: Option<AuditLog>,
 }
 
 impl Host for ApplyHost {
@@ -231,6 +240,11 @@ impl Host for ApplyHost {
             }
             Event::Progress(p) => (self.progress.borrow_mut())(p),
             Event::Trace(trace) => *self.trace.borrow_mut() = Some(trace.clone()),
+            Event::Gathered { snapshot, .. } => {
+                if let Some(audit) = &self.audit {
+                    audit.gathered(snapshot);
+                }
+            }
             _ => {}
         }
     }
@@ -253,6 +267,9 @@ impl ApplyHost {
             }
             return status;
         };
+        // Recorded before the report is printed: a closed stdout must not
+        // cost the record of what was deleted.
+        let status = status.max(self.record(&plan, &report));
         let text = match self.format {
             Format::Json => format!(
                 "{}\n",
@@ -275,6 +292,18 @@ impl ApplyHost {
                     OutputError::Write(_) => status.max(Status::NeedsAttention),
                 }
             }
+        }
+    }
+}
+
+impl ApplyHost {
+    /// Appends the sweep's lines to the audit log, when one was given. A
+    /// record that could not be written needs a person (status 1): the
+    /// deletions happened, and the trace of them is missing.
+    fn record(&self, plan: &SweepPlan, report: &SweepReport) -> Status {
+        match &self.audit {
+            Some(audit) if !audit.record_or_say(plan, report) => Status::NeedsAttention,
+            _ => Status::Success,
         }
     }
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use sweep_core::audit::Since;
 use sweep_core::deletion_window::DeletionWindow;
 use sweep_core::{ReleaseRef, SwarmName};
 use sweep_docker::config::MAX_TIMEOUT_SECS;
@@ -32,10 +33,10 @@ pub const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 const EXIT_STATUS: &str = "\
 Exit status, for every command:
   0  done: every swarm was read and nothing needs a person (apply: everything planned went, or nothing was to go)
-  1  done, but something needs a person: a swarm could not be read, a hold other than waiting for an application, a volume purge that cannot reach every node, a failed or pending deletion, output that could not be written, or an apply declined at its prompt (nothing was deleted)
+  1  done, but something needs a person: a swarm could not be read, a hold other than waiting for an application, a volume purge that cannot reach every node, a failed or pending deletion, output (or an audit log) that could not be written, or an apply declined at its prompt (nothing was deleted)
   2  bad input (flags, files, environment): nothing was read from a swarm and nothing was deleted
   3  apply --plan: the saved plan is stale (the swarms changed since it was made): nothing was deleted
-  4  plan --detailed-exitcode: the plan deletes something and nothing else is wrong
+  4  plan --detailed-exitcode: the plan deletes something and nothing else is wrong (with --diff-against: the change deletes something the base app set does not)
 
 Environment:
   SWARM_SWEEP_CONFIG   the default --config
@@ -74,17 +75,26 @@ pub enum Command {
         #[command(flatten)]
         policy: PolicyArgs,
         #[arg(long, value_enum, value_name = "FORMAT")]
-        /// Output format; text on a terminal, JSON otherwise.
-        /// E.g. `--format text`.
-        format: Option<Format>,
+        /// Output format; text on a terminal, JSON otherwise; `markdown`
+        /// for a pull-request comment. E.g. `--format markdown`.
+        format: Option<PlanFormat>,
         /// Also write the plan to FILE, for `apply --plan FILE` to carry
         /// out later. E.g. `--out plan.json`.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
         /// Exit 4 when the plan deletes something and nothing else is wrong
-        /// (0 then means nothing to delete). E.g. `--detailed-exitcode`.
+        /// (0 then means nothing to delete); with --diff-against, when the
+        /// change deletes something the base app set does not.
+        /// E.g. `--detailed-exitcode`.
         #[arg(long)]
         detailed_exitcode: bool,
+        /// Plan this app set too (YAML or JSON: the base branch's), on the
+        /// same snapshot, and print only what the plan's own app set
+        /// changes: releases, volumes and dropped objects deleted by one
+        /// and not the other, and the holds that differ.
+        /// E.g. `--diff-against base-apps.yaml`.
+        #[arg(long, value_name = "FILE")]
+        diff_against: Option<PathBuf>,
         /// The grace-period state file: when each departed release was
         /// first seen so. Read before planning (a missing file starts every
         /// clock now) and written after, atomically. Not with --snapshot.
@@ -139,11 +149,17 @@ pub enum Command {
         /// E.g. `--trace sweep-trace.json`.
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Append one JSON line per object the sweep removed or failed to
+        /// remove to FILE (created 0600; refused unless a regular file of
+        /// this user's with one link). Read it with `swarm-sweep audit`.
+        /// E.g. `--audit-log /var/log/swarm-sweep/audit.jsonl`.
+        #[arg(long, value_name = "FILE")]
+        audit_log: Option<PathBuf>,
     },
     /// Sweep on an interval, as `apply --yes` would, reading the app set
     /// afresh each time; an app set that cannot be read holds that sweep.
-    /// Serves health, readiness, metrics and the last plan and report
-    /// over HTTP with --listen. The first SIGTERM or Ctrl-C finishes the
+    /// Serves health, readiness, metrics and the last snapshot, plan and
+    /// report over HTTP with --listen. The first SIGTERM or Ctrl-C finishes the
     /// steps in flight and exits 0; a second stops at once.
     Watch {
         #[command(flatten)]
@@ -156,8 +172,10 @@ pub enum Command {
         /// 1s to 24h; a bare number is seconds. E.g. `--interval 10m`.
         #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = interval, conflicts_with = "once")]
         interval: Duration,
-        /// Serve `/healthz`, `/readyz`, `/metrics`, `/plan` and `/report`
-        /// over HTTP on this address (IP:PORT). E.g. `--listen 0.0.0.0:9090`.
+        /// Serve `/healthz`, `/readyz`, `/metrics`, `/plan`, `/report` and
+        /// `/snapshot` over HTTP on this address (IP:PORT). The snapshot
+        /// holds release records' data: listen on trusted networks only.
+        /// E.g. `--listen 0.0.0.0:9090`.
         #[arg(long, value_name = "ADDR", conflicts_with = "once")]
         listen: Option<std::net::SocketAddr>,
         /// Run one sweep and exit with the status `apply` would, for cron.
@@ -177,6 +195,36 @@ pub enum Command {
         /// E.g. `--state-max-age 1h`.
         #[arg(long, value_name = "DURATION", requires = "state", value_parser = state_max_age)]
         state_max_age: Option<Duration>,
+        /// Append one JSON line per object each sweep removed or failed to
+        /// remove to FILE, opened again for every sweep (so a rotated log
+        /// gets a new file); created 0600, refused unless a regular file of
+        /// this user's with one link. A write that fails is logged and
+        /// counted, and sweeping goes on.
+        /// E.g. `--audit-log /var/log/swarm-sweep/audit.jsonl`.
+        #[arg(long, value_name = "FILE")]
+        audit_log: Option<PathBuf>,
+    },
+    /// Print an audit log (`--audit-log`), streaming it: one line per
+    /// object removed or failed, oldest first. A line that does not read
+    /// is reported with its number, and the command then exits 1.
+    /// E.g. `swarm-sweep audit audit.jsonl --since 24h --release alpha/web`.
+    Audit {
+        /// The audit log; a regular file only.
+        /// E.g. `/var/log/swarm-sweep/audit.jsonl`.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Only lines from this long ago on (a duration), or from this
+        /// RFC 3339 UTC time on. E.g. `--since 24h`.
+        #[arg(long, value_name = "DURATION|TIME", value_parser = since)]
+        since: Option<Since>,
+        /// Only lines of this release, as the plan names it: `SWARM/RELEASE`
+        /// (`/RELEASE` for the local swarm). E.g. `--release alpha/web`.
+        #[arg(long, value_name = "SWARM/RELEASE", value_parser = release_ref)]
+        release: Option<ReleaseRef>,
+        /// Output format; text on a terminal, JSON lines otherwise.
+        /// E.g. `--format json`.
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<Format>,
     },
     /// Explain one release: what the plan decides for it and by which
     /// rule. Reads only.
@@ -291,8 +339,8 @@ impl Source {
 #[derive(Debug, Args)]
 pub struct PlanInput {
     /// Plan from a snapshot file (as `snapshot` prints it) instead of
-    /// gathering one; the file carries its own policy.
-    /// E.g. `--snapshot snapshot.json`.
+    /// gathering one; the file carries its own policy, and its own app set
+    /// unless --app-set is given. E.g. `--snapshot snapshot.json`.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["self_stack", "context", "timeout", "controller", "prune_volumes", "prune_resources", "max_deletions", "min_departed_for", "window"])]
     pub snapshot: Option<PathBuf>,
     #[command(flatten)]
@@ -309,6 +357,8 @@ pub struct OptionalSource {
     #[arg(long, value_name = "FILE", env = CONFIG_ENV)]
     pub config: Option<PathBuf>,
     /// The app set (YAML or JSON); required unless --snapshot is given.
+    /// With --snapshot, planned instead of the snapshot's own (given on
+    /// the command line only, not from the environment).
     /// E.g. `--app-set apps.yaml`.
     #[arg(long, value_name = "FILE", env = APP_SET_ENV)]
     pub app_set: Option<PathBuf>,
@@ -408,6 +458,27 @@ pub struct RunArgs {
     pub settle_timeout: Duration,
 }
 
+/// `plan`'s output formats: [`Format`]'s, and Markdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormat {
+    /// JSON, the contract for tools.
+    Json,
+    /// Text, for people.
+    Text,
+    /// Markdown, for a pull-request comment.
+    Markdown,
+}
+
+impl PlanFormat {
+    /// The format in force: the one given, else [`Format::resolve`]'s.
+    pub fn resolve(given: Option<PlanFormat>) -> PlanFormat {
+        given.unwrap_or(match Format::resolve(None) {
+            Format::Json => PlanFormat::Json,
+            Format::Text => PlanFormat::Text,
+        })
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// JSON, the contract for tools.
@@ -477,6 +548,11 @@ fn state_max_age(text: &str) -> Result<Duration, String> {
     duration::parse_within(text, Duration::from_secs(1), Duration::MAX).map_err(|e| e.to_string())
 }
 
+/// `audit --since`: a duration before now, or an RFC 3339 time.
+fn since(text: &str) -> Result<Since, String> {
+    Since::parse(text).map_err(|e| e.to_string())
+}
+
 /// `SWARM/RELEASE`: split at the last `/`, since a stack name has none
 /// and a swarm's name might; `(local)` names the local swarm, as plans
 /// print it.
@@ -509,7 +585,28 @@ where
     let mut cmd = command();
     let matches = cmd.try_get_matches_from_mut(args)?;
     check(&mut cmd, &matches)?;
-    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+    let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))?;
+    if app_set_is_a_default_beside_a_snapshot(&matches) {
+        // An app set from the environment is a default for gathering: it
+        // must not silently replace what a snapshot file was gathered with.
+        if let Command::Plan { input, .. } | Command::Explain { input, .. } = &mut cli.command {
+            input.source.app_set = None;
+        }
+    }
+    Ok(cli)
+}
+
+/// Whether `plan` or `explain` was given --snapshot and an app set that
+/// did not come from the command line.
+fn app_set_is_a_default_beside_a_snapshot(matches: &ArgMatches) -> bool {
+    let Some((name, sub)) = matches.subcommand() else {
+        return false;
+    };
+    matches!(name, "plan" | "explain")
+        && sub.get_one::<PathBuf>("snapshot").is_some()
+        && sub
+            .value_source("app_set")
+            .is_some_and(|s| s != ValueSource::CommandLine)
 }
 
 /// Cross-flag rules that depend on where a value came from. A value from
@@ -526,11 +623,9 @@ fn check(cmd: &mut clap::Command, matches: &ArgMatches) -> Result<(), clap::Erro
     let from_command_line = |id: &str| sub.value_source(id) == Some(ValueSource::CommandLine);
     let snapshot = sub.contains_id("snapshot") && sub.get_one::<PathBuf>("snapshot").is_some();
     if snapshot {
-        for (id, flag) in [
-            ("config", "--config"),
-            ("app_set", "--app-set"),
-            ("state", "--state"),
-        ] {
+        // `--app-set` stands in for the snapshot's app set: the change a
+        // pull request makes, planned on swarms read elsewhere.
+        for (id, flag) in [("config", "--config"), ("state", "--state")] {
             // `explain` has no --state to ask about.
             if (id != "state" || name == "plan") && from_command_line(id) {
                 return Err(cmd.error(

@@ -66,6 +66,10 @@ pub enum InputError {
         error: crate::safe_write::WriteError,
         old: crate::state::OldState,
     },
+    /// An audit log (`--audit-log`) that cannot be opened as the rules
+    /// say: refused before any swarm is read.
+    #[error("{0}")]
+    Audit(#[from] crate::audit_log::AuditFileError),
     /// `explain` about a swarm or release the snapshot does not have.
     #[error("{0}")]
     Explain(#[from] sweep_core::explain::ExplainError),

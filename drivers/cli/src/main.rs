@@ -2,6 +2,8 @@
 
 mod agent;
 mod apply;
+mod audit_command;
+mod audit_log;
 mod cli;
 mod commands;
 mod exit;

@@ -26,13 +26,17 @@ pub fn write_saved(file: &Path, snapshot: &Snapshot, plan: &SweepPlan) -> Result
     Ok(safe_write::replace(file, text.as_bytes())?)
 }
 
-/// Reads a saved plan; an error names the file, and the field inside it.
-pub fn read_saved(file: &Path) -> Result<SavedPlan, InputError> {
+/// Reads a saved plan, with the digest of the file's bytes as read
+/// (`sweep_core::saved::bytes_digest`): what the audit log names the
+/// reviewed plan by. An error names the file, and the field inside it.
+pub fn read_saved(file: &Path) -> Result<(SavedPlan, String), InputError> {
     let text = read_limited(file, SNAPSHOT_LIMIT, Accept::RegularFile)?;
-    SavedPlan::from_json(&text).map_err(|source| InputError::SavedPlan {
+    let digest = sweep_core::saved::bytes_digest(text.as_bytes());
+    let plan = SavedPlan::from_json(&text).map_err(|source| InputError::SavedPlan {
         file: file.to_owned(),
         source,
-    })
+    })?;
+    Ok((plan, digest))
 }
 
 /// Reads a snapshot file whole, for `explain` (which reads the snapshot's
@@ -63,7 +67,11 @@ mod tests {
         let s = empty();
         let p = plan(&s).unwrap();
         write_saved(&file, &s, &p).unwrap();
-        let saved = read_saved(&file).unwrap();
+        let (saved, digest) = read_saved(&file).unwrap();
+        assert_eq!(
+            digest,
+            sweep_core::saved::bytes_digest(&std::fs::read(&file).unwrap())
+        );
         assert_eq!(saved.plan, p);
         assert_eq!(saved.tool_version, TOOL_VERSION);
         let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();

@@ -179,6 +179,25 @@ pub fn read_regular_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadErro
     read_bytes(path, limit, Accept::RegularFile, PIPE_DEADLINES)
 }
 
+/// Opens a regular file (after following symbolic links) for reading
+/// without blocking, for a reader that streams it rather than reading it
+/// whole (`swarm-sweep audit`): a FIFO, device, socket or directory is
+/// refused without waiting for a writer or reading a byte.
+pub fn open_regular(path: &Path) -> Result<File, ReadError> {
+    match open_input(path, Accept::RegularFile) {
+        Ok(Opened::Regular { file, .. }) => Ok(file),
+        // `RegularFile` accepts no pipe; said as what it is all the same.
+        Ok(Opened::Pipe(_)) => Err(ReadFailure::NotRegular {
+            kind: "FIFO".to_owned(),
+        }),
+        Err(failure) => Err(failure),
+    }
+    .map_err(|failure| ReadError {
+        path: path.to_owned(),
+        failure,
+    })
+}
+
 /// The deadlines of a pipe's read; tests shorten them.
 #[derive(Clone, Copy, Debug)]
 struct PipeDeadlines {
@@ -563,6 +582,37 @@ mod tests {
         let e = read_limited(&dir.path().join("missing"), 100, Accept::FileOrPipe).unwrap_err();
         assert!(matches!(e.failure, ReadFailure::Io { .. }), "{e}");
         assert!(read_regular_limited(Path::new("/dev/null"), 10).is_err());
+    }
+
+    #[test]
+    fn open_regular_opens_a_file_and_refuses_the_rest_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("audit.jsonl");
+        std::fs::write(&f, "line\n").unwrap();
+        let mut text = String::new();
+        open_regular(&f).unwrap().read_to_string(&mut text).unwrap();
+        assert_eq!(text, "line\n");
+        let started = Instant::now();
+        let fifo = fifo_in(dir.path());
+        let kind = |p: &Path| open_regular(p).unwrap_err().failure;
+        assert_eq!(
+            kind(&fifo),
+            ReadFailure::NotRegular {
+                kind: "FIFO".into()
+            }
+        );
+        assert_eq!(
+            kind(Path::new("/dev/zero")),
+            ReadFailure::NotRegular {
+                kind: "character device".into()
+            }
+        );
+        assert_eq!(kind(dir.path()), ReadFailure::Directory);
+        assert!(matches!(
+            kind(&dir.path().join("missing")),
+            ReadFailure::Io { .. }
+        ));
+        assert!(started.elapsed() < Duration::from_secs(2));
     }
 
     #[test]

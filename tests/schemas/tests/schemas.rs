@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use jsonschema::Validator;
 use serde_json::{json, Value};
+use sweep_core::audit::{entries, Origin};
 use sweep_core::saved::SavedPlan;
 use sweep_core::sweep::{ActionKind, Outcome, Settings, Sweep, SweepTrace, Timestamp};
 use sweep_core::{
@@ -37,6 +38,8 @@ struct Schemas {
     report: Validator,
     apply: Validator,
     trace: Validator,
+    audit: Validator,
+    diff: Validator,
 }
 
 impl Schemas {
@@ -48,6 +51,8 @@ impl Schemas {
             report: validator("report.schema.json"),
             apply: validator("apply-output.schema.json"),
             trace: validator("trace.schema.json"),
+            audit: validator("audit.schema.json"),
+            diff: validator("plan-diff.schema.json"),
         }
     }
 }
@@ -175,6 +180,7 @@ fn documents_made_from_every_example_and_seed_meet_their_schemas() {
     let schemas = Schemas::load();
     let mut checked = 0;
     let (mut deleted, mut failed) = (0, 0);
+    let mut audit_lines = 0;
     for (name, text) in snapshots() {
         let Ok(snapshot) = Snapshot::from_json(&text) else {
             continue;
@@ -192,6 +198,19 @@ fn documents_made_from_every_example_and_seed_meet_their_schemas() {
         let plan = plan(&snapshot).expect("a snapshot that reads plans");
         let plan_json = serde_json::to_value(&plan).unwrap();
         assert_valid(&schemas.plan, &plan_json, &format!("the plan of {name}"));
+
+        // What `plan --diff-against` prints: against an app set that did
+        // not load (every deletion held), both ways.
+        let mut unloaded = snapshot.clone();
+        unloaded.app_set.loaded = false;
+        let held = sweep_core::plan(&unloaded).expect("it plans");
+        for (base, change) in [(&held, &plan), (&plan, &held)] {
+            assert_valid(
+                &schemas.diff,
+                &serde_json::to_value(sweep_core::PlanDiff::between(base, change)).unwrap(),
+                &format!("a diff of the plan of {name}"),
+            );
+        }
 
         let saved = SavedPlan::new(&snapshot, plan.clone(), "test");
         let saved_json = serde_json::to_value(&saved).unwrap();
@@ -219,6 +238,19 @@ fn documents_made_from_every_example_and_seed_meet_their_schemas() {
                 &serde_json::to_value(&report).unwrap(),
                 &what,
             );
+            // The audit log's lines of that sweep, of each trigger.
+            let digest = sweep_core::saved::snapshot_digest(&snapshot);
+            for origin in [
+                Origin::apply(),
+                Origin::apply_plan("sha256:ab"),
+                Origin::watch(),
+            ] {
+                for line in entries(&plan, &report, &origin, &digest, UnixTime::from_secs(0)) {
+                    audit_lines += 1;
+                    let value: Value = serde_json::from_str(&line.to_line()).unwrap();
+                    assert_valid(&schemas.audit, &value, &format!("an audit line of {name}"));
+                }
+            }
             // What `apply --format json` prints.
             let out = json!({"plan": plan, "report": report});
             assert_valid(
@@ -229,6 +261,7 @@ fn documents_made_from_every_example_and_seed_meet_their_schemas() {
         }
     }
     assert!(checked >= 3, "only {checked} snapshots were found to check");
+    assert!(audit_lines > 0, "no audit line was checked");
     assert!(
         deleted > 0 && failed > 0,
         "the sweeps deleted {deleted} and failed {failed} releases: both kinds of report entry are to be checked"

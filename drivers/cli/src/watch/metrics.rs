@@ -116,6 +116,8 @@ pub struct Metrics {
     last_success: Option<SystemTime>,
     sweep_duration: Histogram,
     gather_duration: Histogram,
+    /// Sweeps whose lines could not be appended to the audit log.
+    audit_write_failures: u64,
 }
 
 impl Default for Metrics {
@@ -142,7 +144,13 @@ impl Metrics {
             last_success: None,
             sweep_duration: Histogram::default(),
             gather_duration: Histogram::default(),
+            audit_write_failures: 0,
         }
+    }
+
+    /// A sweep whose lines could not be appended to the audit log.
+    pub fn audit_write_failed(&mut self) {
+        self.audit_write_failures += 1;
     }
 
     /// A gather that took `took`.
@@ -307,6 +315,14 @@ impl Metrics {
             "swarm_sweep_gather_duration_seconds",
             "Time each gather of the swarms took.",
         );
+        let name = "swarm_sweep_audit_write_failures_total";
+        header(
+            &mut out,
+            name,
+            "Sweeps whose lines could not be appended to the audit log (--audit-log); their deletions are not in it.",
+            "counter",
+        );
+        sample(&mut out, name, None, self.audit_write_failures);
         out
     }
 }
@@ -421,9 +437,23 @@ mod tests {
             "swarm_sweep_sweep_duration_seconds_count",
             "swarm_sweep_gather_duration_seconds_count",
             "swarm_sweep_sweep_duration_seconds_bucket{le=\"+Inf\"}",
+            "swarm_sweep_audit_write_failures_total",
         ] {
             assert_eq!(s[name], "0", "{name}");
         }
+    }
+
+    #[test]
+    fn audit_write_failures_are_counted() {
+        let mut metrics = Metrics::new();
+        metrics.audit_write_failed();
+        metrics.audit_write_failed();
+        let text = metrics.render();
+        assert!(
+            text.lines()
+                .any(|l| l == "swarm_sweep_audit_write_failures_total 2"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -453,6 +483,7 @@ mod tests {
                 "swarm_sweep_last_success_timestamp_seconds",
                 "swarm_sweep_sweep_duration_seconds",
                 "swarm_sweep_gather_duration_seconds",
+                "swarm_sweep_audit_write_failures_total",
             ]
         );
         assert!(text.ends_with('\n'));

@@ -26,6 +26,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use sweep_core::audit::Origin;
 use sweep_core::sweep::SweepReport;
 use sweep_core::verdict::Status;
 use sweep_core::{GraceState, Policy, SweepPlan, UnixTime};
@@ -35,6 +36,7 @@ use sweep_runner::{
 };
 use sweep_swarms::Registry;
 
+use crate::audit_log::AuditLog;
 use crate::cli::Source;
 use crate::input::{self, InputError};
 use crate::output;
@@ -56,6 +58,8 @@ pub struct Options {
     pub state: Option<PathBuf>,
     /// `--state-max-age`; when not given, [`default_state_max_age`].
     pub state_max_age: Option<Duration>,
+    /// `--audit-log`: where each sweep appends a line per object acted on.
+    pub audit_log: Option<PathBuf>,
 }
 
 /// The least default `--state-max-age`: a short interval must not make a
@@ -84,7 +88,13 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         once,
         state,
         state_max_age,
+        audit_log,
     } = options;
+    // Checked before any swarm is read: a log that could not record a
+    // deletion is bad input, not something to find out after deleting.
+    if let Some(file) = &audit_log {
+        crate::audit_log::check(file)?;
+    }
     // Read before any swarm is: a state file that does not read is bad
     // input, never an empty state that would restart every clock. One that
     // is not current is not used; afterwards the state lives in memory.
@@ -96,10 +106,16 @@ pub fn run(options: Options) -> Result<Status, InputError> {
     let limit = source.timeout_or_default();
     let registry = input::registry(&source, limit)?;
     let app_set_file = source.app_set.clone();
-    let shared = Arc::new(Shared::new(
+    let mut shared = Shared::new(
         app_set_file.display().to_string(),
         shared::app_set_patience(interval),
-    ));
+    );
+    // Only a server shows the snapshot: without one, writing it out at
+    // every gather would cost a large registry's time for nobody.
+    if listen.is_some() {
+        shared = shared.keeping_snapshots();
+    }
+    let shared = Arc::new(shared);
     let sweeper = Sweeper::new(
         registry.as_ref(),
         WatchHost::new(
@@ -110,7 +126,8 @@ pub fn run(options: Options) -> Result<Status, InputError> {
             shared.clone(),
             state,
             if once { Runs::Once } else { Runs::Repeatedly },
-        ),
+        )
+        .with_audit_log(audit_log.map(|file| AuditLog::new(file, Origin::watch()))),
         policy,
         GatherSettings::new(limit),
         settings,
@@ -124,7 +141,7 @@ pub fn run(options: Options) -> Result<Status, InputError> {
             let listener = http::bind(addr)
                 .await
                 .map_err(|e| InputError::Flag(format!("--listen {addr}: cannot listen: {e}")))?;
-            tracing::info!(%addr, "serving /healthz, /readyz, /metrics, /plan and /report");
+            tracing::info!(%addr, "serving /healthz, /readyz, /metrics, /plan, /report and /snapshot");
             http::serve(listener, shared.clone());
         }
         if once {
@@ -252,8 +269,12 @@ impl<'a> Sweeper<'a> {
                 (outcome, Status::BadInput, None)
             }
         };
+        let mut verdict = verdict;
         if let Some((plan, report)) = done {
             self.host.shared.executed(plan, report);
+            if !self.host.record(plan, report) {
+                verdict = verdict.max(Status::NeedsAttention);
+            }
         }
         let took = started.elapsed();
         let at = SystemTime::now();
@@ -291,6 +312,8 @@ pub struct WatchHost {
     runs: Runs,
     /// When the sweep under way started.
     started: Cell<Instant>,
+    /// `--audit-log`.
+    audit: Option<AuditLog>,
 }
 
 impl WatchHost {
@@ -306,7 +329,29 @@ impl WatchHost {
             state_file,
             runs,
             started: Cell::new(Instant::now()),
+            audit: None,
         }
+    }
+
+    /// Appends each sweep's lines to `audit`, when given.
+    pub fn with_audit_log(mut self, audit: Option<AuditLog>) -> Self {
+        self.audit = audit;
+        self
+    }
+
+    /// Appends the sweep's lines to the audit log, when one was given;
+    /// `false` when they could not be written. Sweeping goes on: the
+    /// failure is logged and counted, and the next sweep opens the file
+    /// afresh.
+    fn record(&self, plan: &SweepPlan, report: &SweepReport) -> bool {
+        let Some(audit) = &self.audit else {
+            return true;
+        };
+        let recorded = audit.record_or_say(plan, report);
+        if !recorded {
+            self.shared.audit_write_failed();
+        }
+        recorded
     }
 }
 
@@ -344,7 +389,12 @@ impl Host for WatchHost {
                     ));
                 }
             }
-            Event::Gathered { snapshot, took } => self.shared.gathered(snapshot, took),
+            Event::Gathered { snapshot, took } => {
+                self.shared.gathered(snapshot, took);
+                if let Some(audit) = &self.audit {
+                    audit.gathered(snapshot);
+                }
+            }
             Event::StateNotCurrent(why) => output::warn_line(&match &self.state_file {
                 Some(file) => crate::state::not_current(file, why),
                 None => crate::state::not_current_in_memory(why),

@@ -876,3 +876,100 @@ async fn a_read_stuck_on_a_silent_fifo_is_abandoned_and_sweeps_resume_once_the_a
     tokio::join!(watch_loop(&s, interval, &stop), watched);
     drop(writer);
 }
+
+/// [`sweeper`] appending to the audit log `file`.
+fn audited<'a>(
+    registry: &'a dyn Registry,
+    app_set: &Scripted,
+    file: &std::path::Path,
+) -> Sweeper<'a> {
+    let mut s = sweeper(registry, app_set);
+    s.host.audit = Some(AuditLog::new(file.to_owned(), Origin::watch()));
+    s
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_object_a_sweep_acted_on_is_in_the_audit_log_once() {
+    let old = MemoryStack::new().service("old_svc").network("old_net");
+    let registry = MemoryRegistry::new().with_swarm(kept(
+        MemorySwarm::new("alpha", "A")
+            .record(MemoryRecord::new(
+                "old",
+                1,
+                Some("cd/default/gone:release/old"),
+            ))
+            .stack("old", old),
+        "web",
+    ));
+    let source = Scripted::new(vec![Ok(apps())]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("audit.jsonl");
+    let s = audited(&registry, &source, &file);
+    let swept = s.sweep(&never()).await;
+    assert_eq!(swept.verdict, SUCCESS);
+    let (_, report) = last(&s.host.shared);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<sweep_core::audit::AuditEntry> = text
+        .lines()
+        .map(|l| sweep_core::audit::parse_line(l.as_bytes()).unwrap())
+        .collect();
+    let named: Vec<(String, String)> = lines
+        .iter()
+        .map(|l| (l.kind.to_string(), l.name.clone()))
+        .collect();
+    assert_eq!(
+        named,
+        report
+            .objects
+            .iter()
+            .map(|o| (o.kind.to_string(), o.name.clone()))
+            .collect::<Vec<_>>()
+    );
+    for (kind, name) in [
+        ("service", "old_svc"),
+        ("network", "old_net"),
+        ("record", "old"),
+    ] {
+        assert_eq!(
+            named
+                .iter()
+                .filter(|n| **n == (kind.to_owned(), name.to_owned()))
+                .count(),
+            1,
+            "{kind} {name} in {named:?}"
+        );
+    }
+    assert!(lines
+        .iter()
+        .all(|l| l.trigger == sweep_core::audit::Trigger::Watch
+            && l.cluster_id.as_deref() == Some("A")
+            && l.outcome == sweep_core::sweep::ObjectOutcome::Removed));
+    assert_eq!(
+        metric(&s.host.shared, "swarm_sweep_audit_write_failures_total"),
+        "0"
+    );
+    // Nothing left to delete: the next sweep writes nothing.
+    s.sweep(&never()).await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_log_that_cannot_be_written_is_counted_and_the_sweep_stands() {
+    let registry = MemoryRegistry::new()
+        .with_swarm(kept(departed(MemorySwarm::new("alpha", "A"), "old"), "web"));
+    let source = Scripted::new(vec![Ok(apps())]);
+    let dir = tempfile::tempdir().unwrap();
+    // A directory where the file should be: every open of it fails.
+    let file = dir.path().join("audit.jsonl");
+    std::fs::create_dir(&file).unwrap();
+    let s = audited(&registry, &source, &file);
+    let swept = s.sweep(&never()).await;
+    assert_eq!(swept.outcome, SweepOutcome::Success);
+    // What `--once` ends with: a person must look.
+    assert_eq!(swept.verdict, NEEDS_ATTENTION);
+    assert_eq!(release_names(&registry, "alpha"), ["web"]);
+    assert_eq!(
+        metric(&s.host.shared, "swarm_sweep_audit_write_failures_total"),
+        "1"
+    );
+}
