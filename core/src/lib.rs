@@ -101,6 +101,8 @@ pub mod format;
 pub mod grace;
 mod grace_update;
 mod names;
+pub mod notify;
+mod notify_memory;
 pub mod objects;
 pub mod owner;
 mod parallel;

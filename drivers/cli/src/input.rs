@@ -66,6 +66,10 @@ pub enum InputError {
         error: crate::safe_write::WriteError,
         old: crate::state::OldState,
     },
+    /// A webhook (`--notify`, `SWARM_SWEEP_NOTIFY`, `--notify-file`) that
+    /// cannot be used; the error never shows the URL.
+    #[error("{0}")]
+    Notify(#[from] crate::notify::NotifyError),
     /// `explain` about a swarm or release the snapshot does not have.
     #[error("{0}")]
     Explain(#[from] sweep_core::explain::ExplainError),

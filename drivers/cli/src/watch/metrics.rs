@@ -116,6 +116,8 @@ pub struct Metrics {
     last_success: Option<SystemTime>,
     sweep_duration: Histogram,
     gather_duration: Histogram,
+    /// Notifications given up on (`--notify`).
+    notify_dropped: u64,
 }
 
 impl Default for Metrics {
@@ -142,7 +144,14 @@ impl Metrics {
             last_success: None,
             sweep_duration: Histogram::default(),
             gather_duration: Histogram::default(),
+            notify_dropped: 0,
         }
+    }
+
+    /// A notification given up on: not delivered in time, refused by its
+    /// receiver, or no room in its queue.
+    pub fn notify_dropped(&mut self) {
+        self.notify_dropped += 1;
     }
 
     /// A gather that took `took`.
@@ -307,6 +316,14 @@ impl Metrics {
             "swarm_sweep_gather_duration_seconds",
             "Time each gather of the swarms took.",
         );
+        let name = "swarm_sweep_notify_dropped_total";
+        header(
+            &mut out,
+            name,
+            "Notifications (--notify) not delivered: out of time, refused by the receiver, or no room in its queue.",
+            "counter",
+        );
+        sample(&mut out, name, None, self.notify_dropped);
         out
     }
 }
@@ -453,6 +470,7 @@ mod tests {
                 "swarm_sweep_last_success_timestamp_seconds",
                 "swarm_sweep_sweep_duration_seconds",
                 "swarm_sweep_gather_duration_seconds",
+                "swarm_sweep_notify_dropped_total",
             ]
         );
         assert!(text.ends_with('\n'));
@@ -509,6 +527,21 @@ mod tests {
         assert_eq!(s["swarm_sweep_sweep_duration_seconds_sum"], "5007.61");
         assert_eq!(s["swarm_sweep_sweeps_total{outcome=\"success\"}"], "5");
         assert_eq!(s["swarm_sweep_last_success_timestamp_seconds"], "1000");
+    }
+
+    #[test]
+    fn dropped_notifications_are_counted_from_zero() {
+        let mut m = Metrics::new();
+        assert_eq!(
+            samples(&m.render())["swarm_sweep_notify_dropped_total"],
+            "0"
+        );
+        m.notify_dropped();
+        m.notify_dropped();
+        assert_eq!(
+            samples(&m.render())["swarm_sweep_notify_dropped_total"],
+            "2"
+        );
     }
 
     #[test]

@@ -37,6 +37,7 @@ use sweep_swarms::Registry;
 
 use crate::cli::Source;
 use crate::input::{self, InputError};
+use crate::notify::{Limits, Notifier, EXIT_WAIT};
 use crate::output;
 
 use app_set::{read_limit, AppSetReader, FileAppSet, Read};
@@ -56,6 +57,8 @@ pub struct Options {
     pub state: Option<PathBuf>,
     /// `--state-max-age`; when not given, [`default_state_max_age`].
     pub state_max_age: Option<Duration>,
+    /// `--notify`: the webhooks, and how to notify them.
+    pub notify: crate::notify::Settings,
 }
 
 /// The least default `--state-max-age`: a short interval must not make a
@@ -84,6 +87,7 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         once,
         state,
         state_max_age,
+        notify,
     } = options;
     // Read before any swarm is: a state file that does not read is bad
     // input, never an empty state that would restart every clock. One that
@@ -100,6 +104,20 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         app_set_file.display().to_string(),
         shared::app_set_patience(interval),
     ));
+    let notifier = {
+        let _in_runtime = runtime.enter();
+        let dropped = shared.clone();
+        Notifier::start(
+            notify,
+            policy.controller.clone(),
+            listen.map(crate::notify::report_url),
+            // What notifications remembered is the state file's: holds
+            // dated and repeats held back across restarts.
+            grace.notify.clone(),
+            Limits::default(),
+            Box::new(move || dropped.notify_dropped()),
+        )
+    };
     let sweeper = Sweeper::new(
         registry.as_ref(),
         WatchHost::new(
@@ -110,7 +128,8 @@ pub fn run(options: Options) -> Result<Status, InputError> {
             shared.clone(),
             state,
             if once { Runs::Once } else { Runs::Repeatedly },
-        ),
+        )
+        .with_notifier(notifier),
         policy,
         GatherSettings::new(limit),
         settings,
@@ -128,11 +147,14 @@ pub fn run(options: Options) -> Result<Status, InputError> {
             http::serve(listener, shared.clone());
         }
         if once {
-            return Ok(sweeper.sweep(&stop).await.verdict);
+            let verdict = sweeper.sweep(&stop).await.verdict;
+            sweeper.host.settle_notifications().await;
+            return Ok(verdict);
         }
         watch_loop(&sweeper, interval, &stop).await;
         // Said again on the way out, whatever the last sweep's write did.
         sweeper.persist_state();
+        sweeper.host.settle_notifications().await;
         output::warn_line("stopped");
         Ok(Status::Success)
     });
@@ -226,6 +248,16 @@ impl<'a> Sweeper<'a> {
         if let Some((plan, report)) = done {
             self.host.shared.executed(plan, report);
         }
+        if let Ok(ended) = &ended {
+            // Decided after the sweep, so the memory changed since the
+            // cycle wrote the state: written again, with it.
+            if self
+                .host
+                .notified(ended.plan.as_ref(), ended.report.as_ref())
+            {
+                self.persist_state();
+            }
+        }
         let took = started.elapsed();
         let at = SystemTime::now();
         self.host.shared.finished(outcome, took, at);
@@ -258,6 +290,8 @@ pub struct WatchHost {
     runs: Runs,
     /// When the sweep under way started.
     started: Cell<Instant>,
+    /// `--notify`; `None` in tests that have no use for it.
+    notifier: Option<Notifier>,
 }
 
 impl WatchHost {
@@ -273,6 +307,28 @@ impl WatchHost {
             state_file,
             runs,
             started: Cell::new(Instant::now()),
+            notifier: None,
+        }
+    }
+
+    /// This host, notifying through `notifier`.
+    pub fn with_notifier(mut self, notifier: Notifier) -> Self {
+        self.notifier = Some(notifier);
+        self
+    }
+
+    /// Tells the notifier how a sweep ended; `true` when what it remembers
+    /// changed.
+    fn notified(&self, plan: Option<&SweepPlan>, report: Option<&SweepReport>) -> bool {
+        self.notifier
+            .as_ref()
+            .is_some_and(|n| n.swept(plan, report))
+    }
+
+    /// Waits, within [`EXIT_WAIT`], for notifications still under way.
+    async fn settle_notifications(&self) {
+        if let Some(n) = &self.notifier {
+            n.settle(EXIT_WAIT).await;
         }
     }
 }
@@ -291,7 +347,13 @@ impl Host for WatchHost {
     }
 
     fn save_state(&self, state: &GraceState) -> bool {
-        crate::state::save(self.state_file.as_deref(), state)
+        match &self.notifier {
+            Some(n) => {
+                let state = state.clone().with_notify(n.memory());
+                crate::state::save(self.state_file.as_deref(), &state)
+            }
+            None => crate::state::save(self.state_file.as_deref(), state),
+        }
     }
 
     fn approve(&self, _plan: &SweepPlan) -> Approval {

@@ -151,6 +151,11 @@ impl Shared {
         inner.app_set.unreadable = Some((since, why));
     }
 
+    /// A notification given up on.
+    pub fn notify_dropped(&self) {
+        self.lock().metrics.notify_dropped();
+    }
+
     pub fn metrics_text(&self) -> String {
         self.lock().metrics.render()
     }
