@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::Value;
+use sweep_core::notify::Notification;
 use sweep_core::saved::SavedPlan;
 use sweep_core::sweep::SweepTrace;
 use sweep_core::{GraceState, Snapshot, SweepPlan, SweepReport};
@@ -96,6 +97,10 @@ pub fn documents() -> Vec<(&'static str, String)> {
         (
             "trace.schema.json",
             schema_of::<SweepTrace>(Side::Written, "swarm-sweep sweep trace"),
+        ),
+        (
+            "notification.schema.json",
+            schema_of::<Notification>(Side::Written, "swarm-sweep notification (--notify-format json)"),
         ),
     ]
 }
