@@ -100,7 +100,10 @@ pub fn documents() -> Vec<(&'static str, String)> {
         ),
         (
             "notification.schema.json",
-            schema_of::<Notification>(Side::Written, "swarm-sweep notification (--notify-format json)"),
+            schema_of::<Notification>(
+                Side::Written,
+                "swarm-sweep notification (--notify-format json)",
+            ),
         ),
     ]
 }

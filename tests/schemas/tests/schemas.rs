@@ -469,11 +469,20 @@ fn notifications_and_the_state_they_keep_meet_their_schemas() {
         assert_valid(&schema, &doc, "a held notification");
         let mut extra = doc.clone();
         extra["unknown_field"] = json!(1);
-        assert!(!schema.is_valid(&extra), "an unknown field is not in the schema");
+        assert!(
+            !schema.is_valid(&extra),
+            "an unknown field is not in the schema"
+        );
     }
     let state = GraceState::empty(at(120)).with_notify(memory);
     let doc = serde_json::to_value(&state).unwrap();
-    assert!(doc["notify"]["holds"].as_array().is_some_and(|h| h.len() == 1));
-    assert_valid(&validator("state.schema.json"), &doc, "a state with notifications");
+    assert!(doc["notify"]["holds"]
+        .as_array()
+        .is_some_and(|h| h.len() == 1));
+    assert_valid(
+        &validator("state.schema.json"),
+        &doc,
+        "a state with notifications",
+    );
     assert_eq!(GraceState::from_json(&doc.to_string()).unwrap(), state);
 }
