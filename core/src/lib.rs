@@ -137,8 +137,8 @@ pub use snapshot::{
     SwarmSnapshot,
 };
 pub use sweep::{
-    report_text, Action, ActionId, ActionKind, Outcome, ReleaseOutcome, Settings, StampChange,
-    StampRead, Sweep, SweepError, SweepReport,
+    report_text, Action, ActionId, ActionKind, ObjectReport, Outcome, ReleaseOutcome, Settings,
+    StampChange, StampRead, Sweep, SweepError, SweepReport,
 };
 pub use time::{Timestamp, UnixTime};
 pub use verdict::{apply_status, plan_detailed_status, plan_status, snapshot_status, Status};

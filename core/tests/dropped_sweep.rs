@@ -10,8 +10,8 @@ use std::time::Duration;
 use resources::{app, release, snapshot, swarm, Obj, Rev};
 use sweep_core::objects::{ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
 use sweep_core::sweep::{
-    ActionKind, Outcome, ReleaseOutcome, Settings, StackPart, StampChange, StampRead, Sweep,
-    SweepReport, Timestamp, UsageRead,
+    ActionKind, ObjectKind, ObjectOutcome, ObjectReason, Outcome, ReleaseOutcome, Settings,
+    StackPart, StampChange, StampRead, Sweep, SweepReport, Timestamp, UsageRead,
 };
 use sweep_core::usage::{ServiceUse, Usage};
 use sweep_core::{plan, ReleaseEntry, SweepPlan};
@@ -168,6 +168,35 @@ fn the_dropped_objects_go_services_first_and_nothing_else_is_touched() {
     assert_eq!(gone, ["web_worker", "web_back", "web_conf2"]);
     assert_eq!(report.totals.objects_deleted, 3);
     assert!(report.all_done());
+    // One entry per object removed, each for the resource rule.
+    let objects: Vec<(ObjectKind, &str, ObjectOutcome, ObjectReason)> = report
+        .objects
+        .iter()
+        .map(|o| (o.kind, o.name.as_str(), o.outcome, o.reason))
+        .collect();
+    assert_eq!(
+        objects,
+        [
+            (
+                ObjectKind::Service,
+                "web_worker",
+                ObjectOutcome::Removed,
+                ObjectReason::Dropped
+            ),
+            (
+                ObjectKind::Network,
+                "web_back",
+                ObjectOutcome::Removed,
+                ObjectReason::Dropped
+            ),
+            (
+                ObjectKind::Config,
+                "web_conf2",
+                ObjectOutcome::Removed,
+                ObjectReason::Dropped
+            ),
+        ]
+    );
 }
 
 #[test]
@@ -181,6 +210,7 @@ fn a_new_revision_since_the_plan_removes_nothing() {
     let d = &report.dropped[0];
     assert_eq!(d.outcome, ReleaseOutcome::Failed);
     assert!(d.removed.is_empty());
+    assert!(report.objects.is_empty(), "nothing was tried");
     assert_eq!(d.errors[0].stamp, Some(StampChange::RevisionChanged));
     assert!(!report.all_done());
 }
@@ -200,6 +230,13 @@ fn a_dropped_network_a_service_names_now_is_kept_not_retried() {
     assert_eq!(d.outcome, ReleaseOutcome::InUse);
     assert_eq!(d.in_use_by[0].object, "web_back");
     assert_eq!(d.removed.len(), 2);
+    let kept: Vec<_> = report
+        .objects
+        .iter()
+        .filter(|o| o.outcome == ObjectOutcome::InUse)
+        .map(|o| (o.kind, o.name.as_str()))
+        .collect();
+    assert_eq!(kept, [(ObjectKind::Network, "web_back")]);
 }
 
 #[test]
@@ -490,6 +527,17 @@ mod faults {
             if d.outcome == ReleaseOutcome::Deleted {
                 prop_assert_eq!(d.removed.len(), planned.len());
             }
+            // The objects said gone are exactly the ones `removed` lists.
+            let mut said: Vec<&str> = report
+                .objects
+                .iter()
+                .filter(|o| o.outcome.is_gone())
+                .filter_map(|o| o.id.as_deref())
+                .collect();
+            let mut removed: Vec<&str> = d.removed.iter().map(|o| o.id.as_str()).collect();
+            said.sort_unstable();
+            removed.sort_unstable();
+            prop_assert_eq!(said, removed);
         }
     }
 }

@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use harness::{Event as DriverEvent, ListingBy, NewStamp, Reach, Run, World, CONTROLLER};
 use proptest::prelude::*;
-use sweep_core::sweep::{ActionKind, ReleaseOutcome, Settings, StackPart, Sweep, Timestamp};
+use sweep_core::sweep::{
+    ActionKind, ObjectKind, ObjectOutcome, ReleaseOutcome, Settings, StackPart, Sweep, SweepReport,
+    Timestamp,
+};
 use sweep_core::{Coverage, ReleaseRef, SwarmName};
 
 #[derive(Debug, Clone)]
@@ -302,6 +305,82 @@ fn schedule(w: &mut World, g: &WorldGen, restamps: &[(usize, usize, u32, u8)]) {
     }
 }
 
+/// What the report's `objects` say agrees with the world and with the
+/// rest of the report: an object said gone is gone (unless the release was
+/// redeployed since); the volumes said gone
+/// are exactly `volumes_deleted`; the records are said gone exactly for a
+/// deleted release; a deleted release has nothing said failed; and every
+/// entry is of a release the report lists.
+fn objects_agree(report: &SweepReport, world: &World) -> Result<(), TestCaseError> {
+    for o in &report.objects {
+        let (s, name) = (o.swarm.as_str(), o.release.as_str());
+        let r = report.release(&o.swarm, name);
+        prop_assert!(r.is_some(), "{:?} of a release the report does not list", o);
+        // A release changed under the sweep may have been redeployed
+        // since: the model's redeploy brings back objects of the same ids.
+        let changed = world.changed.contains(&ReleaseRef::new(s, name));
+        if !o.outcome.is_gone() || changed {
+            continue;
+        }
+        let still = match o.kind {
+            ObjectKind::Service => world.has_part(s, name, StackPart::Services),
+            ObjectKind::Network => world.has_part(s, name, StackPart::Networks),
+            ObjectKind::Secret => world.has_part(s, name, StackPart::Secrets),
+            ObjectKind::Config => world.has_part(s, name, StackPart::Configs),
+            ObjectKind::Record => world.has_records(s, name),
+            _ => {
+                let label = o.node.as_deref().unwrap_or_default();
+                let i = label.strip_prefix("host-").unwrap_or("0");
+                world
+                    .volumes(s, name)
+                    .get(&format!("{s}n{i}"))
+                    .is_some_and(|left| left.contains(&o.name))
+            }
+        };
+        prop_assert!(!still, "{:?} said gone but still there", o);
+    }
+    for r in &report.releases {
+        let of = |kind: ObjectKind| {
+            report
+                .objects
+                .iter()
+                .filter(move |o| o.swarm == r.swarm && o.release == r.release && o.kind == kind)
+        };
+        let mut volumes: Vec<(String, String)> = of(ObjectKind::Volume)
+            .filter(|o| o.outcome.is_gone())
+            .map(|o| (o.node.clone().unwrap_or_default(), o.name.clone()))
+            .collect();
+        let mut deleted: Vec<(String, String)> = r
+            .volumes_deleted
+            .iter()
+            .flat_map(|(node, vs)| vs.iter().map(move |v| (node.clone(), v.clone())))
+            .collect();
+        volumes.sort();
+        deleted.sort();
+        prop_assert_eq!(volumes, deleted, "{}/{}", r.swarm, r.release);
+        let records_gone = of(ObjectKind::Record).any(|o| o.outcome.is_gone());
+        prop_assert_eq!(
+            records_gone,
+            r.outcome == ReleaseOutcome::Deleted,
+            "{}/{}: records said gone {} for outcome {}",
+            r.swarm,
+            r.release,
+            records_gone,
+            r.outcome
+        );
+        if r.outcome == ReleaseOutcome::Deleted {
+            let failed: Vec<_> = report
+                .objects
+                .iter()
+                .filter(|o| o.swarm == r.swarm && o.release == r.release)
+                .filter(|o| o.outcome == ObjectOutcome::Failed)
+                .collect();
+            prop_assert!(failed.is_empty(), "deleted, yet said failed: {:?}", failed);
+        }
+    }
+    Ok(())
+}
+
 fn settings() -> Settings {
     Settings::default()
 }
@@ -340,6 +419,7 @@ proptest! {
         prop_assert!(run.world.violations.is_empty(), "{:#?}", run.world.violations);
         let plan = run.world.plan.clone().unwrap_or_else(|| unreachable!());
         prop_assert_eq!(report.releases.len(), plan.deletions.len());
+        objects_agree(&report, &run.world)?;
         for r in &report.releases {
             let (s, name) = (r.swarm.as_str(), r.release.as_str());
             let lied = run.world.faults.records_lie.contains_key(&ReleaseRef::new(s, name));
@@ -404,6 +484,7 @@ proptest! {
         prop_assert!(report.is_ok(), "{:?}", report);
         let report = report.unwrap_or_else(|_| unreachable!());
         prop_assert!(run.world.violations.is_empty(), "{:#?}", run.world.violations);
+        objects_agree(&report, &run.world)?;
         for r in &report.releases {
             let rr = ReleaseRef::new(r.swarm.clone(), r.release.clone());
             let stamped = r.errors.iter().any(|e| e.stamp.is_some());

@@ -16,10 +16,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::action::{ActionKind, StackPart, Step, Target};
+use super::ledger::{self, Ledger};
 use super::outcome::{Outcome, StampRead, UsageRead};
-use super::release::{answer_part, judge, next_part, PartAnswer};
+use super::release::{answer_part, judge, next_part, note_part, PartAnswer};
 use super::removal::Removal;
-use super::report::{DroppedReport, ErrorEntry, ErrorKind, ReleaseOutcome, StampChange};
+use super::report::{
+    DroppedReport, ErrorEntry, ErrorKind, ObjectKind as ReportKind, ObjectOutcome, ObjectReason,
+    ObjectReport, ReleaseOutcome, StampChange,
+};
 use super::Settings;
 use crate::objects::{ObjectRef, ObjectVersion};
 use crate::owner::ControllerId;
@@ -73,10 +77,16 @@ pub(crate) struct DropRun {
     /// The objects left because a service still names them.
     kept: BTreeSet<(ObjectKind, String)>,
     own_stack: bool,
+    /// What became of each object touched.
+    ledger: Ledger,
 }
 
 impl DropRun {
     pub(crate) fn new(target: Target, dropped: &Dropped) -> Self {
+        let mut ledger = Ledger::default();
+        for u in &dropped.in_use_by {
+            ledger.in_use(u.kind, &u.object, None);
+        }
         DropRun {
             target,
             records: dropped
@@ -99,7 +109,13 @@ impl DropRun {
                 .map(|u| (u.kind, u.object.clone()))
                 .collect(),
             own_stack: false,
+            ledger,
         }
+    }
+
+    /// What became of each object the run touched.
+    pub(crate) fn objects(&self) -> Vec<ObjectReport> {
+        self.ledger.reports(&self.target, ObjectReason::Dropped)
     }
 
     pub(crate) fn target(&self) -> &Target {
@@ -332,6 +348,14 @@ impl DropRun {
             {
                 Some(now) => candidates.push((o.kind, now.clone())),
                 None => {
+                    self.ledger.note(
+                        report_kind(o.kind),
+                        &o.name,
+                        Some(&o.id),
+                        None,
+                        ObjectOutcome::AlreadyGone,
+                        None,
+                    );
                     self.gone.insert(o.id.clone());
                 }
             }
@@ -361,6 +385,7 @@ impl DropRun {
                 .iter()
                 .any(|u| u.kind == usage_kind && u.object == object.name);
             if used {
+                self.ledger.in_use(usage_kind, &object.name, None);
                 self.kept.insert((usage_kind, object.name.clone()));
             } else if let Some(list) = part_of(kind).and_then(|p| parts.get_mut(&p)) {
                 list.push(object);
@@ -384,7 +409,17 @@ impl DropRun {
             debug_assert!(false, "outcome for part {part} that is not outstanding");
             return;
         };
-        match answer_part(removal, part, outcome, now, settings, &mut self.errors) {
+        let word = ledger::word(&outcome);
+        let answer = answer_part(removal, part, outcome, now, settings, &mut self.errors);
+        note_part(
+            &mut self.ledger,
+            part,
+            &self.part_objects,
+            answer,
+            word,
+            &self.errors,
+        );
+        match answer {
             PartAnswer::Removed => {
                 if part != StackPart::Tasks {
                     let ids = self
@@ -485,6 +520,16 @@ impl DropRun {
             errors,
             remedy,
         }
+    }
+}
+
+/// The report's kind of a dropped object.
+fn report_kind(kind: Kind) -> ReportKind {
+    match kind {
+        Kind::Service => ReportKind::Service,
+        Kind::Network => ReportKind::Network,
+        Kind::Secret => ReportKind::Secret,
+        Kind::Config => ReportKind::Config,
     }
 }
 

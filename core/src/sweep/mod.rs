@@ -16,6 +16,7 @@ pub mod action;
 mod agenda;
 mod dropped;
 pub mod event;
+mod ledger;
 pub mod outcome;
 mod release;
 mod removal;
@@ -41,8 +42,8 @@ pub use event::Event;
 pub use outcome::{Failure, Outcome, StampRead, UsageRead};
 pub use render::report_text;
 pub use report::{
-    DroppedReport, ErrorEntry, ErrorKind, Leftover, ReleaseOutcome, ReleaseReport, StampChange,
-    SweepReport, Totals, UncoveredSwarm,
+    DroppedReport, ErrorEntry, ErrorKind, Leftover, ObjectKind, ObjectOutcome, ObjectReason,
+    ObjectReport, ReleaseOutcome, ReleaseReport, StampChange, SweepReport, Totals, UncoveredSwarm,
 };
 pub use trace::{EventMark, Span, SpanOutcome, SweepTrace};
 // Where it always was for embedders; time is its own module.
@@ -392,6 +393,7 @@ impl Sweep {
                 .with_names(swarm_plan.map(|s| s.names.clone()).unwrap_or_default());
             releases.push(ReleaseRun::new(
                 target,
+                deletion.reason,
                 deletion.volumes,
                 purge,
                 places,
@@ -808,6 +810,11 @@ impl Sweep {
             releases,
             uncovered,
             self.drops.iter().map(DropRun::report).collect(),
+            self.releases
+                .iter()
+                .flat_map(ReleaseRun::objects)
+                .chain(self.drops.iter().flat_map(DropRun::objects))
+                .collect(),
         )
     }
 }

@@ -33,15 +33,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::action::{label_filter, ActionKind, StackPart, Step, Target, Where};
+use super::ledger::{self, Ledger};
 use super::outcome::{Failure, Outcome, StampRead, UsageRead};
 use super::removal::{InUse as Busy, Removal};
-use super::report::{ErrorEntry, ErrorKind, ReleaseOutcome, ReleaseReport, StampChange};
+use super::report::{
+    ErrorEntry, ErrorKind, ObjectKind as ReportKind, ObjectOutcome, ObjectReason, ObjectReport,
+    ReleaseOutcome, ReleaseReport, StampChange,
+};
 use super::Settings;
 use crate::objects::{ObjectRef, StackObjects};
 use crate::owner::{ControllerId, Ownership};
 use crate::plan::classify::ownership;
 use crate::plan::swarms::GroupRelease;
-use crate::plan::Coverage;
+use crate::plan::{Coverage, DeletionReason};
 use crate::time::Timestamp;
 use crate::usage::{self, InUse, ObjectKind, Usage};
 
@@ -186,11 +190,16 @@ pub(crate) struct ReleaseRun {
     /// attempt's work, not someone else's.
     records_retry: bool,
     deleted: BTreeMap<String, BTreeSet<String>>,
+    /// Why the release goes, for its objects' entries.
+    reason: ObjectReason,
+    /// What became of each object touched.
+    ledger: Ledger,
 }
 
 impl ReleaseRun {
     pub fn new(
         target: Target,
+        reason: DeletionReason,
         coverage: Coverage,
         purge: bool,
         places: Vec<Place>,
@@ -227,6 +236,11 @@ impl ReleaseRun {
             relisted: false,
             records_retry: false,
             deleted: BTreeMap::new(),
+            reason: match reason {
+                DeletionReason::Departed => ObjectReason::Departed,
+                DeletionReason::DestinationMoved => ObjectReason::DestinationMoved,
+            },
+            ledger: Ledger::default(),
         }
     }
 
@@ -404,7 +418,17 @@ impl ReleaseRun {
             in_stack,
             "a stack part is outstanding outside the stack phase"
         );
-        match answer_part(removal, part, outcome, now, settings, &mut self.errors) {
+        let word = ledger::word(&outcome);
+        let answer = answer_part(removal, part, outcome, now, settings, &mut self.errors);
+        note_part(
+            &mut self.ledger,
+            part,
+            &self.part_objects,
+            answer,
+            word,
+            &self.errors,
+        );
+        match answer {
             // Only now: until this part is gone, the next ones are in
             // use by it. The parts after the tasks are decided by a
             // fresh read of who uses them, made now that the stack's
@@ -491,6 +515,19 @@ impl ReleaseRun {
                 // anyone else's.
                 self.own
                     .extend(read.stack.services.iter().map(|s| s.id.clone()));
+                let planned: Vec<ObjectRef> = self
+                    .planned
+                    .iter()
+                    .flat_map(|p| &p.services)
+                    .map(|s| ObjectRef::new(&s.id, &s.name))
+                    .collect();
+                let now: Vec<ObjectRef> = read
+                    .stack
+                    .services
+                    .iter()
+                    .map(|s| ObjectRef::new(&s.id, &s.name))
+                    .collect();
+                note_gone(&mut self.ledger, ReportKind::Service, &planned, &now);
                 let services = read
                     .stack
                     .services
@@ -545,6 +582,13 @@ impl ReleaseRun {
             ),
         ];
         for (now, into, kind) in lists {
+            let planned = self.planned.as_ref().map(|p| planned_list(p, kind));
+            note_gone(
+                &mut self.ledger,
+                ledger::kind_of_usage(kind),
+                planned.unwrap_or_default(),
+                now,
+            );
             for object in now {
                 let planned = match &self.planned {
                     None => true,
@@ -590,6 +634,7 @@ impl ReleaseRun {
         ] {
             for o in all.iter().filter(|o| !left.contains(o)) {
                 self.kept.insert((kind, o.name.clone()));
+                self.ledger.in_use(kind, &o.name, None);
             }
         }
         left
@@ -651,6 +696,14 @@ impl ReleaseRun {
             // Tried again after the re-listing stopped listing it: the
             // first attempt took the records, as a `Gone` answer would say.
             Err((StampChange::RecordsGone, _)) if gate == Gate::Records && self.records_retry => {
+                self.ledger.note(
+                    ReportKind::Record,
+                    &self.target.release.release,
+                    None,
+                    None,
+                    ObjectOutcome::Removed,
+                    None,
+                );
                 Phase::Finished(ReleaseOutcome::Deleted)
             }
             Err((change, message)) => {
@@ -678,12 +731,30 @@ impl ReleaseRun {
             debug_assert!(false, "a records deletion answered outside its step");
             return;
         }
+        let release = self.target.release.release.clone();
         match outcome {
             Outcome::Done | Outcome::Failed(Failure::Gone) => {
+                // Gone on the try after a re-listing is the first try's work.
+                let word = if outcome == Outcome::Done || self.records_retry {
+                    ObjectOutcome::Removed
+                } else {
+                    ObjectOutcome::AlreadyGone
+                };
+                self.ledger
+                    .note(ReportKind::Record, &release, None, None, word, None);
                 self.phase = Phase::Finished(ReleaseOutcome::Deleted);
             }
             other => {
                 self.fail_step(Step::DeleteRecords, None, None, &other);
+                let error = self.errors.last().map(|e| e.message.as_str());
+                self.ledger.note(
+                    ReportKind::Record,
+                    &release,
+                    None,
+                    None,
+                    ObjectOutcome::Failed,
+                    error,
+                );
                 self.fail(Some(Overturnable::Records));
             }
         }
@@ -719,6 +790,8 @@ impl ReleaseRun {
                         .iter()
                         .any(|u| u.kind == ObjectKind::Volume && u.object == name);
                     if shared {
+                        self.ledger
+                            .in_use(ObjectKind::Volume, &name, Some(&purge.place.label));
                         self.kept.insert((ObjectKind::Volume, name));
                     } else {
                         volumes.insert(name, Removal::ready());
@@ -756,25 +829,53 @@ impl ReleaseRun {
             debug_assert!(false, "a volume removal answered that is not outstanding");
             return;
         };
+        let word = ledger::word(&outcome);
         match outcome {
             Outcome::Done | Outcome::Failed(Failure::Gone) => {
                 volume.removed();
+                if let Some(word) = word {
+                    self.ledger
+                        .note(ReportKind::Volume, &name, None, Some(&label), word, None);
+                }
                 self.deleted.entry(label).or_default().insert(name);
             }
             Outcome::Failed(Failure::InUse) => {
                 if volume.in_use(now, settings) == Busy::GaveUp {
+                    let message = settle_message(settings);
+                    self.ledger.note(
+                        ReportKind::Volume,
+                        &name,
+                        None,
+                        Some(&label),
+                        ObjectOutcome::Failed,
+                        Some(&message),
+                    );
                     self.errors.push(ErrorEntry::new(
                         Step::RemoveVolume,
                         ErrorKind::InUse,
                         Some(label),
                         Some(name),
-                        settle_message(settings),
+                        message,
                     ));
                 }
             }
             other => {
                 volume.failed();
-                self.fail_step(Step::RemoveVolume, Some(label), Some(name), &other);
+                self.fail_step(
+                    Step::RemoveVolume,
+                    Some(label.clone()),
+                    Some(name.clone()),
+                    &other,
+                );
+                let error = self.errors.last().map(|e| e.message.as_str());
+                self.ledger.note(
+                    ReportKind::Volume,
+                    &name,
+                    None,
+                    Some(&label),
+                    ObjectOutcome::Failed,
+                    error,
+                );
             }
         }
     }
@@ -877,6 +978,11 @@ impl ReleaseRun {
         };
     }
 
+    /// What became of each object the run touched.
+    pub fn objects(&self) -> Vec<ObjectReport> {
+        self.ledger.reports(&self.target, self.reason)
+    }
+
     /// This release's entry in the report; an unfinished one is reported
     /// failed, which is what it is if the driver stops here.
     pub fn report(&self) -> ReleaseReport {
@@ -956,6 +1062,26 @@ impl ReleaseRun {
     }
 }
 
+/// Notes as gone the objects of `kind` that the plan listed or whose
+/// removal failed, and that the stack as read `now` no longer lists:
+/// removed since, by someone else or by an earlier attempt that a
+/// re-listing overturned (the log must not keep saying "failed" for it).
+fn note_gone(ledger: &mut Ledger, kind: ReportKind, planned: &[ObjectRef], now: &[ObjectRef]) {
+    let mut gone: Vec<ObjectRef> = planned.to_vec();
+    gone.extend(ledger.failed(kind));
+    gone.retain(|p| !now.iter().any(|o| p.is_same(o)));
+    for p in gone {
+        ledger.note(
+            kind,
+            &p.name,
+            p.id.as_deref(),
+            None,
+            ObjectOutcome::AlreadyGone,
+            None,
+        );
+    }
+}
+
 /// The plan's list of the objects of `kind` (not volumes).
 fn planned_list(objects: &StackObjects, kind: ObjectKind) -> &[ObjectRef] {
     match kind {
@@ -985,6 +1111,34 @@ pub(super) fn next_part(
         objects: objects.get(&part).cloned().unwrap_or_default(),
     };
     Some((part, kind))
+}
+
+/// Notes in `ledger` what `answer` (the answer `word` gave) made of the
+/// objects of `part`: the one reading for a release's stack and a live
+/// release's dropped objects alike. A failure's error is the last one
+/// recorded, the one the answer added.
+pub(super) fn note_part(
+    ledger: &mut Ledger,
+    part: StackPart,
+    objects: &BTreeMap<StackPart, Vec<ObjectRef>>,
+    answer: PartAnswer,
+    word: Option<ObjectOutcome>,
+    errors: &[ErrorEntry],
+) {
+    let objects = objects.get(&part).map(Vec::as_slice).unwrap_or_default();
+    match answer {
+        PartAnswer::Removed => {
+            if let Some(word) = word {
+                ledger.part(part, objects, word, None);
+            }
+        }
+        PartAnswer::Failed => {
+            let error = errors.last().map(|e| e.message.as_str());
+            ledger.part(part, objects, ObjectOutcome::Failed, error);
+        }
+        // Refused whole, nothing attempted: the release is left as it is.
+        PartAnswer::OwnStack | PartAnswer::Waiting => {}
+    }
 }
 
 /// What an answer to a stack part's removal made of it.

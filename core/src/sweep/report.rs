@@ -38,8 +38,127 @@ pub struct SweepReport {
     /// (the resource rule), sorted by swarm then release.
     #[serde(default)]
     pub dropped: Vec<DroppedReport>,
+    /// One entry per object the sweep removed or tried to remove, of the
+    /// releases and of the dropped objects alike, sorted by swarm, release,
+    /// kind, name, node and id: the audit log's and the notifications'
+    /// unit. Objects of steps never attempted are not listed.
+    #[serde(default)]
+    pub objects: Vec<ObjectReport>,
     /// Counts of the above.
     pub totals: Totals,
+}
+
+/// What became of one object the sweep removed or tried to remove.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct ObjectReport {
+    /// The swarm, as the plan names it.
+    pub swarm: SwarmName,
+    /// The release whose object it is.
+    pub release: String,
+    /// The application the release is stamped for.
+    pub application: String,
+    /// Why it was to go.
+    pub reason: ObjectReason,
+    /// What kind of object it is.
+    pub kind: ObjectKind,
+    /// Its engine id, when the sweep knew it (volumes and records have
+    /// none here).
+    pub id: Option<String>,
+    /// Its name; for `record`, the release's. Raw: escape it before
+    /// printing.
+    pub name: String,
+    /// For a volume, the node it was on, as `volumes_deleted` names it
+    /// (`(manager)` without node reach); `None` otherwise.
+    pub node: Option<String>,
+    /// What became of it: the field to match on.
+    pub outcome: ObjectOutcome,
+    /// For `failed`, what failed, in words (raw).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl ObjectReport {
+    /// The order of the report's `objects`.
+    fn sort_key(&self) -> impl Ord + '_ {
+        (
+            &self.swarm,
+            &self.release,
+            self.kind,
+            &self.name,
+            &self.node,
+            &self.id,
+        )
+    }
+}
+
+named_enum! {
+    /// Why an [`ObjectReport`]'s object was to go.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    #[non_exhaustive]
+    pub enum ObjectReason {
+        /// `departed`: its release's application left the app set.
+        Departed = "departed",
+        /// `destination_moved`: its release's application now deploys to
+        /// another swarm.
+        DestinationMoved = "destination_moved",
+        /// `dropped`: a live release's chart dropped it (the resource rule).
+        Dropped = "dropped",
+    }
+}
+
+named_enum! {
+    /// The kinds of object a sweep removes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    #[non_exhaustive]
+    pub enum ObjectKind {
+        /// `service`: a swarm service.
+        Service = "service",
+        /// `network`: a swarm network.
+        Network = "network",
+        /// `secret`: a swarm secret.
+        Secret = "secret",
+        /// `config`: a swarm config (not a release record).
+        Config = "config",
+        /// `volume`: a named volume on one node.
+        Volume = "volume",
+        /// `record`: the release's records, every revision, which go last.
+        Record = "record",
+    }
+}
+
+named_enum! {
+    /// What became of one object.
+    ///
+    /// Not `#[non_exhaustive]`: a reader decides for each whether the
+    /// object may still be there (the audit log must never say "removed"
+    /// for what may remain).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum ObjectOutcome {
+        /// `removed`: the engine removed it at the sweep's request.
+        Removed = "removed",
+        /// `already_gone`: it was not there when the sweep came to remove
+        /// it (removed by someone else, or by an earlier attempt).
+        AlreadyGone = "already_gone",
+        /// `failed`: its removal failed. The engine answers per step, not
+        /// per object, so it may in part be gone: look before relying on
+        /// either.
+        Failed = "failed",
+        /// `in_use`: left in place because another workload uses it; not a
+        /// failure.
+        InUse = "in_use",
+    }
+}
+
+impl ObjectOutcome {
+    /// Whether the object is known to be gone.
+    pub fn is_gone(self) -> bool {
+        match self {
+            ObjectOutcome::Removed | ObjectOutcome::AlreadyGone => true,
+            ObjectOutcome::Failed | ObjectOutcome::InUse => false,
+        }
+    }
 }
 
 /// What became of the objects one live release dropped from its chart.
@@ -380,7 +499,9 @@ impl SweepReport {
         mut releases: Vec<ReleaseReport>,
         mut uncovered: Vec<UncoveredSwarm>,
         mut dropped: Vec<DroppedReport>,
+        mut objects: Vec<ObjectReport>,
     ) -> Self {
+        objects.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
         dropped.sort_by(|a, b| (&a.swarm, &a.release).cmp(&(&b.swarm, &b.release)));
         for r in &mut releases {
             r.errors.sort();
@@ -422,6 +543,7 @@ impl SweepReport {
             releases,
             uncovered,
             dropped,
+            objects,
             totals,
         }
     }

@@ -356,6 +356,13 @@ impl World {
             .is_some_and(|s| s.stacks.get(release).is_some_and(|p| !p.is_empty()))
     }
 
+    /// The part `part` of the release's stack is still there.
+    pub fn has_part(&self, swarm: &str, release: &str, part: StackPart) -> bool {
+        self.swarms
+            .get(&SwarmName::new(swarm))
+            .is_some_and(|s| s.stacks.get(release).is_some_and(|p| p.contains(&part)))
+    }
+
     /// The stack stands but for what another workload uses.
     pub fn has_own_stack(&self, swarm: &str, release: &str) -> bool {
         let shared = self.faults.shared.get(&ReleaseRef::new(swarm, release));
