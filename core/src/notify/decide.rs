@@ -8,7 +8,7 @@ use super::{Counts, Event, EventKind, EventObject, NotifyMemory};
 use crate::plan::{SpareReason, SweepPlan};
 use crate::refs::SwarmName;
 use crate::saved::{Change, DroppedChange, Stale};
-use crate::sweep::SweepReport;
+use crate::sweep::{ObjectOutcome, ObjectReport, ReleaseOutcome, SweepReport};
 use crate::time::UnixTime;
 
 /// The most objects one event lists; the rest are counted
@@ -113,7 +113,51 @@ pub(crate) struct Removal {
 /// `deleted` and `deletion_failed`, one of each per swarm that has any.
 /// Objects left because something still uses them are neither.
 fn removals(report: &SweepReport) -> Vec<Event> {
-    removal_events(super::report_removals(report))
+    let mut all: Vec<Removal> = report.objects.iter().filter_map(removal).collect();
+    all.extend(unlisted_failures(report));
+    removal_events(all)
+}
+
+/// A release that failed with none of its objects reported failed (the
+/// snapshot listed no object of its stack, so the report has none to
+/// name): the release itself, so a failure is never without word.
+fn unlisted_failures(report: &SweepReport) -> Vec<Removal> {
+    let named: BTreeSet<(&SwarmName, &str)> = report
+        .objects
+        .iter()
+        .filter(|o| o.outcome == ObjectOutcome::Failed)
+        .map(|o| (&o.swarm, o.release.as_str()))
+        .collect();
+    report
+        .releases
+        .iter()
+        .filter(|r| r.outcome == ReleaseOutcome::Failed)
+        .filter(|r| !named.contains(&(&r.swarm, r.release.as_str())))
+        .map(|r| {
+            let mut object = EventObject::new(&r.swarm, Some(&r.release), "release", &r.release);
+            object.outcome = Some(ObjectOutcome::Failed.as_str().to_owned());
+            object.error = r.errors.first().map(|e| e.message.clone());
+            Removal {
+                object,
+                failed: true,
+            }
+        })
+        .collect()
+}
+
+/// One object of the report's per-object outcomes, as an event lists it;
+/// `None` for what was left in use (not removed, and not a failure).
+fn removal(o: &ObjectReport) -> Option<Removal> {
+    let failed = match o.outcome {
+        ObjectOutcome::Removed | ObjectOutcome::AlreadyGone => false,
+        ObjectOutcome::Failed => true,
+        ObjectOutcome::InUse => return None,
+    };
+    let mut object = EventObject::new(&o.swarm, Some(&o.release), o.kind.as_str(), &o.name);
+    object.node = o.node.clone();
+    object.outcome = Some(o.outcome.as_str().to_owned());
+    object.error = o.error.clone();
+    Some(Removal { object, failed })
 }
 
 pub(crate) fn removal_events(removals: impl IntoIterator<Item = Removal>) -> Vec<Event> {

@@ -176,10 +176,5 @@ impl Event {
     }
 }
 
-/// The objects a sweep removed or tried to remove, from its report.
-fn report_removals(_report: &crate::sweep::SweepReport) -> Vec<decide::Removal> {
-    Vec::new()
-}
-
 #[cfg(test)]
 mod tests;

@@ -337,3 +337,143 @@ proptest! {
         prop_assert_eq!(sent, 1);
     }
 }
+
+mod from_a_sweep {
+    use super::*;
+    use crate::sweep::{ActionKind, Outcome, Settings, Sweep, SweepReport};
+    use crate::Timestamp;
+
+    fn succeeding(kind: &ActionKind) -> Outcome {
+        match kind {
+            ActionKind::ReadStamps { target, .. } => {
+                let release = &target.release.release;
+                let stamp = format!("cd/default/{}:release/{release}", target.application);
+                Outcome::same_stamps(&target.names, release, Some(&stamp))
+            }
+            ActionKind::ListVolumes { target, .. } => {
+                Outcome::Volumes(vec![format!("{}_data", target.release.release)])
+            }
+            ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+            ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
+            _ => Outcome::Done,
+        }
+    }
+
+    fn refusing(kind: &ActionKind) -> Outcome {
+        match kind {
+            ActionKind::RemoveStack { .. } | ActionKind::RemoveVolume { .. } => {
+                Outcome::unreachable("the daemon did not answer")
+            }
+            ActionKind::ListReleases { checking, .. } => {
+                Outcome::Releases(checking.iter().map(|t| t.release.release.clone()).collect())
+            }
+            other => succeeding(other),
+        }
+    }
+
+    fn swept(world: fn(&ActionKind) -> Outcome) -> (SweepPlan, SweepReport) {
+        let plan = plan(
+            &Snapshot::from_json(
+                r#"{"policy":{"purge_volumes":true},
+                  "app_set":{"loaded":true,"applications":[{"name":"shop","swarm":"a","releases":[]}]},
+                  "swarms":[{"swarm":"a","node_count":1,"releases":[
+                    {"name":"blog","owner":"cd/default/blog:release/blog"}]}]}"#,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(plan.deletions.len(), 1, "{:?}", plan.holds);
+        let mut sweep = Sweep::new(
+            &plan,
+            Settings::new(Duration::from_secs(1), Duration::from_secs(5)),
+        );
+        let mut now = Timestamp::ZERO;
+        while !sweep.is_done() {
+            let mut handed = Vec::new();
+            while let Some(action) = sweep.poll_action(now) {
+                handed.push(action);
+            }
+            if handed.is_empty() {
+                now = sweep.poll_timeout().expect("waiting for something");
+                continue;
+            }
+            for action in handed {
+                let outcome = world(&action.kind);
+                sweep.handle_outcome(action.id, outcome, now).unwrap();
+            }
+        }
+        let report = sweep.report();
+        (plan, report)
+    }
+
+    #[test]
+    fn every_object_the_report_says_is_gone_is_in_the_deleted_event() {
+        let (plan, report) = swept(succeeding);
+        let gone: Vec<(String, String)> = report
+            .objects
+            .iter()
+            .filter(|o| o.outcome.is_gone())
+            .map(|o| (o.kind.as_str().to_owned(), o.name.clone()))
+            .collect();
+        assert!(gone.iter().any(|(k, _)| k == "volume"), "{gone:?}");
+        let facts = Facts {
+            plan: Some(&plan),
+            report: Some(&report),
+            stale: None,
+        };
+        let mut memory = NotifyMemory::default();
+        let events = decide(facts, &mut memory, at(0), HOUR);
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0].event, EventKind::Deleted);
+        let mut listed: Vec<(String, String)> = events[0]
+            .objects
+            .iter()
+            .map(|o| (o.kind.clone(), o.name.clone()))
+            .collect();
+        let mut gone = gone;
+        listed.sort();
+        gone.sort();
+        assert_eq!(listed, gone);
+        let volume = events[0]
+            .objects
+            .iter()
+            .find(|o| o.kind == "volume")
+            .unwrap();
+        assert_eq!(volume.node.as_deref(), Some("(manager)"));
+        // The same deletion again is another act, so it is sent again.
+        assert_eq!(decide(facts, &mut memory, at(5), HOUR).len(), 1);
+    }
+
+    #[test]
+    fn a_refused_removal_is_a_deletion_failed_event_sent_once() {
+        let (plan, report) = swept(refusing);
+        let facts = Facts {
+            plan: Some(&plan),
+            report: Some(&report),
+            stale: None,
+        };
+        let mut memory = NotifyMemory::default();
+        let events = decide(facts, &mut memory, at(0), HOUR);
+        let failed: Vec<&Event> = events
+            .iter()
+            .filter(|e| e.event == EventKind::DeletionFailed)
+            .collect();
+        assert_eq!(failed.len(), 1, "{events:?}");
+        assert!(failed[0]
+            .objects
+            .iter()
+            .all(|o| o.outcome.as_deref() == Some("failed")));
+        // The snapshot listed no object of the release's stack, so the
+        // report has no object to say failed: the release itself is.
+        assert!(report.objects.is_empty(), "{:?}", report.objects);
+        let o = &failed[0].objects[0];
+        assert_eq!((o.kind.as_str(), o.name.as_str()), ("release", "blog"));
+        assert_eq!(
+            o.error.as_deref(),
+            Some("unreachable: the daemon did not answer")
+        );
+        assert!(decide(facts, &mut memory, at(5), HOUR)
+            .iter()
+            .all(|e| e.event != EventKind::DeletionFailed));
+    }
+}
