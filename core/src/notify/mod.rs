@@ -20,12 +20,15 @@
 //! - [`Notification`] is the generic JSON body (its schema is
 //!   `schemas/notification.schema.json`), [`slack::body`] the body of a
 //!   Slack incoming webhook (which Mattermost and Rocket.Chat accept too),
-//!   with every name escaped for Slack's markup.
+//!   with every name escaped for Slack's markup;
+//! - [`webhook`] reads the webhook URLs an operator gives, and shows them
+//!   only masked (a webhook URL is a credential).
 
 mod body;
 mod decide;
 mod memory;
 pub mod slack;
+pub mod webhook;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

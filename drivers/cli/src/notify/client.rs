@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
-use super::target::{Scheme, Target};
+use sweep_core::notify::webhook::{Webhook as Target, WebhookScheme as Scheme};
 
 /// Why one attempt failed, and whether another may succeed. Never holds
 /// the URL: the caller names the target, masked.
@@ -86,15 +86,15 @@ pub async fn post(
 }
 
 async fn attempt(target: &Target, body: Bytes, content_type: &str) -> Result<(), PostError> {
-    let tcp = TcpStream::connect((target.host.as_str(), target.port))
+    let tcp = TcpStream::connect((target.host(), target.port()))
         .await
         .map_err(|e| PostError::Connect(e.kind().to_string()))?;
     // Small bodies sent at once: no wait for the ack of the headers.
     let _ = tcp.set_nodelay(true);
-    match target.scheme {
+    match target.scheme() {
         Scheme::Http => exchange(tcp, target, body, content_type).await,
         Scheme::Https => {
-            let name = ServerName::try_from(target.host.clone())
+            let name = ServerName::try_from(target.host().to_owned())
                 .map_err(|e| PostError::Tls(e.to_string()))?;
             let tls = TlsConnector::from(tls()?)
                 .connect(name, tcp)

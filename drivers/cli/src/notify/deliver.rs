@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, Notify};
 use tokio::time::Instant;
 
 use super::client::{post, PostError};
-use super::target::Target;
+use sweep_core::notify::webhook::Webhook as Target;
 
 /// The bounds of delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,13 +8,12 @@
 
 mod client;
 mod deliver;
-mod target;
 
-use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use hyper::body::Bytes;
+use sweep_core::notify::webhook::{ListOf, Webhook, WebhookError};
 use sweep_core::notify::{self, slack, Facts, Notification, NotifyMemory};
 use sweep_core::saved::Stale;
 use sweep_core::sweep::SweepReport;
@@ -25,7 +24,6 @@ use thiserror::Error;
 use crate::cli::{NotifyArgs, NotifyFormat, NOTIFY_ENV};
 
 pub use deliver::{Delivery, Limits};
-pub use target::{Target, TargetError};
 
 /// The largest `--notify-file`: 64 KiB, hundreds of URLs.
 pub const FILE_LIMIT: u64 = 64 * 1024;
@@ -39,7 +37,7 @@ pub const EXIT_WAIT: Duration = Duration::from_secs(15);
 #[derive(Debug, Error)]
 pub enum NotifyError {
     #[error("{0}")]
-    Target(#[from] TargetError),
+    Webhook(#[from] WebhookError),
     #[error("--notify-file: {0}")]
     File(#[from] ReadError),
     #[error("{NOTIFY_ENV}: not valid UTF-8")]
@@ -49,7 +47,7 @@ pub enum NotifyError {
 /// The notification settings, their webhooks read and checked.
 #[derive(Debug)]
 pub struct Settings {
-    pub targets: Vec<Target>,
+    pub targets: Vec<Webhook>,
     pub format: NotifyFormat,
     pub held_after: Duration,
 }
@@ -63,19 +61,19 @@ impl Settings {
     ) -> Result<Settings, NotifyError> {
         let mut targets = Vec::new();
         for (i, url) in args.notify.iter().enumerate() {
-            targets.push(Target::parse(&url.0, &format!("--notify #{}", i + 1))?);
+            targets.push(Webhook::parse(&url.0, &format!("--notify #{}", i + 1))?);
         }
         if let Some(env) = env {
             let env = env.into_string().map_err(|_| NotifyError::Environment)?;
-            for (i, url) in env.split_whitespace().enumerate() {
-                targets.push(Target::parse(url, &format!("{NOTIFY_ENV} #{}", i + 1))?);
-            }
+            targets.extend(Webhook::parse_list(&env, NOTIFY_ENV, ListOf::Words)?);
         }
         if let Some(file) = &args.notify_file {
-            targets.extend(read_file(file)?);
+            let text = read_limited(file, FILE_LIMIT, Accept::RegularFile)?;
+            let from = file.display().to_string();
+            targets.extend(Webhook::parse_list(&text, &from, ListOf::Lines)?);
         }
         // The same webhook given twice gets each event once.
-        let mut unique: Vec<Target> = Vec::with_capacity(targets.len());
+        let mut unique: Vec<Webhook> = Vec::with_capacity(targets.len());
         for t in targets {
             if !unique.contains(&t) {
                 unique.push(t);
@@ -87,22 +85,6 @@ impl Settings {
             held_after: args.notify_held_after,
         })
     }
-}
-
-/// The webhooks of `file`: one URL a line, blank lines and `#` comments
-/// skipped; read as every input file is (bounded, a regular file only).
-fn read_file(file: &Path) -> Result<Vec<Target>, NotifyError> {
-    let text = read_limited(file, FILE_LIMIT, Accept::RegularFile)?;
-    let mut targets = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let from = format!("{} line {}", file.display(), i + 1);
-        targets.push(Target::parse(line, &from)?);
-    }
-    Ok(targets)
 }
 
 /// What `apply` and `watch` keep for notifications: the core's memory,

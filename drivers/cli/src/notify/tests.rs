@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
+use std::path::Path;
+
 use super::*;
 use crate::cli::Secret;
 
@@ -34,7 +36,7 @@ impl Received {
 
 const SECRET_PATH: &str = "/hooks/T000/B000/secret-token";
 
-async fn receiver(answer: Answer) -> (Target, Arc<Received>) {
+async fn receiver(answer: Answer) -> (Webhook, Arc<Received>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let received = Arc::new(Received::default());
@@ -103,7 +105,7 @@ async fn receiver(answer: Answer) -> (Target, Arc<Received>) {
             });
         }
     });
-    let target = Target::parse(&format!("http://127.0.0.1:{port}{SECRET_PATH}"), "test").unwrap();
+    let target = Webhook::parse(&format!("http://127.0.0.1:{port}{SECRET_PATH}"), "test").unwrap();
     (target, received)
 }
 
@@ -272,7 +274,7 @@ fn webhooks_come_from_flags_the_environment_and_a_file_each_once() {
         Some("https://chat.example.org/hooks/secret-2  http://127.0.0.1:9/b\n".into()),
     )
     .unwrap();
-    let shown: Vec<String> = settings.targets.iter().map(Target::to_string).collect();
+    let shown: Vec<String> = settings.targets.iter().map(Webhook::to_string).collect();
     assert_eq!(
         shown,
         [
@@ -287,13 +289,16 @@ fn webhooks_come_from_flags_the_environment_and_a_file_each_once() {
 #[test]
 fn a_bad_webhook_is_refused_without_showing_it() {
     let e = Settings::read(&args(&["gopher://h/secret-path"], None), None).unwrap_err();
-    assert!(matches!(e, NotifyError::Target(TargetError::Scheme { .. })));
+    assert!(matches!(
+        e,
+        NotifyError::Webhook(WebhookError::Scheme { .. })
+    ));
     assert!(!e.to_string().contains("secret"), "{e}");
     assert!(e.to_string().contains("--notify #1"), "{e}");
     let e = Settings::read(&args(&[], None), Some("notaurl-secret".into())).unwrap_err();
     assert!(matches!(
         e,
-        NotifyError::Target(TargetError::NotAUrl { .. })
+        NotifyError::Webhook(WebhookError::NotAUrl { .. })
     ));
     assert!(!e.to_string().contains("secret"), "{e}");
     let dir = tempfile::tempdir().unwrap();
