@@ -2,9 +2,8 @@
 
 use serde::Serialize;
 
-use super::{Counts, Event, EventKind, EventObject};
+use super::{Event, EventKind};
 use crate::format::FormatVersion;
-use crate::refs::SwarmName;
 use crate::time::UnixTime;
 
 /// The body `--notify-format json` posts: one event, with who sent it,
@@ -17,34 +16,18 @@ use crate::time::UnixTime;
 pub struct Notification {
     /// The format version ([`FORMAT_VERSION`](crate::FORMAT_VERSION)).
     pub format_version: FormatVersion,
-    /// What it is about: `deleted`, `deletion_failed`, `held`,
-    /// `nodes_uncovered` or `stale_plan`.
-    pub event: EventKind,
-    /// The key repeats are recognised by: equal events of one cause are
-    /// sent once until they change.
-    pub cause: String,
     /// When the sweep decided to send it.
     pub time: UnixTime,
     /// The controller id of the sweep.
     pub controller: String,
     /// One line for people, raw.
     pub summary: String,
-    /// The swarm, as the plan names it; `null` for the whole sweep.
-    pub swarm: Option<SwarmName>,
-    /// `held`: the hold reason.
-    pub reason: Option<String>,
-    /// `held`: when the hold was first seen.
-    pub since: Option<UnixTime>,
-    /// The releases it is about, sorted.
-    pub releases: Vec<String>,
-    /// The objects it is about, sorted (at most 1000).
-    pub objects: Vec<EventObject>,
-    /// Objects not listed in `objects`.
-    pub objects_omitted: u64,
-    /// Counts over every object.
-    pub counts: Counts,
     /// The controller's `/report` (`watch --listen`); `null` otherwise.
     pub report_url: Option<String>,
+    /// The event: what it is about, its cause, swarm, releases, objects
+    /// and counts.
+    #[serde(flatten)]
+    pub event: Event,
 }
 
 impl Notification {
@@ -53,19 +36,11 @@ impl Notification {
     pub fn new(event: &Event, controller: &str, time: UnixTime, report_url: Option<&str>) -> Self {
         Notification {
             format_version: FormatVersion,
-            event: event.event,
-            cause: event.cause.clone(),
             time,
             controller: controller.to_owned(),
             summary: summary(event),
-            swarm: event.swarm.clone(),
-            reason: event.reason.clone(),
-            since: event.since,
-            releases: event.releases.clone(),
-            objects: event.objects.clone(),
-            objects_omitted: event.objects_omitted,
-            counts: event.counts,
             report_url: report_url.map(str::to_owned),
+            event: event.clone(),
         }
     }
 

@@ -75,10 +75,12 @@ impl EventKind {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct Event {
-    /// What it is about.
+    /// What it is about: `deleted`, `deletion_failed`, `held`,
+    /// `nodes_uncovered` or `stale_plan`.
     pub event: EventKind,
-    /// The cause it is kept under ([`Event::cause`]): one per kind, swarm
-    /// (or the whole sweep) and hold reason.
+    /// The key repeats are recognised by (`Event::cause`): one per kind,
+    /// swarm (or the whole sweep) and hold reason; an event equal to the
+    /// last one of its cause is not sent again until it changes.
     pub cause: String,
     /// The swarm, as the plan names it; `None` for the whole sweep.
     pub swarm: Option<SwarmName>,
@@ -88,8 +90,8 @@ pub struct Event {
     pub since: Option<UnixTime>,
     /// The releases it is about, sorted, each once.
     pub releases: Vec<String>,
-    /// The objects it is about, sorted; at most [`MAX_OBJECTS`], the rest
-    /// counted in `objects_omitted`.
+    /// The objects it is about, sorted; at most 1000 (`MAX_OBJECTS`), the
+    /// rest counted in `objects_omitted`.
     pub objects: Vec<EventObject>,
     /// Objects left out of `objects` to keep the body bounded.
     pub objects_omitted: u64,
