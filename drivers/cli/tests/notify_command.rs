@@ -202,3 +202,62 @@ fn a_webhook_that_cannot_be_used_is_bad_input_and_is_not_shown() {
     );
     masked(&out);
 }
+
+/// A state whose memory has seen the local swarm's `swarm_unreadable`
+/// hold for an hour: the next run's hold is news at once.
+fn state_held_for_an_hour(file: &Path) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let at = |secs: u64| {
+        humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(secs))
+            .to_string()
+    };
+    let state = serde_json::json!({
+        "format_version": 2,
+        "written_at": at(now - 60),
+        "departed": [],
+        "notify": {"holds": [{"cause": "[\"held\",\"\",\"swarm_unreadable\"]", "since": at(now - 3600)}]},
+    });
+    std::fs::write(file, state.to_string()).unwrap();
+}
+
+#[test]
+fn a_webhook_that_never_answers_delays_the_exit_by_a_bounded_time_and_is_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let apps = apps(dir.path());
+    let state = dir.path().join("state.json");
+    state_held_for_an_hour(&state);
+    // Accepts and never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hooks/{SECRET}", listener.local_addr().unwrap());
+    let held = std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for conn in listener.incoming().take(8) {
+            open.push(conn);
+        }
+    });
+    let started = std::time::Instant::now();
+    let out = sweep_without_daemon()
+        .args(["apply", "--yes", "--format", "json", "--app-set", &apps])
+        .args(["--state", &state.display().to_string(), "--notify", &url])
+        .env("SWARM_SWEEP_LOG", "debug")
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let err = stderr(&out);
+    masked(&out);
+    // The sweep's own verdict (an unreadable swarm), not the delivery's.
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("notification(s) not delivered within 15s; abandoned"),
+        "{err}"
+    );
+    assert!(
+        err.contains("http://127.0.0.1:"),
+        "the webhook, masked: {err}"
+    );
+    assert!(took < Duration::from_secs(40), "{took:?}");
+    drop(held);
+}
