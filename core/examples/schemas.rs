@@ -19,7 +19,7 @@ use serde_json::Value;
 use sweep_core::notify::Notification;
 use sweep_core::saved::SavedPlan;
 use sweep_core::sweep::SweepTrace;
-use sweep_core::{GraceState, Snapshot, SweepPlan, SweepReport};
+use sweep_core::{GraceState, PlanDiff, Snapshot, SweepPlan, SweepReport};
 
 /// What `swarm-sweep apply --format json` prints: the plan it carried out
 /// and the report of the sweep.
@@ -104,6 +104,10 @@ pub fn documents() -> Vec<(&'static str, String)> {
                 Side::Written,
                 "swarm-sweep notification (--notify-format json)",
             ),
+        ),
+        (
+            "plan-diff.schema.json",
+            schema_of::<PlanDiff>(Side::Written, "swarm-sweep plan diff"),
         ),
     ]
 }

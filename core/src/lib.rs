@@ -23,8 +23,9 @@
 //!    release with its reason, the [`Hold`]s that stop the sweep, and the
 //!    swarms a volume purge cannot fully reach ([`Uncovered`]). Planning is
 //!    pure and deterministic; [`verdict`] turns a plan into an exit status,
-//!    [`render`] into text for people, [`explain`] into the reasons for one
-//!    release.
+//!    [`render`] into text for people, [`markdown`] into a pull-request
+//!    comment, [`explain`] into the reasons for one release; [`PlanDiff`]
+//!    compares the plans of two app sets on one snapshot.
 //! 3. **Carry it out** with [`Sweep`], a sans-IO state machine that decides
 //!    what to do next and in which order (the stack, then its volumes on
 //!    every node, the release records last), re-reading stamps before each
@@ -100,6 +101,7 @@ pub mod explain;
 pub mod format;
 pub mod grace;
 mod grace_update;
+pub mod markdown;
 mod names;
 pub mod notify;
 mod notify_memory;
@@ -107,6 +109,7 @@ pub mod objects;
 pub mod owner;
 mod parallel;
 pub mod plan;
+pub mod plan_diff;
 pub mod reads;
 pub mod record;
 pub mod refs;
@@ -131,6 +134,7 @@ pub use plan::{
     plan, Coverage, Deletion, DeletionReason, Hold, HoldReason, Observed, SpareReason, Spared,
     SwarmPlan, SweepPlan, Uncovered,
 };
+pub use plan_diff::PlanDiff;
 pub use refs::{ReleaseRef, SwarmName};
 pub use snapshot::{
     AppSet, AppState, Application, NodeEntry, Policy, ReleaseEntry, Snapshot, SnapshotError,
@@ -141,4 +145,6 @@ pub use sweep::{
     StampChange, StampRead, Sweep, SweepError, SweepReport,
 };
 pub use time::{Timestamp, UnixTime};
-pub use verdict::{apply_status, plan_detailed_status, plan_status, snapshot_status, Status};
+pub use verdict::{
+    apply_status, diff_detailed_status, plan_detailed_status, plan_status, snapshot_status, Status,
+};

@@ -421,3 +421,90 @@ pub fn in_use_text(u: &InUse) -> String {
         Escaped(&user.id)
     )
 }
+
+/// What a change of the app set changes in the plan
+/// ([`crate::PlanDiff`]), for a person: the holds that differ, then per
+/// line a release or dropped object one side deletes and the other does
+/// not, `+` for what the change adds to the deletions, `-` for what it
+/// takes out; totals last.
+pub fn diff_text(diff: &crate::PlanDiff) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = write_diff(&mut out, diff);
+    out
+}
+
+fn write_diff(out: &mut String, diff: &crate::PlanDiff) -> std::fmt::Result {
+    writeln!(
+        out,
+        "controller {}, volume purge {}; the change against the base app set:",
+        Escaped(&diff.controller),
+        if diff.purge_volumes { "on" } else { "off" }
+    )?;
+    for (sign, holds) in [("+", &diff.holds_added), ("-", &diff.holds_removed)] {
+        for h in holds {
+            match &h.swarm {
+                None => write!(out, "{sign} held  whole sweep")?,
+                Some(s) => write!(out, "{sign} held  swarm {}", Escaped(s))?,
+            }
+            write!(out, ": {}", h.reason.as_str())?;
+            if !h.applications.is_empty() {
+                write!(out, " [{}]", escaped_list(&h.applications))?;
+            }
+            if let Some(m) = &h.message {
+                write!(out, " - {}", Escaped(m))?;
+            }
+            writeln!(out)?;
+        }
+    }
+    for (sign, list, other) in [
+        ("+", &diff.added, "without the change"),
+        ("-", &diff.removed, "with the change"),
+    ] {
+        for c in list {
+            let d = &c.deletion;
+            write!(
+                out,
+                "{sign} delete  {}  {}, application {}, volumes {}",
+                Escaped(d.release_ref()),
+                d.reason.as_str(),
+                Escaped(&d.application),
+                d.volumes.as_str()
+            )?;
+            let volumes = crate::plan_diff::deletion_volumes(diff.purge_volumes, d);
+            if volumes > 0 {
+                write!(out, " ({volumes} listed)")?;
+            }
+            match c.spared_as {
+                Some(reason) => writeln!(out, "; {other}: spared, {}", reason.as_str())?,
+                None => writeln!(out, "; {other}: not listed")?,
+            }
+        }
+    }
+    for (sign, list) in [("+", &diff.dropped_added), ("-", &diff.dropped_removed)] {
+        for d in list {
+            writeln!(
+                out,
+                "{sign} remove  {}/{}  {} {}, dropped by revision {}",
+                Escaped(&d.swarm),
+                Escaped(&d.release),
+                d.object.kind.as_str(),
+                Escaped(&d.object.name),
+                d.object.dropped_by
+            )?;
+        }
+    }
+    let c = &diff.counts;
+    writeln!(
+        out,
+        "\n+{} -{} releases, +{} -{} volumes, +{} -{} dropped objects, +{} -{} holds",
+        c.releases_added,
+        c.releases_removed,
+        c.volumes_added,
+        c.volumes_removed,
+        c.dropped_added,
+        c.dropped_removed,
+        diff.holds_added.len(),
+        diff.holds_removed.len()
+    )
+}

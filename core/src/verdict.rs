@@ -12,7 +12,7 @@
 //! | `1` | it ran, and a person has to act | every command, see below ([`Status::NeedsAttention`]) |
 //! | `2` | bad input: a flag, file, snapshot, app set, registry file or docker context that cannot be used; nothing was read from a swarm and nothing was deleted | callers, since the core never sees the command line ([`Status::BadInput`], [`BAD_INPUT`]) |
 //! | `3` | the saved plan is stale (something it relied on changed); nothing was deleted | `apply --plan` ([`Status::Stale`]) |
-//! | `4` | the plan deletes something and nothing else needs a person | `plan --detailed-exitcode` ([`plan_detailed_status`]) |
+//! | `4` | the plan deletes something and nothing else needs a person | `plan --detailed-exitcode` ([`plan_detailed_status`]); with `--diff-against`, the change deletes something the base does not ([`diff_detailed_status`]) |
 //!
 //! What makes `1`, per command:
 //!
@@ -39,6 +39,7 @@
 //! [`HoldReason::needs_attention`]: crate::plan::HoldReason::needs_attention
 
 use crate::plan::{Coverage, SweepPlan};
+use crate::plan_diff::PlanDiff;
 use crate::snapshot::Snapshot;
 use crate::sweep::SweepReport;
 
@@ -147,6 +148,24 @@ pub fn plan_status(plan: &SweepPlan) -> Status {
 pub fn plan_detailed_status(plan: &SweepPlan) -> Status {
     match plan_status(plan) {
         Status::Success if !plan.deletions.is_empty() => Status::Deletes,
+        status => status,
+    }
+}
+
+/// The status of `swarm-sweep plan --diff-against BASE
+/// --detailed-exitcode`: the change's plan's [`plan_status`], except that
+/// a change's plan that needs nobody's attention is [`Status::Deletes`]
+/// when the change deletes something the base does not (a release or a
+/// dropped object: [`PlanDiff::adds_deletions`]). A change that only
+/// spares more, or changes nothing, is [`Status::Success`] however much
+/// the swarms' backlog deletes: the gate is about the change. Without
+/// `--detailed-exitcode` the status is the change's plan's
+/// [`plan_status`].
+///
+/// [`PlanDiff::adds_deletions`]: crate::plan_diff::PlanDiff::adds_deletions
+pub fn diff_detailed_status(change: &SweepPlan, diff: &PlanDiff) -> Status {
+    match plan_status(change) {
+        Status::Success if diff.adds_deletions() => Status::Deletes,
         status => status,
     }
 }
@@ -358,6 +377,37 @@ mod tests {
         let report = apply(&p, false);
         assert!(!report.uncovered.is_empty());
         assert_eq!(apply_status(&p, &report), Status::NeedsAttention);
+    }
+
+    #[test]
+    fn a_diff_is_4_only_when_the_change_adds_deletions_and_needs_nobody() {
+        let deletes = snapshot(vec![keep()], vec![swarm("alpha", &[("old", "gone")])], true);
+        let mut spares = deletes.clone();
+        spares
+            .app_set
+            .applications
+            .push(Application::reconciled("gone", "alpha", &["old"]));
+        let (with, without) = (plan(&deletes).unwrap(), plan(&spares).unwrap());
+        // The change removes `gone`: it adds a deletion.
+        let adds = PlanDiff::between(&without, &with);
+        assert_eq!(diff_detailed_status(&with, &adds), Status::Deletes);
+        // The change brings `gone` back: it only spares.
+        let spares_more = PlanDiff::between(&with, &without);
+        assert_eq!(
+            diff_detailed_status(&without, &spares_more),
+            Status::Success
+        );
+        // No change, though the plan deletes: nothing the change did.
+        let same = PlanDiff::between(&with, &with);
+        assert_eq!(diff_detailed_status(&with, &same), Status::Success);
+        assert_eq!(plan_detailed_status(&with), Status::Deletes);
+        // A change's plan that needs a person stays 1 whatever it adds.
+        let mut partial = deletes.clone();
+        partial.swarms[0].node_count = Some(2);
+        let broken = plan(&partial).unwrap();
+        let adds = PlanDiff::between(&plan(&spares).unwrap(), &broken);
+        assert!(adds.adds_deletions());
+        assert_eq!(diff_detailed_status(&broken, &adds), Status::NeedsAttention);
     }
 
     #[test]

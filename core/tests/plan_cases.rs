@@ -3,7 +3,7 @@
 //! shows; the assertions next to the snapshots pin the rule itself, so a
 //! snapshot accepted by mistake still fails.
 
-use sweep_core::{plan, render, Coverage, Snapshot, SpareReason, SweepPlan};
+use sweep_core::{markdown, plan, render, Coverage, Snapshot, SpareReason, SweepPlan};
 
 struct Case {
     name: &'static str,
@@ -806,6 +806,56 @@ fn plan_cases() {
                 render::plan_text(&p),
                 p.to_json_pretty()
             )
+        );
+        let comment = markdown::plan_markdown(&p);
+        check_markdown(&p, &comment);
+        insta::assert_snapshot!(format!("{}_markdown", case.name), comment);
+    }
+}
+
+/// What every case's Markdown must say whatever its snapshot: the
+/// headline, each deletion, each hold, each still-declared release.
+fn check_markdown(p: &SweepPlan, comment: &str) {
+    let headline = markdown::headline(p);
+    assert!(
+        comment.contains(&format!("**{headline}**")),
+        "no headline in {comment}"
+    );
+    if p.deletions.is_empty() && p.dropped.is_empty() {
+        assert_eq!(headline, "Nothing would be deleted");
+    } else {
+        let releases = p.deletions.len();
+        let word = if releases == 1 { "release" } else { "releases" };
+        assert!(
+            headline.starts_with(&format!("{releases} {word}")),
+            "{headline}"
+        );
+    }
+    for d in &p.deletions {
+        assert!(
+            comment.contains(&markdown::code(&d.release)),
+            "{} not in {comment}",
+            d.release
+        );
+    }
+    for h in &p.holds {
+        assert!(comment.contains(&format!(": `{}`", h.reason.as_str())));
+    }
+    for s in p.spared.iter().filter(|s| {
+        matches!(
+            s.reason,
+            SpareReason::CurrentApplication | SpareReason::Declared | SpareReason::Held
+        )
+    }) {
+        assert!(
+            comment.contains(&format!(
+                "{} {}",
+                markdown::code(&s.release),
+                markdown::code(s.reason.as_str())
+            )),
+            "{}/{} not in {comment}",
+            s.swarm,
+            s.release
         );
     }
 }

@@ -7,7 +7,7 @@ mod resources;
 use resources::{app, release, snapshot, stamp, swarm, user, Obj, Rev};
 use sweep_core::plan::{ResourceHoldReason, UnclaimedReason};
 use sweep_core::record::Kind;
-use sweep_core::{plan, render, Application, Policy, Snapshot, SweepPlan};
+use sweep_core::{markdown, plan, render, Application, Policy, Snapshot, SweepPlan};
 
 struct Case {
     name: &'static str,
@@ -422,6 +422,28 @@ fn resource_cases() {
                 p.to_json_pretty()
             )
         );
+        // Every dropped object is named in the comment, and counted in
+        // its headline.
+        let comment = markdown::plan_markdown(&p);
+        let objects: Vec<_> = p.dropped.iter().flat_map(|d| &d.objects).collect();
+        for o in &objects {
+            assert!(
+                comment.contains(&format!("{} {}", o.kind.as_str(), markdown::code(&o.name))),
+                "{}: {} not in {comment}",
+                case.name,
+                o.name
+            );
+        }
+        let headline = markdown::headline(&p);
+        match objects.len() {
+            0 => assert!(!headline.contains("dropped object"), "{headline}"),
+            1 => assert!(headline.contains("1 dropped object "), "{headline}"),
+            n => assert!(
+                headline.contains(&format!("{n} dropped objects")),
+                "{headline}"
+            ),
+        }
+        insta::assert_snapshot!(format!("{}_markdown", case.name), comment);
     }
 }
 

@@ -3,8 +3,9 @@
 //! snapshot that parses plans the same with every list reversed and reads
 //! back from its own JSON. An application whose destination the snapshot
 //! does not list never loses a release, and the plan's text carries no
-//! control character but its own line breaks. The plan is then swept with
-//! every action succeeding, which must finish.
+//! control character but its own line breaks, nor does its Markdown or
+//! its diff against the plan of an app set that did not load. The plan is
+//! then swept with every action succeeding, which must finish.
 
 #![no_main]
 
@@ -77,6 +78,21 @@ fuzz_target!(|data: &[u8]| {
         !text.chars().any(|c| c != '\n' && is_unsafe(c)),
         "the plan's text carries a control character"
     );
+    let safe = |text: &str| !text.chars().any(|c| c != '\n' && is_unsafe(c));
+    assert!(
+        safe(&sweep_core::markdown::plan_markdown(&plan)),
+        "the plan's Markdown carries a control character"
+    );
+    assert!(sweep_core::PlanDiff::between(&plan, &plan).is_empty());
+    let mut unloaded = snapshot.clone();
+    unloaded.app_set.loaded = false;
+    if let Ok(held) = sweep_core::plan(&unloaded) {
+        // Nothing goes without an app set: the diff adds every deletion.
+        let diff = sweep_core::PlanDiff::between(&held, &plan);
+        assert_eq!(diff.added.len(), plan.deletions.len());
+        assert!(safe(&sweep_core::markdown::diff_markdown(&diff)));
+        assert!(safe(&sweep_core::render::diff_text(&diff)));
+    }
 
     // Sweeping it with every action succeeding finishes, deletes every
     // planned release and hands out nothing for anything else.

@@ -37,7 +37,7 @@ Exit status, for every command:
   1  done, but something needs a person: a swarm could not be read, a hold other than waiting for an application, a volume purge that cannot reach every node, a failed or pending deletion, output that could not be written, or an apply declined at its prompt (nothing was deleted)
   2  bad input (flags, files, environment): nothing was read from a swarm and nothing was deleted
   3  apply --plan: the saved plan is stale (the swarms changed since it was made): nothing was deleted
-  4  plan --detailed-exitcode: the plan deletes something and nothing else is wrong
+  4  plan --detailed-exitcode: the plan deletes something and nothing else is wrong (with --diff-against: the change deletes something the base app set does not)
 
 Environment:
   SWARM_SWEEP_CONFIG   the default --config
@@ -77,17 +77,26 @@ pub enum Command {
         #[command(flatten)]
         policy: PolicyArgs,
         #[arg(long, value_enum, value_name = "FORMAT")]
-        /// Output format; text on a terminal, JSON otherwise.
-        /// E.g. `--format text`.
-        format: Option<Format>,
+        /// Output format; text on a terminal, JSON otherwise; `markdown`
+        /// for a pull-request comment. E.g. `--format markdown`.
+        format: Option<PlanFormat>,
         /// Also write the plan to FILE, for `apply --plan FILE` to carry
         /// out later. E.g. `--out plan.json`.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
         /// Exit 4 when the plan deletes something and nothing else is wrong
-        /// (0 then means nothing to delete). E.g. `--detailed-exitcode`.
+        /// (0 then means nothing to delete); with --diff-against, when the
+        /// change deletes something the base app set does not.
+        /// E.g. `--detailed-exitcode`.
         #[arg(long)]
         detailed_exitcode: bool,
+        /// Plan this app set too (YAML or JSON: the base branch's), on the
+        /// same snapshot, and print only what the plan's own app set
+        /// changes: releases, volumes and dropped objects deleted by one
+        /// and not the other, and the holds that differ.
+        /// E.g. `--diff-against base-apps.yaml`.
+        #[arg(long, value_name = "FILE")]
+        diff_against: Option<PathBuf>,
         /// The grace-period state file: when each departed release was
         /// first seen so. Read before planning (a missing file starts every
         /// clock now) and written after, atomically. Not with --snapshot.
@@ -147,8 +156,8 @@ pub enum Command {
     },
     /// Sweep on an interval, as `apply --yes` would, reading the app set
     /// afresh each time; an app set that cannot be read holds that sweep.
-    /// Serves health, readiness, metrics and the last plan and report
-    /// over HTTP with --listen. The first SIGTERM or Ctrl-C finishes the
+    /// Serves health, readiness, metrics and the last snapshot, plan and
+    /// report over HTTP with --listen. The first SIGTERM or Ctrl-C finishes the
     /// steps in flight and exits 0; a second stops at once.
     Watch {
         #[command(flatten)]
@@ -161,8 +170,10 @@ pub enum Command {
         /// 1s to 24h; a bare number is seconds. E.g. `--interval 10m`.
         #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = interval, conflicts_with = "once")]
         interval: Duration,
-        /// Serve `/healthz`, `/readyz`, `/metrics`, `/plan` and `/report`
-        /// over HTTP on this address (IP:PORT). E.g. `--listen 0.0.0.0:9090`.
+        /// Serve `/healthz`, `/readyz`, `/metrics`, `/plan`, `/report` and
+        /// `/snapshot` over HTTP on this address (IP:PORT). The snapshot
+        /// holds release records' data: listen on trusted networks only.
+        /// E.g. `--listen 0.0.0.0:9090`.
         #[arg(long, value_name = "ADDR", conflicts_with = "once")]
         listen: Option<std::net::SocketAddr>,
         /// Run one sweep and exit with the status `apply` would, for cron.
@@ -298,8 +309,8 @@ impl Source {
 #[derive(Debug, Args)]
 pub struct PlanInput {
     /// Plan from a snapshot file (as `snapshot` prints it) instead of
-    /// gathering one; the file carries its own policy.
-    /// E.g. `--snapshot snapshot.json`.
+    /// gathering one; the file carries its own policy, and its own app set
+    /// unless --app-set is given. E.g. `--snapshot snapshot.json`.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["self_stack", "context", "timeout", "controller", "prune_volumes", "prune_resources", "max_deletions", "min_departed_for"])]
     pub snapshot: Option<PathBuf>,
     #[command(flatten)]
@@ -316,6 +327,8 @@ pub struct OptionalSource {
     #[arg(long, value_name = "FILE", env = CONFIG_ENV)]
     pub config: Option<PathBuf>,
     /// The app set (YAML or JSON); required unless --snapshot is given.
+    /// With --snapshot, planned instead of the snapshot's own (given on
+    /// the command line only, not from the environment).
     /// E.g. `--app-set apps.yaml`.
     #[arg(long, value_name = "FILE", env = APP_SET_ENV)]
     pub app_set: Option<PathBuf>,
@@ -469,6 +482,27 @@ fn held_after(text: &str) -> Result<Duration, String> {
     .map_err(|e| e.to_string())
 }
 
+/// `plan`'s output formats: [`Format`]'s, and Markdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormat {
+    /// JSON, the contract for tools.
+    Json,
+    /// Text, for people.
+    Text,
+    /// Markdown, for a pull-request comment.
+    Markdown,
+}
+
+impl PlanFormat {
+    /// The format in force: the one given, else [`Format::resolve`]'s.
+    pub fn resolve(given: Option<PlanFormat>) -> PlanFormat {
+        given.unwrap_or(match Format::resolve(None) {
+            Format::Json => PlanFormat::Json,
+            Format::Text => PlanFormat::Text,
+        })
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// JSON, the contract for tools.
@@ -570,7 +604,28 @@ where
     let mut cmd = command();
     let matches = cmd.try_get_matches_from_mut(args)?;
     check(&mut cmd, &matches)?;
-    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+    let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))?;
+    if app_set_is_a_default_beside_a_snapshot(&matches) {
+        // An app set from the environment is a default for gathering: it
+        // must not silently replace what a snapshot file was gathered with.
+        if let Command::Plan { input, .. } | Command::Explain { input, .. } = &mut cli.command {
+            input.source.app_set = None;
+        }
+    }
+    Ok(cli)
+}
+
+/// Whether `plan` or `explain` was given --snapshot and an app set that
+/// did not come from the command line.
+fn app_set_is_a_default_beside_a_snapshot(matches: &ArgMatches) -> bool {
+    let Some((name, sub)) = matches.subcommand() else {
+        return false;
+    };
+    matches!(name, "plan" | "explain")
+        && sub.get_one::<PathBuf>("snapshot").is_some()
+        && sub
+            .value_source("app_set")
+            .is_some_and(|s| s != ValueSource::CommandLine)
 }
 
 /// Cross-flag rules that depend on where a value came from. A value from
@@ -587,11 +642,9 @@ fn check(cmd: &mut clap::Command, matches: &ArgMatches) -> Result<(), clap::Erro
     let from_command_line = |id: &str| sub.value_source(id) == Some(ValueSource::CommandLine);
     let snapshot = sub.contains_id("snapshot") && sub.get_one::<PathBuf>("snapshot").is_some();
     if snapshot {
-        for (id, flag) in [
-            ("config", "--config"),
-            ("app_set", "--app-set"),
-            ("state", "--state"),
-        ] {
+        // `--app-set` stands in for the snapshot's app set: the change a
+        // pull request makes, planned on swarms read elsewhere.
+        for (id, flag) in [("config", "--config"), ("state", "--state")] {
             // `explain` has no --state to ask about.
             if (id != "state" || name == "plan") && from_command_line(id) {
                 return Err(cmd.error(

@@ -3,15 +3,18 @@
 //! place (`crate::exit`). `apply` and `watch` run the same sweep cycle
 //! (`sweep_runner::Cycle`): see `crate::apply` and `crate::watch`.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use sweep_core::sweep::Settings;
-use sweep_core::verdict::{plan_detailed_status, plan_status, snapshot_status, Status};
-use sweep_core::{plan, render, AppSet, Policy, Snapshot, SweepPlan};
+use sweep_core::verdict::{
+    diff_detailed_status, plan_detailed_status, plan_status, snapshot_status, Status,
+};
+use sweep_core::{markdown, plan, render, AppSet, PlanDiff, Policy, Snapshot, SweepPlan};
 use sweep_docker::files::Accept;
 use sweep_runner::{gather, ExecuteSettings, GatherSettings, Grace};
 
-use crate::cli::{Cli, Command, Format, PlanInput, PolicyArgs, RunArgs, Source};
+use crate::cli::{Cli, Command, Format, PlanFormat, PlanInput, PolicyArgs, RunArgs, Source};
 use crate::exit::process_status;
 use crate::input::{self, InputError};
 use crate::output::{self, emit, OutputError};
@@ -66,11 +69,29 @@ pub(crate) fn policy_over(args: &PolicyArgs, base: &Policy) -> Result<Policy, In
     .with_prune_resources(args.prune_resources || base.prune_resources))
 }
 
-fn planned(snapshot: &Snapshot, origin: &str) -> Result<SweepPlan, InputError> {
+fn planned(snapshot: &Snapshot, origin: &Path) -> Result<SweepPlan, InputError> {
     plan(snapshot).map_err(|source| InputError::Snapshot {
-        file: origin.into(),
+        file: origin.to_owned(),
         source,
     })
+}
+
+/// Reads a snapshot file whole and, when `app_set` is given, puts that
+/// app set in place of the one it was gathered with: a pull request's
+/// app set planned on swarms read elsewhere. The snapshot's policy stays.
+/// Either file that does not read is bad input, named.
+fn snapshot_with(
+    file: &Path,
+    app_set: Option<&Path>,
+    accept: Accept,
+) -> Result<Snapshot, InputError> {
+    // The app set first: it is the smaller file and the likelier mistake.
+    let app_set = app_set.map(input::read_app_set).transpose()?;
+    let mut snapshot = review::read_snapshot(file, accept)?;
+    if let Some(app_set) = app_set {
+        snapshot.app_set = app_set;
+    }
+    Ok(snapshot)
 }
 
 /// Reads the app set, opens the registry and gathers the snapshot. Every
@@ -129,33 +150,37 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
             format,
             out,
             detailed_exitcode,
+            diff_against,
             state: state_file,
             state_max_age,
         } => {
-            let format = Format::resolve(format);
+            let format = PlanFormat::resolve(format);
             // Checked before anything is read: a place the plan could never
             // be saved to (a device, a directory, a link) is bad input.
             if let Some(file) = &out {
                 crate::safe_write::check_target(file)?;
             }
-            // Read before any swarm is: a state file that does not read is
-            // bad input, and nothing was gathered for it.
+            // Read before any swarm is: an app set or a state file that
+            // does not read is bad input, and nothing was gathered for it.
+            let base = diff_against
+                .as_deref()
+                .map(input::read_app_set)
+                .transpose()?;
             let grace = crate::state::load_given(state_file.as_deref(), state_max_age)?;
-            // A saved plan records the snapshot it was made from, so it is
-            // planned from the whole snapshot; without --out a snapshot
-            // file is planned in place, never held twice.
+            // A saved plan records the snapshot it was made from, and a diff
+            // plans it twice, so both keep the whole snapshot; otherwise a
+            // snapshot file is planned in place, never held twice.
             // `written_at`: the time the state written after is dated by,
             // there when a state was read (never with --snapshot).
+            let app_set = source.app_set.clone();
             let (mut plan, snapshot, written_at) = match (snapshot, source.into_source()) {
-                (Some(file), _) if out.is_some() => {
-                    let snapshot = review::read_snapshot(&file, Accept::FileOrPipe)?;
-                    (
-                        planned(&snapshot, &file.display().to_string())?,
-                        Some(snapshot),
-                        None,
-                    )
+                (Some(file), _) if app_set.is_none() && out.is_none() && base.is_none() => {
+                    (input::plan_snapshot(&file)?, None, None)
                 }
-                (Some(file), _) => (input::plan_snapshot(&file)?, None, None),
+                (Some(file), _) => {
+                    let snapshot = snapshot_with(&file, app_set.as_deref(), Accept::FileOrPipe)?;
+                    (planned(&snapshot, &file)?, Some(snapshot), None)
+                }
                 (None, Some(source)) => {
                     let policy = policy(&p)?;
                     let rt = runtime()?;
@@ -174,7 +199,7 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
                         None => None,
                     };
                     (
-                        planned(&gathered, "gathered snapshot")?,
+                        planned(&gathered, Path::new("gathered snapshot"))?,
                         Some(gathered),
                         written_at,
                     )
@@ -186,10 +211,20 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
                     ))
                 }
             };
-            let verdict = if detailed_exitcode {
-                plan_detailed_status(&plan)
-            } else {
-                plan_status(&plan)
+            // The base's plan, on the very snapshot the change's was made
+            // from: only the app set differs.
+            let diff = match (base, &snapshot, &diff_against) {
+                (Some(base), Some(snapshot), Some(file)) => {
+                    let mut based = snapshot.clone();
+                    based.app_set = base;
+                    Some(PlanDiff::between(&planned(&based, file)?, &plan))
+                }
+                _ => None,
+            };
+            let verdict = match (&diff, detailed_exitcode) {
+                (Some(diff), true) => diff_detailed_status(&plan, diff),
+                (None, true) => plan_detailed_status(&plan),
+                (_, false) => plan_status(&plan),
             };
             let mut status = verdict;
             if let (Some(file), Some(snapshot)) = (&out, &snapshot) {
@@ -207,14 +242,16 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
                 }
             }
             drop(snapshot);
-            let shown = match format {
-                Format::Json => crate::plan_out::emit_json(&mut plan),
-                Format::Text => emit(&render::plan_text_styled(
-                    &plan,
-                    render::Style::coloured(crate::terminal::colour(
-                        crate::terminal::Stream::Stdout,
-                    )),
-                )),
+            let colour = || {
+                render::Style::coloured(crate::terminal::colour(crate::terminal::Stream::Stdout))
+            };
+            let shown = match (format, &diff) {
+                (PlanFormat::Json, None) => crate::plan_out::emit_json(&mut plan),
+                (PlanFormat::Text, None) => emit(&render::plan_text_styled(&plan, colour())),
+                (PlanFormat::Markdown, None) => emit(&markdown::plan_markdown(&plan)),
+                (PlanFormat::Json, Some(diff)) => emit(&format!("{}\n", diff.to_json_pretty())),
+                (PlanFormat::Text, Some(diff)) => emit(&render::diff_text(diff)),
+                (PlanFormat::Markdown, Some(diff)) => emit(&markdown::diff_markdown(diff)),
             };
             let status = written(status, shown);
             // The process ends here: freeing a large plan string by string
@@ -306,10 +343,12 @@ fn explain(
     format: Format,
 ) -> Result<Status, InputError> {
     let PlanInput { snapshot, source } = input;
+    let app_set = source.app_set.clone();
     let snapshot = match (snapshot, source.into_source()) {
         // A regular file only: pipes are for `plan --snapshot` and
-        // `--app-set`, where they are documented.
-        (Some(file), _) => review::read_snapshot(&file, Accept::RegularFile)?,
+        // `--app-set`, where they are documented. With `--app-set`, the
+        // release is explained as `plan` with the same pair plans it.
+        (Some(file), _) => snapshot_with(&file, app_set.as_deref(), Accept::RegularFile)?,
         (None, Some(source)) => {
             let policy = policy(&policy_args)?;
             let rt = runtime()?;

@@ -2,7 +2,8 @@
 //! `--once` ending as `apply` would, an unreadable app set held (a read
 //! stuck for good included), the HTTP endpoints (under a flood too), and
 //! SIGTERM. The socket it is pointed at does not exist, so every swarm is
-//! unreadable and nothing can be deleted.
+//! unreadable and nothing can be deleted; `/snapshot` is read from a fake
+//! daemon that answers as an empty swarm.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -524,4 +525,88 @@ fn completions_and_the_man_page_know_watch_and_its_flags() {
     for flag in ["watch", "--interval", "--listen", "--once"] {
         assert!(bash.contains(flag), "bash completions: no {flag}");
     }
+}
+
+/// `/snapshot` serves what the last gather read, from a fake daemon
+/// that answers as an empty swarm: JSON that `plan --snapshot` reads,
+/// with the watch's own app set, to be planned against another one.
+#[test]
+fn serves_the_last_gathered_snapshot_for_a_preview_elsewhere() {
+    use sweep_testkit::fake_daemon::{swarm_manager, FakeDaemon};
+    let dir = tempfile::tempdir().unwrap();
+    let apps = apps(dir.path());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let daemon = FakeDaemon::new(swarm_manager(
+        "n1",
+        "manager",
+        "cluster-1",
+        &[("n1".to_owned(), "manager".to_owned())],
+        Duration::ZERO,
+    ));
+    let endpoint = {
+        let _entered = runtime.enter();
+        daemon.listen_unix(&dir.path().join("docker.sock"))
+    };
+    let addr = free_port();
+    let mut child = Killed(
+        support::sweep()
+            .args([
+                "watch",
+                "--app-set",
+                &apps,
+                "--interval",
+                "1h",
+                "--listen",
+                &addr.to_string(),
+            ])
+            .env("DOCKER_HOST", &endpoint)
+            .env("DOCKER_CONFIG", "/nonexistent/docker-config")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("/healthz", || get(addr, "/healthz").is_some());
+    let mut served = None;
+    wait_for("/snapshot", || {
+        served = get(addr, "/snapshot").filter(|(status, _)| *status == 200);
+        served.is_some()
+    });
+    let (_, body) = served.unwrap();
+    let snapshot: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(
+        snapshot["app_set"]["applications"][0]["name"], "shop",
+        "{body}"
+    );
+    assert_eq!(snapshot["swarms"][0]["cluster_id"], "cluster-1", "{body}");
+    assert!(!daemon.requests().is_empty());
+    // Planned elsewhere against a change that drops `shop`.
+    let file = dir.path().join("served.json");
+    std::fs::write(&file, &body).unwrap();
+    let change = dir.path().join("change.yaml");
+    std::fs::write(
+        &change,
+        "loaded: true\napplications:\n  - name: other\n    swarm: \"\"\n    releases: []\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "plan",
+        "--snapshot",
+        file.to_str().unwrap(),
+        "--app-set",
+        change.to_str().unwrap(),
+        "--diff-against",
+        &apps,
+        "--format",
+        "json",
+    ]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let diff: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a diff");
+    assert!(diff["added"].is_array(), "{diff}");
+    terminate(&child.0);
+    let _ = child.0.wait();
 }

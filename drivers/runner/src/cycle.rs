@@ -455,6 +455,9 @@ pub fn clock(
     }
 }
 
+// One per cycle and moved at once: the size of its variants costs nothing
+// worth an allocation.
+#[allow(clippy::large_enum_variant)]
 enum Decided {
     Plan(SweepPlan),
     Stale(Ended),

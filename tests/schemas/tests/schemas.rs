@@ -37,6 +37,7 @@ struct Schemas {
     report: Validator,
     apply: Validator,
     trace: Validator,
+    diff: Validator,
 }
 
 impl Schemas {
@@ -48,6 +49,7 @@ impl Schemas {
             report: validator("report.schema.json"),
             apply: validator("apply-output.schema.json"),
             trace: validator("trace.schema.json"),
+            diff: validator("plan-diff.schema.json"),
         }
     }
 }
@@ -192,6 +194,19 @@ fn documents_made_from_every_example_and_seed_meet_their_schemas() {
         let plan = plan(&snapshot).expect("a snapshot that reads plans");
         let plan_json = serde_json::to_value(&plan).unwrap();
         assert_valid(&schemas.plan, &plan_json, &format!("the plan of {name}"));
+
+        // What `plan --diff-against` prints: against an app set that did
+        // not load (every deletion held), both ways.
+        let mut unloaded = snapshot.clone();
+        unloaded.app_set.loaded = false;
+        let held = sweep_core::plan(&unloaded).expect("it plans");
+        for (base, change) in [(&held, &plan), (&plan, &held)] {
+            assert_valid(
+                &schemas.diff,
+                &serde_json::to_value(sweep_core::PlanDiff::between(base, change)).unwrap(),
+                &format!("a diff of the plan of {name}"),
+            );
+        }
 
         let saved = SavedPlan::new(&snapshot, plan.clone(), "test");
         let saved_json = serde_json::to_value(&saved).unwrap();

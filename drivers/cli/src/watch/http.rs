@@ -1,5 +1,8 @@
 //! The HTTP endpoints of `watch --listen`: `/healthz`, `/readyz`,
-//! `/metrics`, `/plan` and `/report`, GET only.
+//! `/metrics`, `/plan`, `/report` and `/snapshot`, GET only.
+//!
+//! `/snapshot` holds what the last gather read, release records' data
+//! included: the address must face trusted networks only.
 //!
 //! The port faces whatever can reach it, so every connection is bounded:
 //! its request head in size, header count and time, the whole connection
@@ -191,7 +194,14 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 
 /// The reply to `method` on `path`.
 pub fn respond(shared: &Shared, method: &Method, path: &str) -> Response<Full<Bytes>> {
-    const ROUTES: &[&str] = &["/healthz", "/readyz", "/metrics", "/plan", "/report"];
+    const ROUTES: &[&str] = &[
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/plan",
+        "/report",
+        "/snapshot",
+    ];
     if !ROUTES.contains(&path) {
         return text(StatusCode::NOT_FOUND, "not found\n".into());
     }
@@ -251,6 +261,10 @@ pub fn respond(shared: &Shared, method: &Method, path: &str) -> Response<Full<By
             Bytes::from(shared.metrics_text()),
         ),
         "/plan" => json(shared.plan(), "no plan yet: no sweep has planned\n"),
+        "/snapshot" => json(
+            shared.snapshot(),
+            "no snapshot yet: no gather has finished\n",
+        ),
         "/report" => json(
             shared.report(),
             "no report yet: no sweep has carried out a plan\n",
@@ -289,7 +303,8 @@ mod tests {
     use tokio::net::TcpStream;
 
     async fn started() -> (SocketAddr, Arc<Shared>) {
-        let shared = Arc::new(Shared::new("apps.yaml", Duration::from_secs(900)));
+        let shared =
+            Arc::new(Shared::new("apps.yaml", Duration::from_secs(900)).keeping_snapshots());
         let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
         let addr = listener.local_addr().unwrap();
         serve(listener, shared.clone());
@@ -341,6 +356,7 @@ mod tests {
         assert!(body.contains("no gather"), "{body}");
         assert_eq!(get(addr, "/plan").await.0, 404);
         assert_eq!(get(addr, "/report").await.0, 404);
+        assert_eq!(get(addr, "/snapshot").await.0, 404);
         assert_eq!(get(addr, "/nope").await.0, 404);
         let (status, head, body) = get(addr, "/metrics").await;
         assert_eq!(status, 200);
@@ -352,6 +368,15 @@ mod tests {
         assert!(body.contains("swarm_sweep_sweeps_total{outcome=\"success\"} 0"));
 
         shared.gathered(&snapshot(&[], &["alpha"]), Duration::from_millis(20));
+        // The snapshot reads back as the one gathered: `plan --snapshot`
+        // takes it as it is.
+        let (status, head, body) = get(addr, "/snapshot").await;
+        assert_eq!(status, 200);
+        assert!(head.to_ascii_lowercase().contains("application/json"));
+        assert_eq!(
+            Snapshot::from_json(&body).unwrap(),
+            snapshot(&[], &["alpha"])
+        );
         let plan = sweep_core::plan(&snapshot(&[], &["alpha"])).unwrap();
         shared.planned(&plan);
         let (status, head, body) = get(addr, "/plan").await;

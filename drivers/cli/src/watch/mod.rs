@@ -100,10 +100,16 @@ pub fn run(options: Options) -> Result<Status, InputError> {
     let limit = source.timeout_or_default();
     let registry = input::registry(&source, limit)?;
     let app_set_file = source.app_set.clone();
-    let shared = Arc::new(Shared::new(
+    let mut shared = Shared::new(
         app_set_file.display().to_string(),
         shared::app_set_patience(interval),
-    ));
+    );
+    // Only a server shows the snapshot: without one, writing it out at
+    // every gather would cost a large registry's time for nobody.
+    if listen.is_some() {
+        shared = shared.keeping_snapshots();
+    }
+    let shared = Arc::new(shared);
     let notifier = {
         let _in_runtime = runtime.enter();
         let dropped = shared.clone();
@@ -143,7 +149,7 @@ pub fn run(options: Options) -> Result<Status, InputError> {
             let listener = http::bind(addr)
                 .await
                 .map_err(|e| InputError::Flag(format!("--listen {addr}: cannot listen: {e}")))?;
-            tracing::info!(%addr, "serving /healthz, /readyz, /metrics, /plan and /report");
+            tracing::info!(%addr, "serving /healthz, /readyz, /metrics, /plan, /report and /snapshot");
             http::serve(listener, shared.clone());
         }
         if once {

@@ -1,5 +1,5 @@
 //! What the sweeps leave for the HTTP endpoints: the metrics, the last
-//! plan and report, whether the last gather read every swarm, and since
+//! snapshot, plan and report, whether the last gather read every swarm, and since
 //! when the app set has not read.
 //!
 //! The lock is held only to copy a value in or out, never across an
@@ -56,6 +56,9 @@ struct AppSetHealth {
 #[derive(Debug)]
 struct Inner {
     metrics: Metrics,
+    /// Whether gathers keep their snapshot for `/snapshot`.
+    keep_snapshots: bool,
+    snapshot: Option<Bytes>,
     plan: Option<Bytes>,
     report: Option<Bytes>,
     gathered: Readiness,
@@ -76,6 +79,8 @@ impl Shared {
         Shared {
             inner: Mutex::new(Inner {
                 metrics: Metrics::new(),
+                keep_snapshots: false,
+                snapshot: None,
                 plan: None,
                 report: None,
                 gathered: Readiness::NotYet,
@@ -87,6 +92,15 @@ impl Shared {
                 last_outcome: None,
             }),
         }
+    }
+
+    /// Keeping the last gathered snapshot, as `swarm-sweep snapshot`
+    /// prints it, for `/snapshot`: a pull request's preview plans it
+    /// against its own app set where the managers' sockets cannot be
+    /// reached (`plan --snapshot FILE --app-set FILE`).
+    pub fn keeping_snapshots(self) -> Self {
+        self.lock().keep_snapshots = true;
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -102,8 +116,15 @@ impl Shared {
             .filter(|s| s.why_unreadable().is_some())
             .map(|s| s.swarm.to_string())
             .collect();
+        // Written out before the lock is taken: a large snapshot takes a
+        // while, and the endpoints must not wait for it.
+        let keep = self.lock().keep_snapshots;
+        let json = keep.then(|| Bytes::from(format!("{}\n", snapshot.to_json_pretty())));
         let mut inner = self.lock();
         inner.metrics.gathered(took);
+        if json.is_some() {
+            inner.snapshot = json;
+        }
         inner.gathered = if unreadable.is_empty() {
             Readiness::Ready
         } else {
@@ -158,6 +179,12 @@ impl Shared {
 
     pub fn metrics_text(&self) -> String {
         self.lock().metrics.render()
+    }
+
+    /// The last gathered snapshot as JSON, when snapshots are kept
+    /// ([`Shared::keeping_snapshots`]) and a gather has finished.
+    pub fn snapshot(&self) -> Option<Bytes> {
+        self.lock().snapshot.clone()
     }
 
     pub fn plan(&self) -> Option<Bytes> {
