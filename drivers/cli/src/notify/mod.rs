@@ -221,4 +221,4 @@ pub fn report_url(listen: std::net::SocketAddr) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

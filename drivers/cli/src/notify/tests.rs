@@ -15,7 +15,7 @@ use crate::cli::Secret;
 
 /// How a test receiver answers.
 #[derive(Clone, Copy)]
-enum Answer {
+pub(crate) enum Answer {
     Ok,
     Fail,
     Hang,
@@ -24,8 +24,8 @@ enum Answer {
 
 /// What a receiver was sent: each request's line and body.
 #[derive(Default)]
-struct Received {
-    requests: Mutex<Vec<(String, String)>>,
+pub(crate) struct Received {
+    pub(crate) requests: Mutex<Vec<(String, String)>>,
 }
 
 impl Received {
@@ -36,7 +36,7 @@ impl Received {
 
 const SECRET_PATH: &str = "/hooks/T000/B000/secret-token";
 
-async fn receiver(answer: Answer) -> (Webhook, Arc<Received>) {
+pub(crate) async fn receiver(answer: Answer) -> (Webhook, Arc<Received>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let received = Arc::new(Received::default());
