@@ -261,3 +261,54 @@ fn a_webhook_that_never_answers_delays_the_exit_by_a_bounded_time_and_is_never_s
     assert!(took < Duration::from_secs(40), "{took:?}");
     drop(held);
 }
+
+#[test]
+fn a_stale_saved_plan_is_told_with_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let apps = apps(dir.path());
+    let saved = dir.path().join("plan.json").display().to_string();
+    let example = support::root().join("examples/one-swarm.json");
+    let planned = run(&[
+        "plan",
+        "--snapshot",
+        &example.display().to_string(),
+        "--out",
+        &saved,
+        "--format",
+        "json",
+    ]);
+    assert!(planned.status.success(), "{}", stderr(&planned));
+    let (url, bodies) = receiver();
+    // No daemon answers: the swarm it was planned against is gone.
+    let out = run(&[
+        "apply",
+        "--plan",
+        &saved,
+        "--app-set",
+        &apps,
+        "--yes",
+        "--notify",
+        &url,
+    ]);
+    masked(&out);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let sent = bodies.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1, "{}", stderr(&out));
+    let event: serde_json::Value = serde_json::from_str(&sent[0]).unwrap();
+    assert_eq!(event["event"], "stale_plan");
+    assert_eq!(event["swarm"], serde_json::Value::Null);
+    let objects: Vec<(&str, &str)> = event["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["kind"].as_str().unwrap(), o["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        objects,
+        [
+            ("swarm", ""),
+            ("release", "shop"),
+            ("release", "shop-cache")
+        ]
+    );
+}
