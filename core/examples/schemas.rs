@@ -17,6 +17,7 @@ use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::Value;
 use sweep_core::audit::AuditEntry;
+use sweep_core::notify::Notification;
 use sweep_core::saved::SavedPlan;
 use sweep_core::sweep::SweepTrace;
 use sweep_core::{GraceState, PlanDiff, Snapshot, SweepPlan, SweepReport};
@@ -101,6 +102,13 @@ pub fn documents() -> Vec<(&'static str, String)> {
         (
             "audit.schema.json",
             schema_of::<AuditEntry>(Side::Written, "swarm-sweep audit log line"),
+        ),
+        (
+            "notification.schema.json",
+            schema_of::<Notification>(
+                Side::Written,
+                "swarm-sweep notification (--notify-format json)",
+            ),
         ),
         (
             "plan-diff.schema.json",

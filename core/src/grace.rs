@@ -27,6 +27,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::format::FormatVersion;
+use crate::notify_memory::NotifyMemory;
 use crate::refs::SwarmName;
 use crate::snapshot::{one_json_document, Obj, SnapshotError};
 use crate::time::UnixTime;
@@ -117,6 +118,12 @@ pub struct GraceState {
     pub written_at: UnixTime,
     /// Sorted by swarm and release, one entry per release.
     pub departed: Vec<Departed>,
+    /// What notifications remember between runs (`--notify`): since when
+    /// each hold has been seen, and what was last sent per cause. Left out
+    /// when empty; a state written before it existed reads as empty.
+    #[serde(default, skip_serializing_if = "NotifyMemory::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub notify: NotifyMemory,
 }
 
 #[derive(Deserialize)]
@@ -130,6 +137,8 @@ struct StateWire {
     // it was kept current.
     written_at: UnixTime,
     departed: Vec<Obj<Departed>>,
+    #[serde(default)]
+    notify: NotifyMemory,
 }
 
 /// Why a state is not current, so its entries are not used
@@ -167,7 +176,14 @@ impl GraceState {
             format_version: FormatVersion,
             written_at,
             departed,
+            notify: NotifyMemory::default(),
         }
+    }
+
+    /// This state with `notify` as what notifications remember.
+    pub fn with_notify(mut self, notify: NotifyMemory) -> Self {
+        self.notify = notify;
+        self
     }
 
     /// The state with no entries, written at `now`: every clock starts
@@ -222,6 +238,7 @@ impl GraceState {
     pub fn from_json(text: &str) -> Result<Self, SnapshotError> {
         let wire: Obj<StateWire> = one_json_document(text)?;
         let written_at = wire.0.written_at;
+        let notify = wire.0.notify;
         let departed: Vec<Departed> = wire.0.departed.into_iter().map(|d| d.0).collect();
         let mut seen = HashSet::with_capacity(departed.len());
         for (i, d) in departed.iter().enumerate() {
@@ -241,7 +258,7 @@ impl GraceState {
                 });
             }
         }
-        Ok(GraceState::new(departed, written_at))
+        Ok(GraceState::new(departed, written_at).with_notify(notify))
     }
 
     /// The JSON [`GraceState::from_json`] reads.

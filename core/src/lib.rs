@@ -105,6 +105,8 @@ pub mod grace;
 mod grace_update;
 pub mod markdown;
 mod names;
+pub mod notify;
+mod notify_memory;
 pub mod objects;
 pub mod owner;
 mod parallel;

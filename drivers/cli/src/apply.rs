@@ -21,6 +21,7 @@ use sweep_runner::{
 use crate::audit_log::AuditLog;
 use crate::cli::{Format, PolicyArgs, Source};
 use crate::input::{self, InputError};
+use crate::notify::{Limits, Notifier, EXIT_WAIT};
 use crate::output::{self, emit, OutputError};
 use crate::review;
 
@@ -40,6 +41,8 @@ pub struct Options {
     /// `--audit-log FILE`: where a line per object acted on is appended
     /// (checked already).
     pub audit_log: Option<PathBuf>,
+    /// `--notify`: the webhooks, and how to notify them.
+    pub notify: crate::notify::Settings,
 }
 
 /// Runs `apply`: its verdict, or bad input found before any swarm was read.
@@ -55,6 +58,7 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         state_max_age,
         trace: trace_file,
         audit_log,
+        notify,
     } = options;
     let mut settings = settings;
     if trace_file.is_some() {
@@ -80,6 +84,20 @@ pub fn run(options: Options) -> Result<Status, InputError> {
     let limit = source.timeout_or_default();
     let registry = input::registry(&source, limit)?;
     let runtime = crate::commands::runtime()?;
+    // What notifications remembered is the state file's: holds dated and
+    // repeats held back across cron runs.
+    let remembered = grace.as_ref().map(|g| g.notify.clone()).unwrap_or_default();
+    let notifier = {
+        let _in_runtime = runtime.enter();
+        Notifier::start(
+            notify,
+            asked.controller.clone(),
+            None,
+            remembered,
+            Limits::default(),
+            Box::new(|| {}),
+        )
+    };
     let mut cycle = Cycle::new(
         registry.as_ref(),
         asked,
@@ -104,25 +122,44 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         progress: RefCell::new(Box::new(crate::terminal::progress_hook())),
         trace: RefCell::new(None),
         audit: audit_log.map(|file| AuditLog::new(file, origin)),
+        notifier,
     };
     let ended = runtime.block_on(async {
         let stop = crate::signals::stop_on_signals()
             .map_err(|e| InputError::Runtime(format!("cannot handle signals: {e}")))?;
         Ok::<_, InputError>(cycle.run(&host, &stop).await)
     })?;
-    match ended {
+    let status = match ended {
         Err(e) => {
             output::warn_line(&e.to_string());
             Ok(Status::BadInput)
         }
         Ok(ended) => {
-            let status = host.report(ended);
+            // Decided after the sweep, so the memory changed since the
+            // cycle wrote the state: written again, with it.
+            let mut kept = true;
+            if host
+                .notifier
+                .swept(ended.plan.as_ref(), ended.report.as_ref())
+            {
+                if let Some(state) = cycle.grace() {
+                    kept = host.save_state(&state);
+                }
+            }
+            let mut status = host.report(ended);
+            if !kept {
+                status = status.max(Status::NeedsAttention);
+            }
             Ok(match (trace_file, host.trace.into_inner()) {
                 (Some(file), Some(trace)) => status.max(write_trace(&file, &trace)),
                 _ => status,
             })
         }
-    }
+    };
+    // Delivery never changes the verdict; it only may delay the exit, by
+    // at most this bound.
+    runtime.block_on(host.notifier.settle(EXIT_WAIT));
+    status
 }
 
 /// Writes `trace` to `file` whole ([`crate::safe_write::replace`]); a
@@ -161,6 +198,7 @@ struct ApplyHost {
     trace: RefCell<Option<SweepTrace>>,
     /// `--audit-log`.
     audit: Option<AuditLog>,
+    notifier: Notifier,
 }
 
 impl Host for ApplyHost {
@@ -183,7 +221,8 @@ impl Host for ApplyHost {
     }
 
     fn save_state(&self, state: &GraceState) -> bool {
-        crate::state::save(self.state_file.as_deref(), state)
+        let state = state.clone().with_notify(self.notifier.memory());
+        crate::state::save(self.state_file.as_deref(), &state)
     }
 
     fn approve(&self, plan: &SweepPlan) -> Approval {
@@ -222,7 +261,10 @@ impl Host for ApplyHost {
     fn event(&self, event: Event<'_>) {
         match event {
             // Each change's text escapes its names already.
-            Event::Stale(stale) => eprint!("swarm-sweep: {}", stale_text(stale)),
+            Event::Stale(stale) => {
+                eprint!("swarm-sweep: {}", stale_text(stale));
+                self.notifier.stale(stale);
+            }
             Event::Unreviewed(release) => {
                 let file = self
                     .saved_file

@@ -21,6 +21,9 @@ use sweep_docker::duration;
 pub const CONFIG_ENV: &str = "SWARM_SWEEP_CONFIG";
 /// Names the default `--app-set`.
 pub const APP_SET_ENV: &str = "SWARM_SWEEP_APP_SET";
+/// Adds webhook URLs to `--notify`, separated by whitespace (read by the
+/// binary, not by clap, whose help would show the value).
+pub const NOTIFY_ENV: &str = "SWARM_SWEEP_NOTIFY";
 
 /// The per-call timeout when `--timeout` is not given.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
@@ -41,6 +44,7 @@ Exit status, for every command:
 Environment:
   SWARM_SWEEP_CONFIG   the default --config
   SWARM_SWEEP_APP_SET  the default --app-set
+  SWARM_SWEEP_NOTIFY   webhook URLs for apply and watch, besides --notify (separated by whitespace)
   SWARM_SWEEP_LOG      the log filter (e.g. info, or warn,sweep_runner=debug); else RUST_LOG; default warn
   NO_COLOR             set and not empty: no colour
   TERM=dumb            no colour";
@@ -155,6 +159,8 @@ pub enum Command {
         /// E.g. `--audit-log /var/log/swarm-sweep/audit.jsonl`.
         #[arg(long, value_name = "FILE")]
         audit_log: Option<PathBuf>,
+        #[command(flatten)]
+        notify: NotifyArgs,
     },
     /// Sweep on an interval, as `apply --yes` would, reading the app set
     /// afresh each time; an app set that cannot be read holds that sweep.
@@ -203,6 +209,8 @@ pub enum Command {
         /// E.g. `--audit-log /var/log/swarm-sweep/audit.jsonl`.
         #[arg(long, value_name = "FILE")]
         audit_log: Option<PathBuf>,
+        #[command(flatten)]
+        notify: NotifyArgs,
     },
     /// Print an audit log (`--audit-log`), streaming it: one line per
     /// object removed or failed, oldest first. A line that does not read
@@ -456,6 +464,73 @@ pub struct RunArgs {
     /// E.g. `--settle-timeout 2m`.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = wait)]
     pub settle_timeout: Duration,
+}
+
+/// Where and how `apply` and `watch` send word of what they did
+/// (`crate::notify`).
+#[derive(Debug, Args)]
+pub struct NotifyArgs {
+    /// Post an event to this webhook URL (http or https) when a sweep
+    /// deletes something, fails a deletion, is held for longer than
+    /// --notify-held-after, leaves nodes uncovered, or refuses a stale
+    /// saved plan; repeatable. More come from SWARM_SWEEP_NOTIFY and
+    /// --notify-file. A webhook URL is a secret: it is never shown but as
+    /// scheme, host and a masked path. Delivery never holds up or fails a
+    /// sweep. E.g. `--notify https://hooks.example.com/services/T0/B0/x`.
+    #[arg(long = "notify", value_name = "URL", value_parser = secret)]
+    pub notify: Vec<Secret>,
+    /// Read more webhook URLs from FILE, one per line (blank lines and
+    /// lines starting with # are skipped). E.g. `--notify-file /run/secrets/webhooks`.
+    #[arg(long, value_name = "FILE")]
+    pub notify_file: Option<PathBuf>,
+    /// The body posted: `json` (the generic event,
+    /// schemas/notification.schema.json) or `slack` (a Slack incoming
+    /// webhook's, which Mattermost and Rocket.Chat accept too).
+    /// E.g. `--notify-format slack`.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "json")]
+    pub notify_format: NotifyFormat,
+    /// Send a `held` event once a hold has lasted this long, measured
+    /// from when it was first seen (across runs with --state); from 1s to
+    /// 30 days. E.g. `--notify-held-after 30m`.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = held_after)]
+    pub notify_held_after: Duration,
+}
+
+/// `--notify-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NotifyFormat {
+    /// The generic JSON event.
+    Json,
+    /// A Slack incoming webhook's body (text and blocks).
+    Slack,
+}
+
+/// A value that must not be shown: a webhook URL carries its credential
+/// in its path. Its `Debug` shows nothing of it, so a parsed command line
+/// can be logged.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// `--notify`: taken as it is, never refused here, since clap would show
+/// the value in its error; it is checked later, with a masked error.
+fn secret(text: &str) -> Result<Secret, String> {
+    Ok(Secret(text.to_owned()))
+}
+
+/// `--notify-held-after`: at least a second, at most 30 days.
+fn held_after(text: &str) -> Result<Duration, String> {
+    duration::parse_within(
+        text,
+        Duration::from_secs(1),
+        Duration::from_secs(30 * 24 * 3600),
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// `plan`'s output formats: [`Format`]'s, and Markdown.

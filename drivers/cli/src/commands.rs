@@ -276,6 +276,7 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
             state_max_age,
             trace,
             audit_log,
+            notify,
         } => {
             // Checked before anything is read or deleted: a place the
             // trace could never be written to is bad input.
@@ -297,6 +298,7 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
                 state_max_age,
                 trace,
                 audit_log,
+                notify: notify_settings(&notify)?,
             })
         }
         Command::Watch {
@@ -309,8 +311,10 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
             state,
             state_max_age,
             audit_log,
+            notify,
         } => crate::watch::run(crate::watch::Options {
             audit_log,
+            notify: notify_settings(&notify)?,
             policy: policy(&p)?,
             settings: execute_settings(&run)?,
             runtime: runtime()?,
@@ -391,6 +395,15 @@ fn explain(
         ),
     };
     Ok(written(Status::Success, emit(&text)))
+}
+
+/// The webhooks and how to notify them, read before anything else is:
+/// one that cannot be used is bad input.
+fn notify_settings(args: &crate::cli::NotifyArgs) -> Result<crate::notify::Settings, InputError> {
+    Ok(crate::notify::Settings::read(
+        args,
+        std::env::var_os(crate::cli::NOTIFY_ENV),
+    )?)
 }
 
 fn execute_settings(run: &RunArgs) -> Result<ExecuteSettings, InputError> {

@@ -70,6 +70,10 @@ pub enum InputError {
     /// say: refused before any swarm is read.
     #[error("{0}")]
     Audit(#[from] crate::audit_log::AuditFileError),
+    /// A webhook (`--notify`, `SWARM_SWEEP_NOTIFY`, `--notify-file`) that
+    /// cannot be used; the error never shows the URL.
+    #[error("{0}")]
+    Notify(#[from] crate::notify::NotifyError),
     /// `explain` about a swarm or release the snapshot does not have.
     #[error("{0}")]
     Explain(#[from] sweep_core::explain::ExplainError),

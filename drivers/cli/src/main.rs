@@ -10,6 +10,7 @@ mod exit;
 mod generated;
 mod healthcheck;
 mod input;
+mod notify;
 mod output;
 mod plan_out;
 mod review;

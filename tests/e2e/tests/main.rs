@@ -10,6 +10,7 @@ mod image;
 mod in_use;
 mod input;
 mod job;
+mod record;
 mod resources;
 mod review;
 mod safety;

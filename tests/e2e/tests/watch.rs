@@ -78,14 +78,14 @@ fn once_deletes_a_departed_release_and_logs_the_summary() {
     assert!(run.stdout.is_empty(), "{}", run.stdout);
 }
 
-fn free_port() -> SocketAddr {
+pub(crate) fn free_port() -> SocketAddr {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
 }
 
 /// GETs `path`: the status and the body, or `None` when nothing answers.
-fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+pub(crate) fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))

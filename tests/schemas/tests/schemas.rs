@@ -473,3 +473,49 @@ fn the_state_schema_and_the_reader_agree_on_every_field() {
         );
     }
 }
+
+/// A notification body of each event kind, as `--notify-format json`
+/// posts it, meets its schema; so does a state that remembers what
+/// notifications sent.
+#[test]
+fn notifications_and_the_state_they_keep_meet_their_schemas() {
+    use sweep_core::notify::{decide, Facts, Notification, NotifyMemory};
+    let schema = validator("notification.schema.json");
+    let snapshot = Snapshot::from_json(
+        r#"{"app_set":{"loaded":true,"applications":[{"name":"shop","swarm":"a"}]},
+            "swarms":[{"swarm":"a","releases":[{"name":"blog","owner":"cd/default/blog:release/blog"}]}]}"#,
+    )
+    .unwrap();
+    let held = plan(&snapshot).unwrap();
+    let mut memory = NotifyMemory::default();
+    let at = |secs: u64| UnixTime::from_secs(1_796_112_000 + secs);
+    let facts = Facts {
+        plan: Some(&held),
+        ..Facts::default()
+    };
+    decide(facts, &mut memory, at(0), Duration::from_secs(60));
+    let events = decide(facts, &mut memory, at(120), Duration::from_secs(60));
+    assert_eq!(events.len(), 1);
+    for url in [None, Some("http://ctl:9090/report")] {
+        let body = Notification::new(&events[0], "default", at(120), url);
+        let doc: Value = serde_json::from_str(&body.to_json()).unwrap();
+        assert_valid(&schema, &doc, "a held notification");
+        let mut extra = doc.clone();
+        extra["unknown_field"] = json!(1);
+        assert!(
+            !schema.is_valid(&extra),
+            "an unknown field is not in the schema"
+        );
+    }
+    let state = GraceState::empty(at(120)).with_notify(memory);
+    let doc = serde_json::to_value(&state).unwrap();
+    assert!(doc["notify"]["holds"]
+        .as_array()
+        .is_some_and(|h| h.len() == 1));
+    assert_valid(
+        &validator("state.schema.json"),
+        &doc,
+        "a state with notifications",
+    );
+    assert_eq!(GraceState::from_json(&doc.to_string()).unwrap(), state);
+}

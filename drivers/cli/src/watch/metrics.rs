@@ -118,6 +118,8 @@ pub struct Metrics {
     gather_duration: Histogram,
     /// Sweeps whose lines could not be appended to the audit log.
     audit_write_failures: u64,
+    /// Notifications given up on (`--notify`).
+    notify_dropped: u64,
 }
 
 impl Default for Metrics {
@@ -145,12 +147,19 @@ impl Metrics {
             sweep_duration: Histogram::default(),
             gather_duration: Histogram::default(),
             audit_write_failures: 0,
+            notify_dropped: 0,
         }
     }
 
     /// A sweep whose lines could not be appended to the audit log.
     pub fn audit_write_failed(&mut self) {
         self.audit_write_failures += 1;
+    }
+
+    /// A notification given up on: not delivered in time, refused by its
+    /// receiver, or no room in its queue.
+    pub fn notify_dropped(&mut self) {
+        self.notify_dropped += 1;
     }
 
     /// A gather that took `took`.
@@ -323,6 +332,14 @@ impl Metrics {
             "counter",
         );
         sample(&mut out, name, None, self.audit_write_failures);
+        let name = "swarm_sweep_notify_dropped_total";
+        header(
+            &mut out,
+            name,
+            "Notifications (--notify) not delivered: out of time, refused by the receiver, or no room in its queue.",
+            "counter",
+        );
+        sample(&mut out, name, None, self.notify_dropped);
         out
     }
 }
@@ -484,6 +501,7 @@ mod tests {
                 "swarm_sweep_sweep_duration_seconds",
                 "swarm_sweep_gather_duration_seconds",
                 "swarm_sweep_audit_write_failures_total",
+                "swarm_sweep_notify_dropped_total",
             ]
         );
         assert!(text.ends_with('\n'));
@@ -540,6 +558,21 @@ mod tests {
         assert_eq!(s["swarm_sweep_sweep_duration_seconds_sum"], "5007.61");
         assert_eq!(s["swarm_sweep_sweeps_total{outcome=\"success\"}"], "5");
         assert_eq!(s["swarm_sweep_last_success_timestamp_seconds"], "1000");
+    }
+
+    #[test]
+    fn dropped_notifications_are_counted_from_zero() {
+        let mut m = Metrics::new();
+        assert_eq!(
+            samples(&m.render())["swarm_sweep_notify_dropped_total"],
+            "0"
+        );
+        m.notify_dropped();
+        m.notify_dropped();
+        assert_eq!(
+            samples(&m.render())["swarm_sweep_notify_dropped_total"],
+            "2"
+        );
     }
 
     #[test]

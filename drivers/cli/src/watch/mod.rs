@@ -39,6 +39,7 @@ use sweep_swarms::Registry;
 use crate::audit_log::AuditLog;
 use crate::cli::Source;
 use crate::input::{self, InputError};
+use crate::notify::{Limits, Notifier, EXIT_WAIT};
 use crate::output;
 
 use app_set::{read_limit, AppSetReader, FileAppSet, Read};
@@ -60,6 +61,8 @@ pub struct Options {
     pub state_max_age: Option<Duration>,
     /// `--audit-log`: where each sweep appends a line per object acted on.
     pub audit_log: Option<PathBuf>,
+    /// `--notify`: the webhooks, and how to notify them.
+    pub notify: crate::notify::Settings,
 }
 
 /// The least default `--state-max-age`: a short interval must not make a
@@ -89,6 +92,7 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         state,
         state_max_age,
         audit_log,
+        notify,
     } = options;
     // Checked before any swarm is read: a log that could not record a
     // deletion is bad input, not something to find out after deleting.
@@ -116,6 +120,20 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         shared = shared.keeping_snapshots();
     }
     let shared = Arc::new(shared);
+    let notifier = {
+        let _in_runtime = runtime.enter();
+        let dropped = shared.clone();
+        Notifier::start(
+            notify,
+            policy.controller.clone(),
+            listen.map(crate::notify::report_url),
+            // What notifications remembered is the state file's: holds
+            // dated and repeats held back across restarts.
+            grace.notify.clone(),
+            Limits::default(),
+            Box::new(move || dropped.notify_dropped()),
+        )
+    };
     let sweeper = Sweeper::new(
         registry.as_ref(),
         WatchHost::new(
@@ -127,7 +145,8 @@ pub fn run(options: Options) -> Result<Status, InputError> {
             state,
             if once { Runs::Once } else { Runs::Repeatedly },
         )
-        .with_audit_log(audit_log.map(|file| AuditLog::new(file, Origin::watch()))),
+        .with_audit_log(audit_log.map(|file| AuditLog::new(file, Origin::watch())))
+        .with_notifier(notifier),
         policy,
         GatherSettings::new(limit),
         settings,
@@ -145,11 +164,14 @@ pub fn run(options: Options) -> Result<Status, InputError> {
             http::serve(listener, shared.clone());
         }
         if once {
-            return Ok(sweeper.sweep(&stop).await.verdict);
+            let verdict = sweeper.sweep(&stop).await.verdict;
+            sweeper.host.settle_notifications().await;
+            return Ok(verdict);
         }
         watch_loop(&sweeper, interval, &stop).await;
         // Said again on the way out, whatever the last sweep's write did.
         sweeper.persist_state();
+        sweeper.host.settle_notifications().await;
         output::warn_line("stopped");
         Ok(Status::Success)
     });
@@ -276,6 +298,16 @@ impl<'a> Sweeper<'a> {
                 verdict = verdict.max(Status::NeedsAttention);
             }
         }
+        if let Ok(ended) = &ended {
+            // Decided after the sweep, so the memory changed since the
+            // cycle wrote the state: written again, with it.
+            if self
+                .host
+                .notified(ended.plan.as_ref(), ended.report.as_ref())
+            {
+                self.persist_state();
+            }
+        }
         let took = started.elapsed();
         let at = SystemTime::now();
         self.host.shared.finished(outcome, took, at);
@@ -314,6 +346,8 @@ pub struct WatchHost {
     started: Cell<Instant>,
     /// `--audit-log`.
     audit: Option<AuditLog>,
+    /// `--notify`; `None` in tests that have no use for it.
+    notifier: Option<Notifier>,
 }
 
 impl WatchHost {
@@ -330,6 +364,28 @@ impl WatchHost {
             runs,
             started: Cell::new(Instant::now()),
             audit: None,
+            notifier: None,
+        }
+    }
+
+    /// This host, notifying through `notifier`.
+    pub fn with_notifier(mut self, notifier: Notifier) -> Self {
+        self.notifier = Some(notifier);
+        self
+    }
+
+    /// Tells the notifier how a sweep ended; `true` when what it remembers
+    /// changed.
+    fn notified(&self, plan: Option<&SweepPlan>, report: Option<&SweepReport>) -> bool {
+        self.notifier
+            .as_ref()
+            .is_some_and(|n| n.swept(plan, report))
+    }
+
+    /// Waits, within [`EXIT_WAIT`], for notifications still under way.
+    async fn settle_notifications(&self) {
+        if let Some(n) = &self.notifier {
+            n.settle(EXIT_WAIT).await;
         }
     }
 
@@ -369,7 +425,13 @@ impl Host for WatchHost {
     }
 
     fn save_state(&self, state: &GraceState) -> bool {
-        crate::state::save(self.state_file.as_deref(), state)
+        match &self.notifier {
+            Some(n) => {
+                let state = state.clone().with_notify(n.memory());
+                crate::state::save(self.state_file.as_deref(), &state)
+            }
+            None => crate::state::save(self.state_file.as_deref(), state),
+        }
     }
 
     fn approve(&self, _plan: &SweepPlan) -> Approval {

@@ -177,6 +177,11 @@ impl Shared {
         self.lock().metrics.audit_write_failed();
     }
 
+    /// A notification given up on.
+    pub fn notify_dropped(&self) {
+        self.lock().metrics.notify_dropped();
+    }
+
     pub fn metrics_text(&self) -> String {
         self.lock().metrics.render()
     }

@@ -973,3 +973,86 @@ async fn a_log_that_cannot_be_written_is_counted_and_the_sweep_stands() {
         "1"
     );
 }
+
+/// A real receiver on 127.0.0.1 needs real time: not a paused clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_object_a_sweep_removes_is_told_once_to_the_webhook() {
+    use crate::cli::NotifyFormat;
+    use crate::notify::tests::{receiver, Answer};
+    use crate::notify::{Limits, Notifier, Settings};
+    use sweep_core::notify::NotifyMemory;
+
+    let registry = MemoryRegistry::new().with_swarm(kept(
+        departed(departed(MemorySwarm::new("alpha", "A"), "old"), "older"),
+        "web",
+    ));
+    let source = Scripted::new(vec![Ok(apps())]);
+    let (webhook, received) = receiver(Answer::Ok).await;
+    let notifier = Notifier::start(
+        Settings {
+            targets: vec![webhook],
+            format: NotifyFormat::Json,
+            held_after: Duration::from_secs(3600),
+        },
+        "default".into(),
+        None,
+        NotifyMemory::default(),
+        Limits::default(),
+        Box::new(|| {}),
+    );
+    let mut s = sweeper(&registry, &source);
+    s.host = WatchHost::new(
+        AppSetReader::new(Arc::new(source.clone()), APP_SET_READ_LIMIT),
+        s.host.shared.clone(),
+        None,
+        Runs::Repeatedly,
+    )
+    .with_notifier(notifier);
+    assert_eq!(s.sweep(&never()).await.outcome, SweepOutcome::Success);
+    let (_, first) = last(&s.host.shared);
+    // Nothing left to delete: the second sweep tells nothing.
+    s.sweep(&never()).await;
+    s.host.settle_notifications().await;
+    let (_, second) = last(&s.host.shared);
+    assert!(
+        second.objects.is_empty(),
+        "the second sweep removed nothing"
+    );
+    let bodies = received.requests.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 1, "{bodies:?}");
+    let event: serde_json::Value = serde_json::from_str(&bodies[0].1).unwrap();
+    assert_eq!(event["event"], "deleted");
+    assert_eq!(event["swarm"], "alpha");
+    assert_eq!(event["releases"], serde_json::json!(["old", "older"]));
+    let mut told: Vec<(String, String)> = event["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["kind"].as_str().unwrap().to_owned(),
+                o["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    told.sort();
+    let before = told.len();
+    told.dedup();
+    assert_eq!(told.len(), before, "each object once");
+    let mut gone: Vec<(String, String)> = first
+        .objects
+        .iter()
+        .filter(|o| o.outcome.is_gone())
+        .map(|o| (o.kind.as_str().to_owned(), o.name.clone()))
+        .collect();
+    gone.sort();
+    assert_eq!(told, gone);
+    assert!(
+        told.contains(&("service".into(), "old_svc".into())),
+        "{told:?}"
+    );
+    assert!(
+        told.contains(&("service".into(), "older_svc".into())),
+        "{told:?}"
+    );
+}

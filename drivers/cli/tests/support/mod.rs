@@ -35,6 +35,7 @@ fn clean(mut cmd: Command) -> Command {
     for var in [
         "SWARM_SWEEP_CONFIG",
         "SWARM_SWEEP_APP_SET",
+        "SWARM_SWEEP_NOTIFY",
         "SWARM_SWEEP_LOG",
         "RUST_LOG",
         "DOCKER_HOST",
