@@ -5,8 +5,8 @@
 //! unreadable and nothing can be deleted; `/snapshot` is read from a fake
 //! daemon that answers as an empty swarm.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use support::{stderr, sweep_without_daemon as sweep};
+use support::{free_port, get, stderr, sweep_without_daemon as sweep, wait_for, Killed};
 
 fn run(args: &[&str]) -> Output {
     support::run_without_daemon(args)
@@ -103,44 +103,6 @@ fn a_bad_state_file_is_bad_input() {
         &state.display().to_string(),
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-}
-
-fn free_port() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-}
-
-/// GETs `path`: the status and the body.
-fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: test\r\n\r\n").ok()?;
-    let mut reply = String::new();
-    stream.read_to_string(&mut reply).ok()?;
-    let (head, body) = reply.split_once("\r\n\r\n")?;
-    let status = head.split(' ').nth(1)?.parse().ok()?;
-    Some((status, body.to_owned()))
-}
-
-fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
-    let until = Instant::now() + Duration::from_secs(30);
-    while !ready() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 fn terminate(child: &Child) {
