@@ -101,7 +101,7 @@ fn selectors(expr: &str) -> Vec<Selector> {
 #[test]
 fn every_rule_says_what_to_do() {
     let rules = rules();
-    assert!(rules.len() >= 5, "{rules:#?}");
+    assert!(rules.len() >= 7, "{rules:#?}");
     for rule in &rules {
         assert!(rule.alert.starts_with("SwarmSweep"), "{}", rule.alert);
         let severity = rule.labels.get("severity").map(String::as_str);
@@ -133,6 +133,8 @@ fn every_rule_says_what_to_do() {
         "outside_window",
         "swarm_sweep_failures_total",
         "outcome=\"app_set_unreadable\"",
+        "swarm_sweep_audit_write_failures_total",
+        "swarm_sweep_notify_dropped_total",
     ] {
         assert!(
             watched.iter().any(|e| e.contains(needle)),
