@@ -46,7 +46,7 @@ named_enum! {
         Apply = "apply",
         /// `apply --plan FILE`: a saved plan, reviewed before; the line
         /// carries the file's digest (`saved_plan_digest`).
-        ApplyPlan = "apply_plan",
+        ApplyPlan = "apply --plan",
         /// `watch` (and `watch --once`).
         Watch = "watch",
     }
@@ -71,7 +71,7 @@ pub struct AuditEntry {
     pub controller: String,
     /// What started the sweep.
     pub trigger: Trigger,
-    /// For `apply_plan`: `sha256:` and the hex SHA-256 of the saved plan
+    /// For `apply --plan`: `sha256:` and the hex SHA-256 of the saved plan
     /// file as it was read (what `sha256sum` prints for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saved_plan_digest: Option<String>,

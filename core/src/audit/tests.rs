@@ -165,7 +165,7 @@ fn a_saved_plan_sweep_names_the_plan_and_a_plain_one_does_not() {
         .iter()
         .all(|l| l.trigger == Trigger::ApplyPlan
             && l.saved_plan_digest.as_deref() == Some("sha256:ab")));
-    assert!(saved[0].to_line().contains(r#""trigger":"apply_plan""#));
+    assert!(saved[0].to_line().contains(r#""trigger":"apply --plan""#));
     assert!(saved[0]
         .to_line()
         .contains(r#""saved_plan_digest":"sha256:ab""#));
