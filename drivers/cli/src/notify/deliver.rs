@@ -7,7 +7,7 @@
 //! time is up ([`Limits::retry_for`]); each attempt has its own timeout,
 //! and the waits between them double. A full queue drops the new body at
 //! once. Every body dropped is logged (the webhook masked) and counted
-//! ([`Delivery::dropped`], `swarm_sweep_notify_dropped_total` in `watch`).
+//! (`swarm_sweep_notify_dropped_total` in `watch`).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
