@@ -79,13 +79,20 @@ pub async fn post(
     content_type: &str,
     timeout: Duration,
 ) -> Result<(), PostError> {
-    match tokio::time::timeout(timeout, attempt(target, body, content_type)).await {
+    match tokio::time::timeout(timeout, attempt(target, body, content_type, tls)).await {
         Ok(result) => result,
         Err(_) => Err(PostError::Timeout(timeout)),
     }
 }
 
-async fn attempt(target: &Target, body: Bytes, content_type: &str) -> Result<(), PostError> {
+/// One attempt, with the TLS settings `tls` gives (the bundled roots;
+/// a test's own authority in the tests).
+async fn attempt(
+    target: &Target,
+    body: Bytes,
+    content_type: &str,
+    tls: impl FnOnce() -> Result<Arc<ClientConfig>, PostError>,
+) -> Result<(), PostError> {
     let tcp = TcpStream::connect((target.host(), target.port()))
         .await
         .map_err(|e| PostError::Connect(e.kind().to_string()))?;
@@ -145,6 +152,132 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+    use tokio_rustls::TlsAcceptor;
+
+    // A certificate authority of these tests only, and a server
+    // certificate it signed for `localhost` (its key is for these tests
+    // only): what an HTTPS receiver on loopback can present.
+    const TEST_CA: &[u8] = include_bytes!("testdata/ca.pem");
+    const SERVER_CERT: &[u8] = include_bytes!("testdata/server.pem");
+    const SERVER_KEY: &[u8] = include_bytes!("testdata/server.key");
+
+    fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+        Arc::new(rustls::crypto::ring::default_provider())
+    }
+
+    /// The client's settings as [`tls`] makes them, but trusting the
+    /// test authority instead of the bundled roots.
+    fn trusting_the_test_ca() -> Result<Arc<ClientConfig>, PostError> {
+        let mut roots = RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(TEST_CA) {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let mut config = ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(Arc::new(config))
+    }
+
+    /// Accepts one connection over TLS, reads one request and answers
+    /// `204`: the request's text, or why there was none.
+    async fn serve_once(listener: TcpListener) -> Result<String, String> {
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(SERVER_CERT)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let key = PrivateKeyDer::from_pem_slice(SERVER_KEY).unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap();
+        let (tcp, _) = listener.accept().await.map_err(|e| e.to_string())?;
+        let mut tls = TlsAcceptor::from(Arc::new(config))
+            .accept(tcp)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = tls.read(&mut buf).await.map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Err("the connection ended before the request".into());
+            }
+            got.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&got);
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length: usize = head
+                    .lines()
+                    .filter_map(|l| l.split_once(':'))
+                    .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+                    .and_then(|(_, v)| v.trim().parse().ok())
+                    .unwrap_or(0);
+                if body.len() >= length {
+                    break;
+                }
+            }
+        }
+        tls.write_all(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")
+            .await
+            .map_err(|e| e.to_string())?;
+        tls.flush().await.map_err(|e| e.to_string())?;
+        Ok(String::from_utf8_lossy(&got).into_owned())
+    }
+
+    #[tokio::test]
+    async fn a_receiver_over_https_gets_the_body_and_only_a_verified_one_does() {
+        const BODY: &str = "{\"event\":\"deleted\"}";
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let target =
+            Target::parse(&format!("https://localhost:{port}/hook/s3cret"), "test").unwrap();
+        let server = tokio::spawn(serve_once(listener));
+        let sent = tokio::time::timeout(
+            Duration::from_secs(20),
+            attempt(
+                &target,
+                Bytes::from_static(BODY.as_bytes()),
+                "application/json",
+                trusting_the_test_ca,
+            ),
+        )
+        .await
+        .expect("the exchange ends");
+        assert_eq!(sent, Ok(()));
+        let got = server.await.unwrap().unwrap();
+        assert!(got.starts_with("POST /hook/s3cret HTTP/1.1\r\n"), "{got}");
+        assert!(got.ends_with(BODY), "{got}");
+
+        // The bundled roots know no such authority: the same receiver is
+        // refused before anything is sent, and for good.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let target =
+            Target::parse(&format!("https://localhost:{port}/hook/s3cret"), "test").unwrap();
+        let server = tokio::spawn(serve_once(listener));
+        let refused = post(
+            &target,
+            Bytes::from_static(BODY.as_bytes()),
+            "application/json",
+            Duration::from_secs(20),
+        )
+        .await;
+        let Err(e @ PostError::Tls(_)) = refused else {
+            panic!("not refused by TLS: {refused:?}");
+        };
+        assert!(!e.is_transient());
+        assert!(
+            server.await.unwrap().is_err(),
+            "a request reached the receiver"
+        );
+    }
 
     #[test]
     fn the_bundled_roots_make_a_tls_config() {
