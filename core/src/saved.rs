@@ -89,6 +89,23 @@ impl SavedPlan {
         // Plain data of strings, numbers and enums: serializing cannot fail.
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
+
+    /// [`SavedPlan::to_json_pretty`], or the refusal
+    /// [`SavedPlan::from_json`] would give that text
+    /// ([`SnapshotError::TooManyValues`]). A saved plan too large to be read
+    /// back must be refused when it is written, before anyone reviews it,
+    /// not when the reviewed plan is applied.
+    pub fn to_json_readable(&self) -> Result<String, SnapshotError> {
+        self.to_json_within(crate::bound::MAX_JSON_VALUES)
+    }
+
+    fn to_json_within(&self, values: u64) -> Result<String, SnapshotError> {
+        let text = self.to_json_pretty();
+        if crate::bound::count_values(&text, values) > values {
+            return Err(SnapshotError::TooManyValues { limit: values });
+        }
+        Ok(text)
+    }
 }
 
 /// `sha256:<hex>` of the snapshot's JSON: what a saved plan records as
@@ -932,6 +949,22 @@ mod tests {
             SavedPlan::from_json(&newer),
             Err(SnapshotError::Parse { path, .. }) if path == "format_version"
         ));
+    }
+
+    #[test]
+    fn a_saved_plan_is_written_only_if_it_reads_back() {
+        let saved = saved(&base());
+        let text = saved.to_json_readable().unwrap();
+        assert_eq!(text, saved.to_json_pretty());
+        // A bound above the values the text holds passes; one below is
+        // refused as `from_json` refuses a text over its bound.
+        let values = crate::bound::count_values(&text, u64::MAX);
+        assert!(values > 20, "{values}");
+        assert_eq!(saved.to_json_within(values + 1).unwrap(), text);
+        assert_eq!(
+            saved.to_json_within(values / 2),
+            Err(SnapshotError::TooManyValues { limit: values / 2 })
+        );
     }
 
     #[test]

@@ -48,6 +48,13 @@ pub enum InputError {
         file: PathBuf,
         source: SnapshotError,
     },
+    /// A plan `plan --out` was asked to save that `apply --plan` could
+    /// not read back: not written, so that it is never reviewed.
+    #[error("{}: the saved plan was not written: {reason}", file.display())]
+    SavedPlanTooLarge {
+        file: PathBuf,
+        reason: crate::review::TooLarge,
+    },
     /// A grace-period state file (`--state`) that does not read: an
     /// error, never an empty state, which would restart every clock.
     #[error("{}: not a state file of this format: {source}", file.display())]

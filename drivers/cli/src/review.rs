@@ -19,11 +19,54 @@ pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// ([`safe_write::replace`]): a crash or a full disk never leaves a
 /// half-written plan that a later `apply --plan` would refuse, or worse,
 /// an old plan under a name the operator just reused.
+///
+/// A plan `apply --plan` could not read back (more bytes than
+/// [`SNAPSHOT_LIMIT`], or more values than the core reads) is not
+/// written: [`InputError::SavedPlanTooLarge`].
 pub fn write_saved(file: &Path, snapshot: &Snapshot, plan: &SweepPlan) -> Result<(), InputError> {
+    write_saved_within(file, snapshot, plan, SNAPSHOT_LIMIT)
+}
+
+fn write_saved_within(
+    file: &Path,
+    snapshot: &Snapshot,
+    plan: &SweepPlan,
+    byte_limit: u64,
+) -> Result<(), InputError> {
     let saved = SavedPlan::new(snapshot, plan.clone(), TOOL_VERSION);
-    let mut text = saved.to_json_pretty();
+    let too_large = |reason| InputError::SavedPlanTooLarge {
+        file: file.to_owned(),
+        reason,
+    };
+    let mut text = saved
+        .to_json_readable()
+        .map_err(|e| too_large(TooLarge::Values(e)))?;
     text.push('\n');
+    let bytes = u64::try_from(text.len()).unwrap_or(u64::MAX);
+    if bytes > byte_limit {
+        return Err(too_large(TooLarge::Bytes {
+            bytes,
+            limit: byte_limit,
+        }));
+    }
     Ok(safe_write::replace(file, text.as_bytes())?)
+}
+
+/// Why a saved plan was not written: `apply --plan` would refuse it.
+#[derive(Debug, thiserror::Error)]
+pub enum TooLarge {
+    /// More bytes than a saved plan file may take.
+    #[error("it would take {bytes} bytes, more than the {limit} `apply --plan` reads")]
+    Bytes {
+        /// The saved plan's size.
+        bytes: u64,
+        /// The most `apply --plan` reads.
+        limit: u64,
+    },
+    /// More JSON values than a document may hold
+    /// (`SnapshotError::TooManyValues`).
+    #[error("{0}")]
+    Values(sweep_core::SnapshotError),
 }
 
 /// Reads a saved plan, with the digest of the file's bytes as read
@@ -88,6 +131,28 @@ mod tests {
             matches!(&e, InputError::Write(safe_write::WriteError::Io { file: f, .. }) if f == file),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn a_plan_too_large_to_read_back_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plan.json");
+        let s = empty();
+        let p = plan(&s).unwrap();
+        let whole = SavedPlan::new(&s, p.clone(), TOOL_VERSION)
+            .to_json_pretty()
+            .len() as u64
+            + 1;
+        write_saved_within(&file, &s, &p, whole).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        let e = write_saved_within(&file, &s, &p, whole - 1).unwrap_err();
+        assert!(
+            matches!(&e, InputError::SavedPlanTooLarge { file: f, reason: TooLarge::Bytes { bytes, limit } }
+                if f == &file && *bytes == whole && *limit == whole - 1),
+            "{e:?}"
+        );
+        assert!(!file.exists(), "a plan too large to read back was written");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]
