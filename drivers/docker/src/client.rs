@@ -641,9 +641,10 @@ fn translate(endpoint: &str, timeout: Duration, what: &str, e: DockerError) -> C
     // Checked first: the refusal arrives as an IO or hyper error, which
     // would otherwise read as an unreachable daemon.
     if let Some(limit) = reply_limit_of(&e) {
-        return CallFailure::Backend(BackendError::Invalid {
+        return CallFailure::Backend(BackendError::TooLarge {
             what: what.to_owned(),
-            message: format!("the reply from {endpoint} {limit}; nothing was decided from it"),
+            endpoint: endpoint.to_owned(),
+            limit,
         });
     }
     let backend = match e {
@@ -749,6 +750,7 @@ pub(crate) fn check_object_name(kind: &str, name: &str) -> Result<(), BackendErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sweep_swarms::ReplyLimit;
     use sweep_testkit::fake_daemon::{FakeDaemon, Reply, Routes};
 
     /// A volume listing of stack `app` that fits in every limit here.
@@ -777,12 +779,10 @@ mod tests {
         let e = client.stack_volumes("app").await.unwrap_err();
         assert_eq!(
             e,
-            BackendError::Invalid {
+            BackendError::TooLarge {
                 what: "volumes of stack \"app\"".into(),
-                message: format!(
-                    "the reply from {} exceeds 262144 bytes, the limit on one daemon reply; nothing was decided from it",
-                    endpoint.url()
-                ),
+                endpoint: endpoint.url().to_owned(),
+                limit: ReplyLimit::Bytes(256 * 1024),
             }
         );
     }
@@ -808,7 +808,13 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            matches!(&e, BackendError::Invalid { message, .. } if message.contains("exceeds 65536 bytes")),
+            matches!(
+                &e,
+                BackendError::TooLarge {
+                    limit: ReplyLimit::Bytes(65536),
+                    ..
+                }
+            ),
             "{e:?}"
         );
         // A reply larger than the limit as a whole, even if small per read,
@@ -818,7 +824,13 @@ mod tests {
             .unwrap();
         let e = client.stack_volumes("app").await.unwrap_err();
         assert!(
-            matches!(&e, BackendError::Invalid { message, .. } if message.contains("exceeds 16 bytes")),
+            matches!(
+                &e,
+                BackendError::TooLarge {
+                    limit: ReplyLimit::Bytes(16),
+                    ..
+                }
+            ),
             "{e:?}"
         );
     }
@@ -855,7 +867,13 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            matches!(&e, BackendError::Invalid { message, .. } if message.contains("exceeds 1024 bytes")),
+            matches!(
+                &e,
+                BackendError::TooLarge {
+                    limit: ReplyLimit::Bytes(1024),
+                    ..
+                }
+            ),
             "{e:?}"
         );
         assert_eq!(

@@ -18,7 +18,7 @@
 //! [`OBJECT_BUDGET`] divided by the size of the struct that reply decodes
 //! into (inside strings too: counting more is only stricter).
 //!
-//! Either refusal surfaces as an IO error carrying [`ReplyTooLarge`], which
+//! Either refusal surfaces as an IO error carrying [`ReplyLimit`], which
 //! the client turns into a clear error naming the endpoint
 //! ([`reply_limit_of`]).
 //!
@@ -60,7 +60,7 @@ use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, RootCertStore};
-use thiserror::Error;
+use sweep_swarms::ReplyLimit;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 use tokio::sync::oneshot;
@@ -184,23 +184,12 @@ fn object_limit(path: &str) -> u64 {
     OBJECT_BUDGET / weight.max(1) as u64
 }
 
-/// The error a connection reports once a reply passes one of its limits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
-pub(crate) enum ReplyTooLarge {
-    /// More than this many bytes.
-    #[error("exceeds {0} bytes, the limit on one daemon reply")]
-    Bytes(u64),
-    /// More than this many JSON objects (`{`).
-    #[error("holds more than {0} JSON objects, the limit on this kind of daemon reply")]
-    Objects(u64),
-}
-
 /// The limit a failed call ran into, if it failed because a reply was too
 /// large.
-pub(crate) fn reply_limit_of(e: &DockerError) -> Option<ReplyTooLarge> {
-    fn in_io(e: &io::Error) -> Option<ReplyTooLarge> {
+pub(crate) fn reply_limit_of(e: &DockerError) -> Option<ReplyLimit> {
+    fn in_io(e: &io::Error) -> Option<ReplyLimit> {
         e.get_ref()
-            .and_then(|inner| inner.downcast_ref::<ReplyTooLarge>())
+            .and_then(|inner| inner.downcast_ref::<ReplyLimit>())
             .copied()
     }
     // bollard's IO and hyper variants are `transparent`: their `source()`
@@ -212,7 +201,7 @@ pub(crate) fn reply_limit_of(e: &DockerError) -> Option<ReplyTooLarge> {
     }
     let mut cause: Option<&(dyn StdError + 'static)> = Some(e);
     while let Some(c) = cause {
-        if let Some(t) = c.downcast_ref::<ReplyTooLarge>() {
+        if let Some(t) = c.downcast_ref::<ReplyLimit>() {
             return Some(*t);
         }
         if let Some(limit) = c.downcast_ref::<io::Error>().and_then(in_io) {
@@ -270,13 +259,13 @@ impl Meter {
         self.objects.store(0, Ordering::SeqCst);
     }
 
-    fn exceeded(&self) -> Option<ReplyTooLarge> {
+    fn exceeded(&self) -> Option<ReplyLimit> {
         let max_bytes = self.max_bytes.load(Ordering::SeqCst);
         let max_objects = self.max_objects.load(Ordering::SeqCst);
         if self.bytes.load(Ordering::SeqCst) > max_bytes {
-            Some(ReplyTooLarge::Bytes(max_bytes))
+            Some(ReplyLimit::Bytes(max_bytes))
         } else if self.objects.load(Ordering::SeqCst) > max_objects {
-            Some(ReplyTooLarge::Objects(max_objects))
+            Some(ReplyLimit::Objects(max_objects))
         } else {
             None
         }
@@ -903,11 +892,11 @@ mod tests {
         };
         let e = read_endless(b"xxxxxxxxxx", limits).await;
         let wrapped = DockerError::IOError { err: e };
-        assert_eq!(reply_limit_of(&wrapped), Some(ReplyTooLarge::Bytes(1000)));
+        assert_eq!(reply_limit_of(&wrapped), Some(ReplyLimit::Bytes(1000)));
         let e = read_endless(b"{},", limits).await;
         assert_eq!(
             reply_limit_of(&DockerError::IOError { err: e }),
-            Some(ReplyTooLarge::Objects(100))
+            Some(ReplyLimit::Objects(100))
         );
         assert_eq!(
             reply_limit_of(&DockerError::IOError {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use sweep_core::usage::{ContainerUse, ServiceUse};
 use sweep_docker::{DockerNode, DockerSwarm, Endpoint, REPLY_LIMIT};
-use sweep_swarms::{BackendError, NodeBackend, ServiceEntry, SwarmBackend};
+use sweep_swarms::{BackendError, NodeBackend, ReplyLimit, ServiceEntry, SwarmBackend};
 use sweep_testkit::fake_daemon::{FakeDaemon, Reply, Routes};
 
 /// A daemon answering `replies` per path (without version or query); any
@@ -44,6 +44,13 @@ async fn swarm(dir: &Path, name: &str, replies: &[(&'static str, Reply)]) -> Doc
 fn assert_invalid<T: std::fmt::Debug>(case: &str, result: Result<T, BackendError>) {
     assert!(
         matches!(result, Err(BackendError::Invalid { .. })),
+        "{case}: {result:?}"
+    );
+}
+
+fn assert_too_large<T: std::fmt::Debug>(case: &str, result: Result<T, BackendError>) {
+    assert!(
+        matches!(result, Err(BackendError::TooLarge { .. })),
         "{case}: {result:?}"
     );
 }
@@ -208,12 +215,12 @@ async fn endless_listings_are_refused_at_the_byte_limit() {
     let s = swarm(dir.path(), "endless", &[("/networks", endless())]).await;
     let e = s.stack_objects().await.unwrap_err();
     assert!(
-        matches!(&e, BackendError::Invalid { what, message }
-            if what == "the stack networks" && message.contains("exceeds")),
+        matches!(&e, BackendError::TooLarge { what, limit: ReplyLimit::Bytes(_), .. }
+            if what == "the stack networks"),
         "{e:?}"
     );
     let s = swarm(dir.path(), "endless-volumes", &[("/volumes", endless())]).await;
-    assert_invalid("endless volumes", s.volumes_by_stack().await);
+    assert_too_large("endless volumes", s.volumes_by_stack().await);
 }
 
 #[tokio::test]
@@ -296,6 +303,6 @@ async fn endless_service_and_container_listings_are_refused_at_the_byte_limit() 
         &[("/services", endless()), ("/containers/json", endless())],
     )
     .await;
-    assert_invalid("endless services", s.service_uses().await);
-    assert_invalid("endless containers", s.containers().await);
+    assert_too_large("endless services", s.service_uses().await);
+    assert_too_large("endless containers", s.containers().await);
 }

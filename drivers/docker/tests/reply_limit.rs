@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use sweep_core::record::{Kind, Payload};
 use sweep_docker::labels::{OWNER, RECORD_TYPE, RELEASE, REVISION, TYPE};
 use sweep_docker::{DockerSwarm, Endpoint, CONFIG_LIMIT, DATA_LIMIT, MAX_CONFIGS, REPLY_LIMIT};
-use sweep_swarms::{BackendError, PayloadScope, SwarmBackend};
+use sweep_swarms::{BackendError, PayloadScope, ReplyLimit, SwarmBackend};
 use sweep_testkit::fake_daemon::{FakeDaemon, Reply, Routes};
 
 /// The process's peak resident memory so far.
@@ -56,12 +56,10 @@ async fn an_endless_listing_is_refused_at_the_byte_limit() {
     let e = swarm.service_uses().await.unwrap_err();
     assert_eq!(
         e,
-        BackendError::Invalid {
+        BackendError::TooLarge {
             what: "the services".into(),
-            message: format!(
-                "the reply from {} exceeds {REPLY_LIMIT} bytes, the limit on one daemon reply; nothing was decided from it",
-                endpoint.url()
-            ),
+            endpoint: endpoint.url().to_owned(),
+            limit: ReplyLimit::Bytes(REPLY_LIMIT),
         }
     );
     // The configs listing, read as a stream, is bounded config by config
@@ -94,15 +92,13 @@ async fn a_listing_of_millions_of_empty_objects_is_refused_before_decoding() {
         .unwrap();
     let e = swarm.service_uses().await.unwrap_err();
     match &e {
-        BackendError::Invalid { what, message } => {
+        BackendError::TooLarge {
+            what,
+            endpoint: from,
+            limit: ReplyLimit::Objects(_),
+        } => {
             assert_eq!(what, "the services");
-            assert!(
-                message.starts_with(&format!(
-                    "the reply from {} holds more than ",
-                    endpoint.url()
-                )) && message.contains("JSON objects"),
-                "{message}"
-            );
+            assert_eq!(from, endpoint.url());
         }
         other => panic!("expected the object bound, got {other:?}"),
     }

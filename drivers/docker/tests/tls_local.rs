@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use sweep_docker::{DockerSwarm, Endpoint, TlsFiles, CONFIG_LIMIT, REPLY_LIMIT};
-use sweep_swarms::{BackendError, SwarmBackend};
+use sweep_swarms::{BackendError, ReplyLimit, SwarmBackend};
 use sweep_testkit::fake_daemon::{FakeDaemon, Reply, Routes};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -205,11 +205,10 @@ async fn tls_with_a_client_certificate_connects_and_replies_are_bounded() {
     let e = swarm.service_uses().await.unwrap_err();
     assert_eq!(
         e,
-        BackendError::Invalid {
+        BackendError::TooLarge {
             what: "the services".into(),
-            message: format!(
-                "the reply from {url} exceeds {REPLY_LIMIT} bytes, the limit on one daemon reply; nothing was decided from it"
-            ),
+            endpoint: url.clone(),
+            limit: ReplyLimit::Bytes(REPLY_LIMIT),
         }
     );
     // The configs listing, read as a stream, is bounded config by config

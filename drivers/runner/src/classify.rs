@@ -19,7 +19,9 @@ pub fn classify_backend(error: &BackendError) -> Failure {
             Failure::Unreachable(error.to_string())
         }
         BackendError::Refused { .. } => Failure::Refused(error.to_string()),
-        BackendError::Invalid { .. } => Failure::Invalid(error.to_string()),
+        BackendError::Invalid { .. } | BackendError::TooLarge { .. } => {
+            Failure::Invalid(error.to_string())
+        }
         BackendError::Other { .. } => Failure::Other(error.to_string()),
     }
 }

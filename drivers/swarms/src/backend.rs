@@ -110,8 +110,9 @@ impl PayloadScope {
 /// - [`BackendError::Unreachable`] and [`BackendError::Timeout`]: the call
 ///   may or may not have taken effect; the release keeps its records and the
 ///   next sweep finds it again;
-/// - [`BackendError::Refused`], [`BackendError::Invalid`] and
-///   [`BackendError::Other`]: the step failed and is not waited on.
+/// - [`BackendError::Refused`], [`BackendError::Invalid`],
+///   [`BackendError::TooLarge`] and [`BackendError::Other`]: the step
+///   failed and is not waited on.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum BackendError {
     /// The daemon could not be reached at all (refused, socket missing, TLS
@@ -158,6 +159,18 @@ pub enum BackendError {
         /// What is wrong with it.
         message: String,
     },
+    /// A reply about `what` passed one of the bounds every daemon reply is
+    /// read under; it was dropped unread past the bound, and nothing was
+    /// decided from it.
+    #[error("the reply about {what} from {endpoint} {limit}; nothing was decided from it")]
+    TooLarge {
+        /// What the reply was about (`node list`, `service "web_app"`).
+        what: String,
+        /// The daemon's address as configured.
+        endpoint: String,
+        /// The bound it passed.
+        limit: ReplyLimit,
+    },
     /// The daemon refused the call with an error status other than "not
     /// found" or "in use" (its conflict answer).
     #[error("{object}: refused with status {status}: {message}")]
@@ -175,6 +188,21 @@ pub enum BackendError {
         /// What failed, and on which object.
         message: String,
     },
+}
+
+/// A bound a daemon's reply is read under.
+///
+/// An error itself, so that a transport can carry it through the IO error
+/// its reader fails with and the client can find it again there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+pub enum ReplyLimit {
+    /// More than this many bytes.
+    #[error("exceeds {0} bytes, the limit on one daemon reply")]
+    Bytes(u64),
+    /// More than this many JSON objects (`{`): each may decode into a
+    /// struct many times its size.
+    #[error("holds more than {0} JSON objects, the limit on this kind of daemon reply")]
+    Objects(u64),
 }
 
 /// One swarm, reached through one of its managers.

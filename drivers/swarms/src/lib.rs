@@ -32,8 +32,8 @@ mod target;
 
 pub use backend::{
     BackendError, ContainerEvents, ContainerGone, ContainerUse, Listings, NodeBackend, ObjectRef,
-    ObjectVersion, PayloadScope, ReleaseRecord, ServiceEntry, ServiceUse, StackObjects, StackPart,
-    SwarmBackend, VolumesByStack, KEEP_LABEL, STACK_LABEL,
+    ObjectVersion, PayloadScope, ReleaseRecord, ReplyLimit, ServiceEntry, ServiceUse, StackObjects,
+    StackPart, SwarmBackend, VolumesByStack, KEEP_LABEL, STACK_LABEL,
 };
 pub use registry::{Holdings, Lister, NodeHoldings, NodeReach, ReadNode, Registry, RegistryError};
 pub use target::{Node, Target};
