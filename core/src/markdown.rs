@@ -125,7 +125,7 @@ pub fn headline(plan: &SweepPlan) -> String {
         .iter()
         .map(|d| deletion_volumes(plan.purge_volumes, d))
         .sum();
-    let dropped: u64 = plan.dropped.iter().map(|d| d.objects.len() as u64).sum();
+    let dropped = plan.dropped_objects() as u64;
     if releases == 0 && dropped == 0 {
         return "Nothing would be deleted".to_owned();
     }

@@ -198,7 +198,7 @@ fn write_plan(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt::Res
         }
     )?;
     if plan.prune_resources {
-        let objects: usize = plan.dropped.iter().map(|d| d.objects.len()).sum();
+        let objects = plan.dropped_objects();
         writeln!(
             out,
             "{objects} dropped objects to remove, {} unclaimed, {} releases left whole by the resource rule",
@@ -213,7 +213,7 @@ fn write_plan(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt::Res
 /// remove, and those kept in use), the releases it leaves whole, the
 /// revisions it skipped, and what it does not claim.
 fn write_resources(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt::Result {
-    let count: usize = plan.dropped.iter().map(|d| d.objects.len()).sum();
+    let count = plan.dropped_objects();
     writeln!(out, "\ndropped objects to remove ({count}):")?;
     if plan.dropped.is_empty() {
         writeln!(out, "  none")?;

@@ -135,8 +135,11 @@ pub fn plan_status(plan: &SweepPlan) -> Status {
         .iter()
         .any(|d| matches!(d.volumes, Coverage::Partial | Coverage::NodeLocal));
     // The release cannot go whole: what another workload uses stays, and
-    // its records with it, until somebody decides about the sharing.
-    let shared = plan.deletions.iter().any(|d| !d.in_use_by.is_empty());
+    // its records with it, until somebody decides about the sharing. A
+    // dropped object in use stays for the same reason, and `apply` says so
+    // for both: the plan must not call fine what its sweep will not.
+    let shared = plan.deletions.iter().any(|d| !d.in_use_by.is_empty())
+        || plan.dropped.iter().any(|d| !d.in_use_by.is_empty());
     Status::from_needs_attention(held || unreadable || leaves_data || shared)
 }
 
@@ -147,7 +150,7 @@ pub fn plan_status(plan: &SweepPlan) -> Status {
 /// not read a broken sweep as an ordinary change.
 pub fn plan_detailed_status(plan: &SweepPlan) -> Status {
     match plan_status(plan) {
-        Status::Success if !plan.deletions.is_empty() => Status::Deletes,
+        Status::Success if plan.deletes_anything() => Status::Deletes,
         status => status,
     }
 }

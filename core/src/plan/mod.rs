@@ -161,6 +161,20 @@ impl SweepPlan {
         self.holds.iter().any(|h| h.swarm.is_none())
     }
 
+    /// How many objects of live releases the plan removes (the resource
+    /// rule's `dropped`, those kept in use not counted). A deletion as much
+    /// as a release is: whatever asks, gates or counts before deleting
+    /// counts these too.
+    pub fn dropped_objects(&self) -> usize {
+        self.dropped.iter().map(|d| d.objects.len()).sum()
+    }
+
+    /// True when carrying the plan out removes something: a release or a
+    /// dropped object, and no hold stops the whole sweep.
+    pub fn deletes_anything(&self) -> bool {
+        !self.is_held() && (!self.deletions.is_empty() || self.dropped_objects() > 0)
+    }
+
     /// The earliest moment a swarm held only by its deletion windows may
     /// have deletions again (`outside_window` holds' `opens_at`): when a
     /// driver that sweeps on an interval should look again, if sooner. A

@@ -112,12 +112,7 @@ pub enum Approval {
 /// whether the plan was already printed as text on stdout; if not, it is
 /// shown on stderr first, since nobody should approve a plan unseen.
 pub fn approve_apply(plan: &SweepPlan, yes: bool, shown: bool) -> io::Result<Approval> {
-    let deletions = if plan.is_held() {
-        0
-    } else {
-        plan.deletions.len()
-    };
-    if yes || deletions == 0 || !interactive() {
+    if yes || !plan.deletes_anything() || !interactive() {
         return Ok(Approval::Proceed);
     }
     if !shown {
@@ -125,11 +120,7 @@ pub fn approve_apply(plan: &SweepPlan, yes: bool, shown: bool) -> io::Result<App
         err.write_all(sweep_core::render::plan_text(plan).as_bytes())?;
     }
     let on = colour(Stream::Stderr);
-    let what = if deletions == 1 {
-        "1 release".to_owned()
-    } else {
-        format!("{deletions} releases")
-    };
+    let what = deletion_count(plan.deletions.len(), plan.dropped_objects());
     let question = format!(
         "\n{} as planned above? Only 'yes' proceeds: ",
         alarm(&format!("Delete {what}"), on)
@@ -139,6 +130,24 @@ pub fn approve_apply(plan: &SweepPlan, yes: bool, shown: bool) -> io::Result<App
     } else {
         Approval::Declined
     })
+}
+
+/// What the question asks to delete: `2 releases`, `1 dropped object`,
+/// `1 release and 3 dropped objects`.
+fn deletion_count(releases: usize, dropped: usize) -> String {
+    let count = |n: usize, one: &str, many: &str| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    };
+    match (releases, dropped) {
+        (r, 0) => count(r, "release", "releases"),
+        (0, d) => count(d, "dropped object", "dropped objects"),
+        (r, d) => format!(
+            "{} and {}",
+            count(r, "release", "releases"),
+            count(d, "dropped object", "dropped objects")
+        ),
+    }
 }
 
 // ----------------------------------------------------------- progress
@@ -368,6 +377,15 @@ mod tests {
         for no in ["", "\n", "no\n", "n", "yess", "ye", "sure", "yes please"] {
             assert!(!is_yes(no), "{no:?}");
         }
+    }
+
+    #[test]
+    fn the_question_counts_releases_and_dropped_objects() {
+        assert_eq!(deletion_count(1, 0), "1 release");
+        assert_eq!(deletion_count(2, 0), "2 releases");
+        assert_eq!(deletion_count(0, 1), "1 dropped object");
+        assert_eq!(deletion_count(0, 3), "3 dropped objects");
+        assert_eq!(deletion_count(1, 3), "1 release and 3 dropped objects");
     }
 
     #[test]

@@ -306,3 +306,49 @@ fn snap_app_set(snapshot: &str) -> String {
     std::fs::write(&file, doc["app_set"].to_string()).unwrap();
     file.display().to_string()
 }
+
+/// A plan whose only removals are objects a live release dropped deletes
+/// something: the gate sees 4, as it does for a diff that adds them. One
+/// of those objects still named by a service is kept, and the plan needs a
+/// person (1), as `apply` of it does.
+#[test]
+fn dropped_objects_gate_like_releases() {
+    let snap = example("dropped-objects.json");
+    let out = sweep(&["plan", "--snapshot", &snap, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(json(&out)["deletions"].as_array().unwrap().is_empty());
+    let out = sweep(&[
+        "plan",
+        "--snapshot",
+        &snap,
+        "--detailed-exitcode",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["dropped"][0]["objects"].as_array().unwrap().len(), 3);
+
+    // The current service still attached to the dropped network.
+    let mut used: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&snap).unwrap()).unwrap();
+    used["swarms"][0]["usage"]["services"] = serde_json::json!([{
+        "id": "id-service-web_app", "name": "web_app", "stack": "web",
+        "networks": ["id-network-web_back"], "secrets": [], "configs": []
+    }]);
+    let file = scratch("dropped-in-use.json");
+    std::fs::write(&file, used.to_string()).unwrap();
+    for detailed in [false, true] {
+        let mut args = vec!["plan", "--snapshot", file.to_str().unwrap()];
+        args.extend(["--format", "json"]);
+        if detailed {
+            args.push("--detailed-exitcode");
+        }
+        let out = sweep(&args);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let doc = json(&out);
+        let dropped = &doc["dropped"][0];
+        assert_eq!(dropped["in_use_by"][0]["object"], "web_back", "{doc:#}");
+        assert_eq!(dropped["objects"].as_array().unwrap().len(), 2, "{doc:#}");
+    }
+}

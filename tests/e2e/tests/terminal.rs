@@ -17,8 +17,9 @@ use expectrl::session::OsSession;
 use expectrl::{Expect, Session};
 use serde_json::json;
 use sweep_e2e::{
-    app, assert_gone, assert_intact, binary, create_record, workspace_root, Cleanup, Scenario,
-    Stack, SwarmEntry, ALPHA, QUICK,
+    app, assert_gone, assert_intact, binary, create_record, create_record_data, docker, docker_ok,
+    engine_record, lines, workspace_root, Cleanup, Scenario, Stack, SwarmEntry, ALPHA, IMAGE,
+    QUICK, STACK_LABEL,
 };
 
 /// The prompt `apply` ends its question with.
@@ -254,6 +255,89 @@ fn apply_on_a_terminal_asks_and_only_yes_deletes() {
         "no colour in the progress line: {out:?}"
     );
     assert!(!out.contains("nothing was deleted"), "{out}");
+}
+
+/// A dropped object is a deletion like a release: a plan whose only
+/// removal is a config a live release dropped asks first, names what it
+/// removes, and only "yes" removes it.
+#[test]
+fn apply_asks_before_removing_what_a_live_release_dropped() {
+    let s = Scenario::new();
+    let release = s.release("dropask");
+    let mut cleanup = Cleanup::new(&ALPHA);
+    cleanup.add(&release);
+    // Revision 1 declared config `conf2`, created by the controller;
+    // revision 2 does not. The config is on the engine with the stack's
+    // label and the controller's marker.
+    let config = format!("{release}_conf2");
+    let file = s.write("conf2.txt", "conf2\n");
+    docker_ok(
+        ALPHA.manager,
+        &[
+            "config",
+            "create",
+            "--label",
+            &format!("{STACK_LABEL}={release}"),
+            "--label",
+            "com.swarmcli.cd.created=2026-12-01T08:00:00Z",
+            &config,
+            &file.to_string_lossy(),
+        ],
+    );
+    let owner = s.stamp("shop", &release);
+    let app = format!("version: \"3.8\"\nservices:\n  app:\n    image: {IMAGE}\n");
+    let one = format!("{app}    configs: [conf2]\nconfigs:\n  conf2:\n    file: ./conf2.txt\n");
+    for (revision, manifest) in [(1, one), (2, app)] {
+        let record = engine_record(&release, revision, Some(&owner)).with_manifest(manifest);
+        create_record_data(&ALPHA, &record, &record.payload());
+    }
+    let registry = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
+    let apps = s.app_set(
+        "apps.json",
+        json!([{"name": "shop", "swarm": "alpha", "releases": [release],
+                "state": "reconciled", "prune_resources": true}]),
+    );
+    let mut args: Vec<OsString> = vec!["apply".into(), "--config".into(), registry.into()];
+    args.extend(["--app-set".into(), apps.into_os_string()]);
+    args.extend(["--controller".into(), s.controller.clone().into()]);
+    args.push("--prune-resources".into());
+    args.extend(QUICK.iter().map(OsString::from));
+    let present = || {
+        docker(ALPHA.manager, &["config", "inspect", &config])
+            .status
+            .success()
+    };
+
+    let mut tty = Tty::spawn(command(binary(), &args, &[]));
+    tty.expect(PROMPT);
+    tty.answer("no");
+    let (code, out) = tty.finish();
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        plain(&out).contains("Delete 1 dropped object as planned above?"),
+        "{out}"
+    );
+    assert!(out.contains(&config), "the plan shown names it: {out}");
+    assert!(present(), "declined, yet the config is gone");
+
+    let mut tty = Tty::spawn(command(binary(), &args, &[]));
+    tty.expect(PROMPT);
+    tty.answer("yes");
+    let (code, out) = tty.finish();
+    assert_eq!(code, 0, "{out}");
+    assert!(!present(), "approved, yet the config stays: {out}");
+    let records = lines(&docker_ok(
+        ALPHA.manager,
+        &[
+            "config",
+            "ls",
+            "--filter",
+            &format!("label=com.swarmcli.release={release}"),
+            "--format",
+            "{{.Name}}",
+        ],
+    ));
+    assert_eq!(records.len(), 2, "the live release's records stay");
 }
 
 #[test]
