@@ -338,6 +338,46 @@ const CASES: &[Case] = &[
         },
     },
     Case {
+        name: "a_declaration_on_a_swarm_the_snapshot_does_not_list_holds_the_release",
+        snapshot: || {
+            // `shop2` names a destination the snapshot does not list (a
+            // typo of alpha, maybe): it may declare `web` here too.
+            snapshot(
+                true,
+                vec![
+                    app("shop", "alpha", &["web"]),
+                    app("shop2", "alhpa", &["web"]),
+                ],
+                vec![swarm(
+                    "alpha",
+                    vec![release(
+                        "web",
+                        &two_revisions("shop", "web"),
+                        &left_behind(),
+                    )],
+                    vec![],
+                )],
+            )
+        },
+        check: |p| {
+            assert_eq!(
+                held(p),
+                [(
+                    "alpha/web".to_owned(),
+                    ResourceHoldReason::DeclaredBySeveral
+                )]
+            );
+            assert!(
+                p.resource_holds[0]
+                    .detail
+                    .contains("shop2 (destination alhpa"),
+                "{:?}",
+                p.resource_holds
+            );
+            assert!(removed(p).is_empty(), "{:?}", removed(p));
+        },
+    },
+    Case {
         name: "without_the_policy_or_the_application_s_opt_in_nothing_is_examined",
         snapshot: || {
             let mut s = snapshot(

@@ -171,15 +171,39 @@ impl<'a> AppIndex<'a> {
         declared: &[(&'a str, &'a str)],
     ) -> Option<super::dropped::Declarer<'a>> {
         let opted_in = |app: &str| self.live.get(app).is_some_and(|a| a.prune_resources);
+        // A declaration on a destination the snapshot does not list may be
+        // meant for this very swarm (a typo): as for a departed release,
+        // it proves nothing here, so the release is not one declarer's.
+        let elsewhere: Vec<String> = declared
+            .first()
+            .and_then(|(release, _)| nonempty(&self.declared_nowhere).and_then(|d| d.get(release)))
+            .into_iter()
+            .flatten()
+            .map(|(name, swarm)| {
+                format!(
+                    "{name} (destination {}, not a swarm of this snapshot)",
+                    SwarmName::from(*swarm)
+                )
+            })
+            .collect();
+        let several = |declared: &[(&str, &str)]| {
+            super::dropped::Declarer::Several(
+                declared
+                    .iter()
+                    .map(|(_, app)| (*app).to_owned())
+                    .chain(elsewhere.iter().cloned())
+                    .collect(),
+            )
+        };
         match declared {
             [] => None,
-            [(_, name)] => opted_in(name).then(|| super::dropped::Declarer::One {
-                name,
-                reconciled: self.live.get(name).is_some_and(|a| a.reconciled),
-            }),
-            several if several.iter().any(|(_, app)| opted_in(app)) => Some(
-                super::dropped::Declarer::Several(several.iter().map(|(_, app)| *app).collect()),
-            ),
+            [(_, name)] if elsewhere.is_empty() => {
+                opted_in(name).then(|| super::dropped::Declarer::One {
+                    name,
+                    reconciled: self.live.get(name).is_some_and(|a| a.reconciled),
+                })
+            }
+            declared if declared.iter().any(|(_, app)| opted_in(app)) => Some(several(declared)),
             _ => None,
         }
     }

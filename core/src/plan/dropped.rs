@@ -518,8 +518,12 @@ pub(crate) fn examine(
 /// Who declares a release on a swarm, for [`examine`].
 #[derive(Debug, Clone)]
 pub(crate) enum Declarer<'a> {
-    One { name: &'a str, reconciled: bool },
-    Several(Vec<&'a str>),
+    One {
+        name: &'a str,
+        reconciled: bool,
+    },
+    /// Every application that may declare it, named for people.
+    Several(Vec<String>),
 }
 
 /// An object of the release's stack the rule looks at.
