@@ -185,12 +185,15 @@ impl ContainerUse {
         self
     }
 
-    /// Whether it is a task of `release`'s own: of a service in `own`, or
-    /// labelled with the release's stack namespace (its service may be
-    /// gone already, and its id with it).
+    /// Whether it is a task of `release`'s own: a swarm task (it names its
+    /// service's id) of a service in `own`, or labelled with the release's
+    /// stack namespace (its service may be gone already, and with it the
+    /// id's place in `own`). A container without a service id is nobody's
+    /// task, whatever its labels say: `docker run --label` sets any.
     fn is_of(&self, release: &str, own: &BTreeSet<&str>) -> bool {
-        self.service.as_deref().is_some_and(|id| own.contains(id))
-            || self.stack.as_deref() == Some(release)
+        self.service
+            .as_deref()
+            .is_some_and(|id| own.contains(id) || self.stack.as_deref() == Some(release))
     }
 }
 
@@ -521,6 +524,19 @@ mod tests {
                 vec![ContainerUse::new("c2", "user_app.1.y", ["gone_data"])
                     .of_service("s-user")
                     .in_stack("user")],
+            )],
+        );
+        assert_eq!(
+            volume_users_of("gone", "gone_data", &own(), &usage).len(),
+            1
+        );
+        // A container that is no swarm task (`docker run --label`), with
+        // the release's namespace label: someone else's.
+        let usage = Usage::new(
+            vec![],
+            vec![NodeContainers::new(
+                "node-a",
+                vec![ContainerUse::new("c3", "by-hand", ["gone_data"]).in_stack("gone")],
             )],
         );
         assert_eq!(
