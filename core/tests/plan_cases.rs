@@ -548,6 +548,35 @@ const CASES: &[Case] = &[
         },
     },
     Case {
+        name: "declarations_and_draining_toward_an_unreadable_name_prove_nothing",
+        snapshot: r#"{
+          "app_set": {"loaded": true, "applications": [
+            {"name": "new", "swarm": "alpha-vip", "releases": ["web"]},
+            {"name": "leaving", "swarm": "alpha-vip", "releases": [], "state": "draining"},
+            {"name": "ops", "swarm": "alpha", "releases": ["mon"]}]},
+          "swarms": [
+            {"swarm": "alpha", "cluster_id": "C1", "releases": [
+              {"name": "web", "owner": "cd/default/old:release/web"},
+              {"name": "l", "owner": "cd/default/leaving:release/l"},
+              {"name": "mon", "owner": "cd/default/ops:release/mon"},
+              {"name": "gone", "owner": "cd/default/gone:release/gone"}]},
+            {"swarm": "alpha-vip", "error": "connect: timed out"}]
+        }"#,
+        check: |p| {
+            // alpha-vip could not be read, so nothing shows it is not a
+            // second name of alpha: what is declared there, or still
+            // draining from there, may be alpha's.
+            assert_eq!(deleted(p), ["alpha/gone"]);
+            assert_eq!(spared(p, SpareReason::Declared), ["alpha/web"]);
+            assert_eq!(spared(p, SpareReason::Held), ["alpha/l"]);
+            let web = p.spared.iter().find(|s| s.release == "web").unwrap();
+            assert_eq!(
+                web.detail.as_deref(),
+                Some("declared by new (destination alpha-vip, which could not be read)")
+            );
+        },
+    },
+    Case {
         name: "hostile_names_cannot_fake_lines_of_the_text",
         snapshot: r#"{
           "policy": {"purge_volumes": true},

@@ -22,16 +22,40 @@ use crate::time::UnixTime;
 #[derive(Debug)]
 pub(crate) struct AppIndex<'a> {
     live: HashMap<&'a str, LiveApp<'a>>,
-    /// Draining applications whose destination the snapshot does not list.
-    draining_to_unknown: HashMap<&'a str, &'a str>,
+    /// Draining applications whose destination the snapshot does not list
+    /// or could not read.
+    draining_to_unknown: HashMap<&'a str, Unproven<'a>>,
     /// Per cluster (by position in [`Groups::iter`]), the releases declared
     /// there as (release, application), sorted and distinct, so that the
     /// planner walks them beside the cluster's sorted releases ([`Declared`])
     /// instead of hashing a key per release.
     declared: Vec<Vec<(&'a str, &'a str)>>,
     /// Release to the live applications declaring it on a destination the
-    /// snapshot does not list, as (name, destination), sorted by name.
-    declared_nowhere: HashMap<&'a str, Vec<(&'a str, &'a str)>>,
+    /// snapshot does not list or could not read, sorted by name.
+    declared_nowhere: HashMap<&'a str, Vec<(&'a str, Unproven<'a>)>>,
+}
+
+/// A destination whose cluster nothing shows: the snapshot does not list it
+/// (a typo, or a swarm the registry does not list), or it could not be
+/// read (a second name of a swarm that was read, maybe). Whatever is sent
+/// there may be meant for any swarm of the snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Unproven<'a> {
+    destination: &'a str,
+    unread: bool,
+}
+
+impl Unproven<'_> {
+    /// `destination X, not a swarm of this snapshot` or `destination X,
+    /// which could not be read`.
+    fn describe(self) -> String {
+        let swarm = SwarmName::from(self.destination);
+        if self.unread {
+            format!("destination {swarm}, which could not be read")
+        } else {
+            format!("destination {swarm}, not a swarm of this snapshot")
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -60,12 +84,25 @@ impl<'a> AppIndex<'a> {
         }
         let mut declared: Vec<Vec<(&'a str, &'a str)>> =
             counts.into_iter().map(Vec::with_capacity).collect();
+        // Where nothing shows which cluster a destination is: not listed,
+        // or listed and unreadable (its cluster id unknown).
+        let unproven = |destination: &'a str| match groups.index_of(destination) {
+            None => Some(Unproven {
+                destination,
+                unread: false,
+            }),
+            Some(group) if groups.at(group).error.is_some() => Some(Unproven {
+                destination,
+                unread: true,
+            }),
+            Some(_) => None,
+        };
         let draining_to_unknown = applications
             .iter()
-            .filter(|a| !a.is_live() && groups.index_of(swarm(a)).is_none())
-            .map(|a| (a.name.as_str(), swarm(a)))
+            .filter(|a| !a.is_live())
+            .filter_map(|a| Some((a.name.as_str(), unproven(swarm(a))?)))
             .collect();
-        let mut declared_nowhere: HashMap<&'a str, Vec<(&'a str, &'a str)>> = HashMap::new();
+        let mut declared_nowhere: HashMap<&'a str, Vec<(&'a str, Unproven<'a>)>> = HashMap::new();
         for app in applications.iter().filter(|a| a.is_live()) {
             let (name, destination) = (app.name.as_str(), swarm(app));
             let group = groups.index_of(destination);
@@ -79,16 +116,20 @@ impl<'a> AppIndex<'a> {
                 },
             );
             let releases = app.releases.iter().flatten().map(S::as_str);
-            let Some(group) = group else {
+            if let Some(group) = group {
+                declared[group].extend(releases.clone().map(|release| (release, name)));
+            }
+            // Declared where nothing shows the cluster: it may be meant for
+            // any swarm of the snapshot (a typo, or another name of a swarm
+            // that was read).
+            if let Some(unproven) = unproven(destination) {
                 for release in releases {
                     declared_nowhere
                         .entry(release)
                         .or_default()
-                        .push((name, destination));
+                        .push((name, unproven));
                 }
-                continue;
-            };
-            declared[group].extend(releases.map(|release| (release, name)));
+            }
         }
         for list in &mut declared {
             list.sort_unstable();
@@ -179,12 +220,7 @@ impl<'a> AppIndex<'a> {
             .and_then(|(release, _)| nonempty(&self.declared_nowhere).and_then(|d| d.get(release)))
             .into_iter()
             .flatten()
-            .map(|(name, swarm)| {
-                format!(
-                    "{name} (destination {}, not a swarm of this snapshot)",
-                    SwarmName::from(*swarm)
-                )
-            })
+            .map(|(name, unproven)| format!("{name} ({})", unproven.describe()))
             .collect();
         let several = |declared: &[(&str, &str)]| {
             super::dropped::Declarer::Several(
@@ -305,23 +341,24 @@ pub(crate) fn decide_at(
     if let Some(declarers) = nonempty(&apps.declared_nowhere).and_then(|d| d.get(release.name)) {
         let names: Vec<String> = declarers
             .iter()
-            .map(|(name, swarm)| {
-                format!(
-                    "{name} (destination {}, not a swarm of this snapshot)",
-                    SwarmName::from(*swarm)
-                )
-            })
+            .map(|(name, unproven)| format!("{name} ({})", unproven.describe()))
             .collect();
         let detail = format!("declared by {}", names.join(", "));
         return spare(SpareReason::Declared, Some(application), detail);
     }
 
     if let Some(dest) = nonempty(&apps.draining_to_unknown).and_then(|d| d.get(app)) {
-        // Its draining hold sits on a swarm no snapshot entry has, so it
-        // shields nothing: the swarm it is still syncing on is unknown.
+        // Its draining hold sits on a swarm no snapshot entry has, or one
+        // held as unreadable, so it shields nothing here: the swarm it is
+        // still syncing on may be this one.
         let detail = format!(
-            "would be deleted (departed) but its application is still draining from {}, which is not a swarm of this snapshot",
-            SwarmName::from(*dest)
+            "would be deleted (departed) but its application is still draining from {}, {}",
+            SwarmName::from(dest.destination),
+            if dest.unread {
+                "which could not be read"
+            } else {
+                "which is not a swarm of this snapshot"
+            }
         );
         return spare(SpareReason::Held, Some(application), detail);
     }
