@@ -23,10 +23,11 @@ use thiserror::Error;
 
 use crate::escape::Escaped;
 use crate::format::FormatVersion;
+use crate::objects::StackObjects;
 use crate::plan::{plan, Deletion, SweepPlan};
 use crate::refs::{ReleaseRef, SwarmName};
 use crate::snapshot::{one_json_document, Policy, Snapshot, SnapshotError};
-use crate::usage;
+use crate::usage::{self, ObjectKind};
 
 /// A plan as written by `plan --out`, with what it was made from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -239,6 +240,13 @@ pub enum ReleaseChange {
     /// records and services, or its names disagreed), so nothing proves it
     /// unchanged.
     Unproven,
+    /// Its stack holds a network, secret or config the review did not
+    /// see (added, re-created, or changed since): carrying out the plan
+    /// would remove it unreviewed.
+    Unreviewed {
+        /// Each such object, as `kind name`, escaped.
+        objects: Vec<String>,
+    },
     /// Another workload uses an object of it that nobody used, or used
     /// otherwise, when it was reviewed: the review did not see that
     /// sharing, and carrying out what was reviewed would hit it.
@@ -380,6 +388,12 @@ impl std::fmt::Display for Change {
                     ReleaseChange::Unproven => write!(
                         f,
                         "the plan holds no fingerprint of it, so nothing proves it unchanged"
+                    ),
+                    // Each object is escaped already.
+                    ReleaseChange::Unreviewed { objects } => write!(
+                        f,
+                        "its stack holds what was not reviewed: {}",
+                        objects.join(", ")
                     ),
                     // Each use is escaped already.
                     ReleaseChange::NewUser { uses } => write!(
@@ -628,6 +642,10 @@ fn compare(planned: &Deletion, found: &Deletion) -> Option<ReleaseChange> {
             now: found.volumes.as_str().to_owned(),
         });
     }
+    let objects = unreviewed(planned, found);
+    if !objects.is_empty() {
+        return Some(ReleaseChange::Unreviewed { objects });
+    }
     // A use that left since only keeps more than needed (the approved
     // deletion keeps what was reviewed as shared); a new one was never
     // reviewed.
@@ -641,6 +659,41 @@ fn compare(planned: &Deletion, found: &Deletion) -> Option<ReleaseChange> {
         return Some(ReleaseChange::NewUser { uses });
     }
     None
+}
+
+/// The networks, secrets and configs the fresh deletion would remove that
+/// the review did not list as they are now (same name, id and version),
+/// as `kind name`, escaped. One the review saw in use stays whatever it is
+/// now ([`as_reviewed`]), so it is not counted. The services are the
+/// fingerprint's ([`Observed`]); the volumes are judged on the nodes when
+/// they go.
+fn unreviewed(planned: &Deletion, found: &Deletion) -> Vec<String> {
+    let Some(now) = &found.objects else {
+        return Vec::new();
+    };
+    let empty = StackObjects::default();
+    let was = planned.objects.as_ref().unwrap_or(&empty);
+    let kinds = [
+        (ObjectKind::Network, &was.networks, &now.networks),
+        (ObjectKind::Secret, &was.secrets, &now.secrets),
+        (ObjectKind::Config, &was.configs, &now.configs),
+    ];
+    let mut out = Vec::new();
+    for (kind, was, now) in kinds {
+        for object in now {
+            let reviewed = was
+                .iter()
+                .any(|w| w.name == object.name && w.id == object.id && w.version == object.version);
+            let kept = planned
+                .in_use_by
+                .iter()
+                .any(|u| u.kind == kind && u.object == object.name);
+            if !reviewed && !kept {
+                out.push(format!("{} {}", kind.as_str(), Escaped(&object.name)));
+            }
+        }
+    }
+    out
 }
 
 /// The deletion to carry out for one that was reviewed as `planned` and is
@@ -675,7 +728,7 @@ pub fn stale_text(stale: &Stale) -> String {
 mod tests {
     use super::*;
     use crate::deletion_window::DeletionWindow;
-    use crate::objects::{ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
+    use crate::objects::{ObjectRef, ObjectVersion, ServiceEntry};
     use crate::snapshot::{AppSet, Application, ReleaseEntry, SwarmSnapshot};
     use crate::time::UnixTime;
 
@@ -836,6 +889,52 @@ mod tests {
         let d = &approved.plan.deletions[0];
         assert_eq!(d.in_use_by, saved.plan.deletions[0].in_use_by);
         assert!(d.objects.as_ref().unwrap().networks.is_empty());
+    }
+
+    /// A config labelled with the stack since the review, or a network
+    /// re-created under its name, would be removed with the release
+    /// unreviewed: the release is stale. One that went since only leaves
+    /// less to remove.
+    #[test]
+    fn an_object_the_review_did_not_see_makes_the_release_stale() {
+        let saved = saved(&base());
+        fn old(s: &mut Snapshot) -> &mut StackObjects {
+            s.swarms[0].releases[0].objects.as_mut().unwrap()
+        }
+        let mut added = base();
+        old(&mut added)
+            .configs
+            .push(ObjectRef::new("cfg-new", "old_important"));
+        assert_eq!(
+            changes(&saved, &added),
+            old_changed(ReleaseChange::Unreviewed {
+                objects: vec!["config old_important".into()]
+            })
+        );
+        let mut recreated = base();
+        old(&mut recreated).networks[0].id = Some("net-old-2".into());
+        assert_eq!(
+            changes(&saved, &recreated),
+            old_changed(ReleaseChange::Unreviewed {
+                objects: vec!["network old_default".into()]
+            })
+        );
+        let text = stale_text(&Stale {
+            changes: changes(&saved, &recreated),
+        });
+        assert!(
+            text.contains("alpha/old: its stack holds what was not reviewed: network old_default"),
+            "{text}"
+        );
+        let mut fewer = base();
+        old(&mut fewer).networks.clear();
+        let approved = check(&saved, &fewer, TOOL).unwrap().unwrap();
+        assert!(approved.plan.deletions[0]
+            .objects
+            .as_ref()
+            .unwrap()
+            .networks
+            .is_empty());
     }
 
     #[test]
