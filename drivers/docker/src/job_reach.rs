@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use sweep_core::agent::{AgentRequest, AgentResult, NodeReached, Removal};
 use sweep_core::escape::escape;
 use sweep_core::usage::ContainerUse;
-use sweep_swarms::{BackendError, Node, NodeBackend, VolumesByStack};
+use sweep_swarms::{BackendError, Node, NodeBackend, NodeHoldings, VolumesByStack};
 use tokio::sync::{watch, OnceCell};
 
 use crate::client::Client;
@@ -96,7 +96,7 @@ impl SwarmJobs {
     pub(crate) async fn list(
         &self,
         members: &[Node],
-    ) -> Result<Vec<(Node, VolumesByStack)>, BackendError> {
+    ) -> Result<Vec<(Node, NodeHoldings)>, BackendError> {
         job::remove_leftovers(&self.client, &self.swarm, self.settings.limit).await;
         let ids: Vec<String> = members.iter().map(|n| n.id.clone()).collect();
         *self.nodes.lock().unwrap_or_else(PoisonError::into_inner) = ids.clone();
@@ -111,7 +111,10 @@ impl SwarmJobs {
                         .iter()
                         .map(|(stack, names)| (stack.clone(), names.iter().cloned().collect()))
                         .collect();
-                    reached.push((node.clone(), by_stack));
+                    reached.push((
+                        node.clone(),
+                        NodeHoldings::new(by_stack, result.container_uses()),
+                    ));
                 }
                 other => {
                     tracing::warn!(
@@ -125,7 +128,7 @@ impl SwarmJobs {
         }
         *self.reached.lock().unwrap_or_else(PoisonError::into_inner) = reached
             .iter()
-            .map(|(node, listed)| (node.id.clone(), listed.clone()))
+            .map(|(node, listed)| (node.id.clone(), listed.volumes.clone()))
             .collect();
         Ok(reached)
     }
@@ -244,16 +247,11 @@ struct Found {
     /// listed them. A volume is removed only as the stack it was listed
     /// under, and the agent checks the label again.
     stacks: HashMap<String, BTreeMap<String, String>>,
-    /// By node: its containers that use named volumes, as the newest job
-    /// that reached the node listed them (every agent lists them).
-    containers: HashMap<String, Vec<ContainerUse>>,
 }
 
 impl Found {
     /// Records what a job's agent listed on `node`.
     fn remember(&mut self, node: &str, result: &AgentResult) {
-        self.containers
-            .insert(node.to_owned(), result.container_uses());
         let entry = self.stacks.entry(node.to_owned()).or_default();
         for (stack, names) in &result.volumes {
             for name in names {
@@ -265,11 +263,6 @@ impl Found {
     /// The stack `volume` was listed under on `node`.
     fn stack_of(&self, node: &str, volume: &str) -> Option<String> {
         self.stacks.get(node).and_then(|v| v.get(volume)).cloned()
-    }
-
-    /// The containers the newest job that reached `node` listed there.
-    fn containers_of(&self, node: &str) -> Option<Vec<ContainerUse>> {
-        self.containers.get(node).cloned()
     }
 }
 
@@ -349,13 +342,11 @@ impl NodeBackend for JobNode {
         Ok(self.listed.clone())
     }
 
-    /// From the newest job that reached the node: the listing job, or a
-    /// removal job since (every agent lists its node's containers). When
-    /// none has on this instance, a job lists them now.
+    /// A job lists them now, every time: this is the re-read right before
+    /// a volume goes, and a container created since the listing (or since
+    /// any other job) must stop it. The listing's own are handed to the
+    /// gathering with the node ([`SwarmJobs::list`]).
     async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {
-        if let Some(containers) = self.jobs.found().containers_of(&self.node) {
-            return Ok(Some(containers));
-        }
         let outcome = self.jobs.ask(&self.node, |_, _| {}).await;
         let result = self.own(&outcome)?;
         Ok(Some(result.container_uses()))
@@ -418,23 +409,16 @@ mod tests {
     }
 
     #[test]
-    fn a_node_s_containers_are_those_of_the_newest_job_that_reached_it() {
+    fn a_volume_is_removed_only_as_the_stack_a_job_listed_it_under() {
         let mut found = Found::default();
-        assert_eq!(found.containers_of("N1"), None);
-        let stopped = ContainerUse::new("c1", "manual", ["gone_data"]);
-        let mut listing = result("N1", std::slice::from_ref(&stopped));
+        let mut listing = result("N1", &[]);
         listing.volumes =
             BTreeMap::from([("gone".to_owned(), BTreeSet::from(["gone_data".to_owned()]))]);
         found.remember("N1", &listing);
-        found.remember("N2", &result("N2", &[]));
-        assert_eq!(found.containers_of("N1"), Some(vec![stopped]));
-        assert_eq!(found.containers_of("N2"), Some(vec![]));
-        // A removal job since: its listing replaces the containers, and
-        // the stacks the volumes were listed under are kept.
-        let task = ContainerUse::new("c2", "web.1.x", ["web_data"]).of_service("s9");
-        found.remember("N1", &result("N1", std::slice::from_ref(&task)));
-        assert_eq!(found.containers_of("N1"), Some(vec![task]));
+        // A removal job since lists no volumes: the stack is kept.
+        found.remember("N1", &result("N1", &[]));
         assert_eq!(found.stack_of("N1", "gone_data").as_deref(), Some("gone"));
-        assert_eq!(found.containers_of("N3"), None);
+        assert_eq!(found.stack_of("N2", "gone_data"), None);
+        assert_eq!(found.stack_of("N1", "other"), None);
     }
 }

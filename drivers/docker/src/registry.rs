@@ -298,7 +298,7 @@ impl FileRegistry {
         target: &Target,
         config: &SwarmConfig,
         settings: &JobSettings,
-    ) -> Result<Option<Vec<Node>>, RegistryError> {
+    ) -> Result<Option<Vec<(Node, NodeHoldings)>>, RegistryError> {
         let manager_error = |source| RegistryError::Manager {
             swarm: config.name.clone(),
             source,
@@ -311,7 +311,7 @@ impl FileRegistry {
             .await
             .map_err(manager_error)?;
         let reached = jobs.list(&members).await.map_err(manager_error)?;
-        Ok(Some(reached.into_iter().map(|(node, _)| node).collect()))
+        Ok(Some(reached))
     }
 
     /// The one client of the daemon at `endpoint`, connected on first use;
@@ -386,11 +386,19 @@ impl FileRegistry {
         let config = self.swarm_config(target)?;
         if let Some(settings) = &config.job {
             let nodes = self.nodes_by_job(target, config, settings).await?;
-            // A job's node backends read what the job found.
+            // What the listing job found is what gathering reads; a node
+            // backend's calls run jobs of their own.
             return Ok(nodes.map(|nodes| {
                 nodes
                     .into_iter()
-                    .map(|node| ReadNode::new(node, Holdings::NotRead))
+                    .map(|(node, held)| {
+                        let held = if holdings {
+                            Holdings::Read(held)
+                        } else {
+                            Holdings::NotRead
+                        };
+                        ReadNode::new(node, held)
+                    })
                     .collect()
             }));
         }

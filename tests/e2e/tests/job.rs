@@ -15,7 +15,8 @@ use sweep_docker::FileRegistry;
 use sweep_e2e::image::built_image;
 use sweep_e2e::{
     app, assert_gone, create_stack_record, docker, docker_ok, endpoint, lines, one, wait_deployed,
-    wait_node_status, Cleanup, Remains, Scenario, Stack, StoppedNode, ALPHA, IMAGE, STACK_LABEL,
+    wait_node_status, Cleanup, Remains, Scenario, Stack, StoppedNode, ALPHA, IMAGE, QUICK,
+    STACK_LABEL,
 };
 use sweep_swarms::{Node, Registry, Target};
 
@@ -230,6 +231,83 @@ fn a_volume_still_in_use_on_a_worker_is_retried_and_removed_once_free() {
         started.elapsed()
     );
     assert_gone(&ALPHA, &slow);
+    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+}
+
+/// The containers are read again right before the volumes go, by a job
+/// of its own: a container another workload started on alpha-3 after the
+/// listing, naming the release's volume, keeps the volume on alpha-2 (and
+/// every node) and the release's records.
+#[test]
+#[ignore = "soak: waits out a stubborn task; job reach stays in the fast set with the_manager_socket_and_a_job_purge_a_release_s_volumes_on_every_node"]
+fn a_container_started_after_the_listing_keeps_the_volume() {
+    let mut t = scene();
+    let late = t.s.release("late");
+    t.cleanup.add(&late);
+    let volume = format!("{late}_data");
+    // Its task holds the volume on alpha-2 for 20 s after its service
+    // goes: time for another workload to start after the listing.
+    let stack = Stack::new(&late).with_volume().on("alpha-2").stubborn(20);
+    create_stack_record(&ALPHA, &stack, 1, Some(&t.s.stamp("shop", &late)));
+    t.s.deploy(&ALPHA, &stack);
+    wait_deployed(&ALPHA, &stack, &["alpha-2"]);
+    let user = format!("{late}-user");
+    struct Gone<'a>(&'a str, &'a str);
+    impl Drop for Gone<'_> {
+        fn drop(&mut self) {
+            let _ = docker("alpha-3", &["rm", "-f", self.0]);
+            let _ = docker("alpha-3", &["volume", "rm", self.1]);
+        }
+    }
+    let _gone = Gone(&user, &volume);
+
+    let running =
+        t.s.sweep("apply", Some(&t.config), &t.apps)
+            .arg("--prune-volumes")
+            .args(QUICK)
+            .spawn();
+    // The service goes after the listing job: from then on the listing is
+    // behind what the nodes hold.
+    let service = stack.service();
+    let since = std::time::Instant::now();
+    while docker(ALPHA.manager, &["service", "inspect", &service])
+        .status
+        .success()
+    {
+        assert!(
+            since.elapsed() < Duration::from_secs(120),
+            "the service never went: {}",
+            running.stderr_so_far()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    docker_ok(
+        "alpha-3",
+        &[
+            "run",
+            "-d",
+            "--name",
+            &user,
+            "-v",
+            &format!("{volume}:/data"),
+            IMAGE,
+            "sleep",
+            "3600",
+        ],
+    );
+    let run = running.wait();
+    run.expect_code(1);
+    let out = run.json();
+    let release = one(&out["report"], "releases", &late);
+    assert_eq!(release["outcome"], "in_use", "{release:#}");
+    assert!(
+        docker("alpha-2", &["volume", "inspect", &volume])
+            .status
+            .success(),
+        "the volume went from alpha-2 while a container on alpha-3 names it"
+    );
+    let left = Remains::read(&ALPHA, &late);
+    assert_eq!(left.records.len(), 1, "the release's records went");
     assert!(jobs_left().is_empty(), "{:?}", jobs_left());
 }
 
