@@ -402,6 +402,7 @@ proptest! {
             shuffle(&mut sw.releases, &mut next);
             if let Some(n) = &mut sw.nodes { shuffle(n, &mut next); }
             if let Some(m) = &mut sw.members { shuffle(m, &mut next); }
+            shuffle(&mut sw.failed_reads, &mut next);
         }
         prop_assert_eq!(json(&plan(&s).unwrap()), json(&plan(&shuffled).unwrap()));
     }

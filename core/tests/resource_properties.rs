@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use resources::{app, release, snapshot, stamp, swarm, user, Obj, Rev};
+use sweep_core::plan::ResourceHoldReason;
 use sweep_core::record::{Kind, Payload};
 use sweep_core::{plan, Snapshot, SweepPlan};
 
@@ -337,5 +338,54 @@ proptest! {
             }
         }
         prop_assert_eq!(plan(&s).unwrap().to_json_pretty(), plan(&shuffled).unwrap().to_json_pretty());
+    }
+
+    /// Two names of one cluster that list the same objects, records and
+    /// revisions, each in an order of its own, agree: the plan is the one
+    /// of the lists in a single order, and nothing is held as observed
+    /// differently.
+    #[test]
+    fn two_names_of_one_cluster_agree_whatever_order_each_lists_in(world in world_gen(), seed in any::<u64>()) {
+        let mut rng = seed | 1;
+        let mut next = move || { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; rng };
+        fn shuffle<T>(v: &mut [T], next: &mut impl FnMut() -> u64) {
+            for i in (1..v.len()).rev() {
+                let j = (next() % (i as u64 + 1)) as usize;
+                v.swap(i, j);
+            }
+        }
+        let with_alias = |shuffled: bool, next: &mut dyn FnMut() -> u64| {
+            let mut s = build(&world);
+            let aliases: Vec<_> = s
+                .swarms
+                .iter()
+                .map(|w| {
+                    let mut alias = w.clone();
+                    alias.swarm = format!("{}-vip", w.swarm).into();
+                    if shuffled {
+                        for r in &mut alias.releases {
+                            if let Some(revs) = r.revisions.as_mut() { shuffle(revs, &mut &mut *next); }
+                            if let Some(recs) = r.records.as_mut() { shuffle(recs, &mut &mut *next); }
+                            if let Some(o) = r.objects.as_mut() {
+                                shuffle(&mut o.services, &mut &mut *next);
+                                shuffle(&mut o.networks, &mut &mut *next);
+                                shuffle(&mut o.configs, &mut &mut *next);
+                                shuffle(&mut o.secrets, &mut &mut *next);
+                            }
+                        }
+                    }
+                    alias
+                })
+                .collect();
+            s.swarms.extend(aliases);
+            s
+        };
+        let same = plan(&with_alias(false, &mut next)).unwrap();
+        let shuffled = plan(&with_alias(true, &mut next)).unwrap();
+        prop_assert_eq!(same.to_json_pretty(), shuffled.to_json_pretty());
+        prop_assert!(
+            !shuffled.resource_holds.iter().any(|h| h.reason == ResourceHoldReason::ObservationsDisagree),
+            "{:?}", shuffled.resource_holds
+        );
     }
 }

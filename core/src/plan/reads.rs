@@ -45,13 +45,16 @@ impl<S: SnapshotStr> SwarmSnapshot<S> {
         if let Some(error) = &self.error {
             why.push(Cow::Borrowed(error.as_str()));
         }
-        for failed in self
+        // Sorted: the snapshot lists its failures in no order, and the
+        // plan's words must not depend on one.
+        let mut failed: Vec<String> = self
             .failed_reads
             .iter()
             .filter(|f| f.listing.makes_unreadable())
-        {
-            why.push(Cow::Owned(format!("{}: {}", failed.listing, failed.error)));
-        }
+            .map(|f| format!("{}: {}", f.listing, f.error))
+            .collect();
+        failed.sort_unstable();
+        why.extend(failed.into_iter().map(Cow::Owned));
         if self
             .cluster_id
             .as_ref()
@@ -184,6 +187,22 @@ mod tests {
                 assert_eq!(why, format!("{listing}: no answer"));
             }
         }
+    }
+
+    #[test]
+    fn failed_listings_are_named_in_one_order_whatever_the_snapshot_s() {
+        let mut s = swarm();
+        s.failed_reads = vec![
+            FailedRead::new(Listing::Services, "timed out"),
+            FailedRead::new(Listing::Releases, "refused"),
+        ];
+        let one = s.why_unreadable().map(|w| w.into_owned());
+        s.failed_reads.reverse();
+        assert_eq!(s.why_unreadable().map(|w| w.into_owned()), one);
+        assert_eq!(
+            one.as_deref(),
+            Some("releases: refused; services: timed out")
+        );
     }
 
     #[test]

@@ -320,7 +320,7 @@ fn releases<'a, S: SnapshotStr>(
         let facts = first.map(|r| r.facts).unwrap_or_default();
         let place = first.and_then(|r| r.place);
         let mut seen = seen.map(|r| r.facts);
-        let disagreeing = seen.any(|f| f != facts).then(|| {
+        let disagreeing = seen.any(|f| !f.agrees_with(&facts)).then(|| {
             run.iter()
                 .map(|r| r.facts)
                 .filter(|f| !f.is_empty())

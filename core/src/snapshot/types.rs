@@ -580,6 +580,60 @@ impl Facts<'_> {
     pub(crate) fn is_empty(&self) -> bool {
         self.records.is_none() && self.objects.is_none() && self.revisions.is_none()
     }
+
+    /// Whether two names of one cluster saw the same of a release, in
+    /// whatever order each listed it: a snapshot's lists are in no order,
+    /// and an order must not decide whether two views disagree.
+    pub(crate) fn agrees_with(&self, other: &Facts<'_>) -> bool {
+        fn both<T>(a: Option<T>, b: Option<T>, same: impl FnOnce(T, T) -> bool) -> bool {
+            match (a, b) {
+                (None, None) => true,
+                (Some(a), Some(b)) => same(a, b),
+                _ => false,
+            }
+        }
+        both(self.records, other.records, same_items)
+            && both(self.revisions, other.revisions, same_items)
+            && both(self.objects, other.objects, |a, b| {
+                same_items(&a.services, &b.services)
+                    && same_items(&a.networks, &b.networks)
+                    && same_items(&a.secrets, &b.secrets)
+                    && same_items(&a.configs, &b.configs)
+                    && both(a.volumes.as_deref(), b.volumes.as_deref(), |a, b| {
+                        fn by_node(
+                            list: &[crate::objects::NodeVolumes],
+                        ) -> Vec<(&str, Vec<&String>)> {
+                            let mut nodes: Vec<(&str, Vec<&String>)> = list
+                                .iter()
+                                .map(|n| {
+                                    let mut names: Vec<&String> = n.volumes.iter().collect();
+                                    names.sort_unstable();
+                                    (n.node.as_str(), names)
+                                })
+                                .collect();
+                            nodes.sort_unstable();
+                            nodes
+                        }
+                        a.len() == b.len() && (a == b || by_node(a) == by_node(b))
+                    })
+            })
+    }
+}
+
+/// Whether `a` and `b` hold the same items, counted, in any order.
+fn same_items<T: Ord>(a: &[T], b: &[T]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if a == b {
+        return true;
+    }
+    fn sorted<T: Ord>(list: &[T]) -> Vec<&T> {
+        let mut items: Vec<&T> = list.iter().collect();
+        items.sort_unstable();
+        items
+    }
+    sorted(a) == sorted(b)
 }
 
 /// One swarm node the registry reached.
