@@ -158,7 +158,10 @@ pub fn run(options: Options) -> Result<Status, InputError> {
     };
     // Delivery never changes the verdict; it only may delay the exit, by
     // at most this bound.
-    runtime.block_on(host.notifier.settle(EXIT_WAIT));
+    // Stopped at once by a second signal: nothing more is waited for.
+    if !crate::signals::aborted() {
+        runtime.block_on(host.notifier.settle(EXIT_WAIT));
+    }
     status
 }
 

@@ -27,7 +27,12 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(e) => return exit_with(e),
     };
-    commands::run(args)
+    let code = commands::run(args);
+    if signals::aborted() {
+        // Stopped at once by a second signal, after recording what went.
+        return ExitCode::from(signals::STOPPED_AT_ONCE as u8);
+    }
+    code
 }
 
 /// Ends the process for a clap error: help and version as clap prints

@@ -308,9 +308,14 @@ impl<'a> Cycle<'a> {
             stop.wait().await;
             interrupted.set(true);
         };
-        let swept = execute_traced(self.registry, &plan, self.execute, stopped, |p| {
-            host.event(Event::Progress(p))
-        })
+        let swept = execute_traced(
+            self.registry,
+            &plan,
+            self.execute,
+            stopped,
+            stop.aborted(),
+            |p| host.event(Event::Progress(p)),
+        )
         .await;
         if let Some(trace) = &swept.trace {
             host.event(Event::Trace(trace));

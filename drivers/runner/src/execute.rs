@@ -200,7 +200,9 @@ pub async fn execute_until(
     settings: ExecuteSettings,
     stop: impl std::future::Future<Output = ()>,
 ) -> SweepReport {
-    drive(registry, plan, settings, stop, None).await.report
+    drive(registry, plan, settings, stop, std::future::pending(), None)
+        .await
+        .report
 }
 
 /// [`execute_until`], calling `on_progress` whenever an action starts or
@@ -214,9 +216,16 @@ pub async fn execute_until_with(
     stop: impl std::future::Future<Output = ()>,
     mut on_progress: impl FnMut(&Progress),
 ) -> SweepReport {
-    drive(registry, plan, settings, stop, Some(&mut on_progress))
-        .await
-        .report
+    drive(
+        registry,
+        plan,
+        settings,
+        stop,
+        std::future::pending(),
+        Some(&mut on_progress),
+    )
+    .await
+    .report
 }
 
 /// What a sweep ended with: its report, and its trace when the settings
@@ -231,15 +240,28 @@ pub struct Swept {
     pub trace: Option<SweepTrace>,
 }
 
-/// [`execute_until_with`], handing back the trace as well as the report.
+/// [`execute_until_with`], handing back the trace as well as the report,
+/// and ending at once when `abort` completes: the actions in flight are
+/// dropped unanswered (they may or may not have taken effect; the report
+/// marks their releases unfinished, and their records stay), so that what
+/// is known to be done can still be reported and recorded.
 pub async fn execute_traced(
     registry: &dyn Registry,
     plan: &SweepPlan,
     settings: ExecuteSettings,
     stop: impl std::future::Future<Output = ()>,
+    abort: impl std::future::Future<Output = ()>,
     mut on_progress: impl FnMut(&Progress),
 ) -> Swept {
-    drive(registry, plan, settings, stop, Some(&mut on_progress)).await
+    drive(
+        registry,
+        plan,
+        settings,
+        stop,
+        abort,
+        Some(&mut on_progress),
+    )
+    .await
 }
 
 async fn drive(
@@ -247,6 +269,7 @@ async fn drive(
     plan: &SweepPlan,
     settings: ExecuteSettings,
     stop: impl std::future::Future<Output = ()>,
+    abort: impl std::future::Future<Output = ()>,
     mut on_progress: Option<&mut dyn FnMut(&Progress)>,
 ) -> Swept {
     let epoch = Instant::now();
@@ -259,6 +282,7 @@ async fn drive(
     // is handed to the sweep, which decides what it wakes.
     let mut events = std::pin::pin!(crate::events::subscribe(registry, plan));
     let mut stop = std::pin::pin!(stop);
+    let mut abort = std::pin::pin!(abort);
     let mut stopping = false;
     loop {
         let mut started = false;
@@ -308,6 +332,10 @@ async fn drive(
             // must not keep a stalled sweep waiting for ever.
             Some(event) = events.next(), if !stopping && (deadline.is_some() || !running.is_empty()) => {
                 sweep.handle_event(event, now());
+            }
+            () = &mut abort => {
+                tracing::warn!(in_flight = running.len(), "aborted: leaving the steps in flight unanswered");
+                break;
             }
             () = &mut stop, if !stopping => {
                 stopping = true;
@@ -648,6 +676,7 @@ mod tests {
             &plan,
             ExecuteSettings::default(),
             std::future::pending(),
+            std::future::pending(),
             |_| {},
         )
         .await;
@@ -661,8 +690,15 @@ mod tests {
         let mut settings = ExecuteSettings::default();
         settings.sweep = settings.sweep.traced();
         // The same world afresh: the first sweep emptied it.
-        let swept =
-            execute_traced(&registry, &plan, settings, std::future::pending(), |_| {}).await;
+        let swept = execute_traced(
+            &registry,
+            &plan,
+            settings,
+            std::future::pending(),
+            std::future::pending(),
+            |_| {},
+        )
+        .await;
         assert_eq!(swept.report, untraced.report);
         assert!(swept.report.all_done());
         let trace = swept.trace.expect("asked for");

@@ -335,6 +335,46 @@ async fn volume_in_use_past_its_deadline_fails_the_release() {
     );
 }
 
+/// A stop waits for the steps in flight; an abort does not: the sweep ends
+/// at once, with a report of what is known to be done (the services went,
+/// and say so) and the release's records kept for the next sweep.
+#[tokio::test(start_paused = true)]
+async fn an_abort_ends_the_sweep_with_a_step_in_flight_and_reports_what_went() {
+    let registry = Faulty::new(MemoryRegistry::new().with_swarm(release(
+        three_node("alpha", "A", &["old"]),
+        "old",
+        "gone",
+    )));
+    for node in node_ids("alpha") {
+        registry.inject(Fault::new("alpha", Call::RemoveVolume, Effect::Hang).on_node(node));
+    }
+    let world = registry.inner();
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    let started = tokio::time::Instant::now();
+    let stop = tokio::time::sleep(Duration::from_secs(5));
+    let abort = tokio::time::sleep(Duration::from_secs(10));
+    let swept = sweep_runner::execute_traced(&registry, &plan, fast(), stop, abort, |_| {}).await;
+    // Not the action timeout (60 s) of the hanging volume removal.
+    assert_eq!(started.elapsed(), Duration::from_secs(10));
+    let report = swept.report;
+    assert_ne!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+    assert!(world
+        .stack("alpha", "old")
+        .is_none_or(|s| s.services.is_empty()));
+    assert_eq!(world.records("alpha").len(), 1, "the records stay");
+    let went: Vec<(String, String)> = report
+        .objects
+        .iter()
+        .filter(|o| o.outcome == sweep_core::sweep::ObjectOutcome::Removed)
+        .map(|o| (o.kind.as_str().to_owned(), o.name.clone()))
+        .collect();
+    assert!(
+        went.contains(&("service".to_owned(), "old_svc".to_owned())),
+        "{went:?}"
+    );
+    assert!(!went.iter().any(|(kind, _)| kind == "volume"), "{went:?}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn stack_removal_that_errors_after_working_is_finished_by_the_next_sweep() {
     let registry = Faulty::new(MemoryRegistry::new().with_swarm(release(

@@ -322,7 +322,20 @@ fn a_second_signal_stops_at_once_while_a_step_is_in_flight_and_the_next_sweep_fi
             endpoint("alpha-3"),
         ])],
     );
-    let controller = Controller::spawn(&d, &config, &["--interval", "1h", "--timeout", "120s"]);
+    let audit = d.s.dir().join("audit.jsonl");
+    let audit_arg = audit.to_string_lossy().into_owned();
+    let controller = Controller::spawn(
+        &d,
+        &config,
+        &[
+            "--interval",
+            "1h",
+            "--timeout",
+            "120s",
+            "--audit-log",
+            &audit_arg,
+        ],
+    );
     wait_for(
         "the volume removal on alpha-2 in flight",
         Duration::from_secs(120),
@@ -347,6 +360,25 @@ fn a_second_signal_stops_at_once_while_a_step_is_in_flight_and_the_next_sweep_fi
         r.services.is_empty() && !r.records.is_empty(),
         "{}: {r:#?}",
         d.web
+    );
+    // What went before the second signal is in the audit log: the
+    // service, removed; nothing of the volume step left in flight.
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&audit)
+        .expect("the audit log")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("an audit line"))
+        .collect();
+    assert!(
+        lines.iter().any(|l| l["kind"] == "service"
+            && l["release"] == d.web.as_str()
+            && l["outcome"] == "removed"),
+        "{lines:#?}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l["kind"] == "volume" && l["outcome"] == "removed"),
+        "{lines:#?}"
     );
 
     // The next sweep finds the release again by its records and finishes.

@@ -384,7 +384,12 @@ impl WatchHost {
 
     /// Waits, within [`EXIT_WAIT`], for notifications still under way.
     async fn settle_notifications(&self) {
-        if let Some(n) = &self.notifier {
+        // Stopped at once by a second signal: nothing more is waited for.
+        if let Some(n) = self
+            .notifier
+            .as_ref()
+            .filter(|_| !crate::signals::aborted())
+        {
             n.settle(EXIT_WAIT).await;
         }
     }
