@@ -153,16 +153,22 @@ fn write_plan(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt::Res
         }
     }
     let mut not_covered = 0u64;
+    // A swarm whose node count is unknown has at least one node not
+    // covered, and maybe more: the total never claims to be exact then.
+    let mut at_least = false;
     if !plan.uncovered.is_empty() {
         writeln!(out, "\nnot covered by the volume purge:")?;
         for u in &plan.uncovered {
-            not_covered += u
-                .missing
-                .or(u.unreached.as_ref().map(|n| n.len() as u64))
-                .unwrap_or(1);
+            let known = u.missing.or(u.unreached.as_ref().map(|n| n.len() as u64));
+            at_least |= u.missing.is_none();
+            not_covered += known.unwrap_or(1).max(1);
             let count = u.node_count.map_or("unknown".to_owned(), |c| c.to_string());
             let missing = u.missing.map_or("unknown".to_owned(), |c| c.to_string());
             let reached = match (u.coverage, u.reached.is_empty()) {
+                // Its volumes unread: the manager counts as missing too.
+                (Coverage::NodeLocal, _) if u.node_count.is_some() && u.missing == u.node_count => {
+                    "none".to_owned()
+                }
                 (Coverage::NodeLocal, _) => "the manager only".to_owned(),
                 (_, true) => "none".to_owned(),
                 (_, false) => escaped_list(&u.reached),
@@ -192,9 +198,11 @@ fn write_plan(out: &mut String, plan: &SweepPlan, style: Style) -> std::fmt::Res
         "\n{} to delete, {} spared, {} not covered",
         plan.deletions.len(),
         plan.spared.len(),
-        match not_covered {
-            1 => "1 node".to_owned(),
-            n => format!("{n} nodes"),
+        match (not_covered, at_least) {
+            (1, false) => "1 node".to_owned(),
+            (1, true) => "at least 1 node".to_owned(),
+            (n, false) => format!("{n} nodes"),
+            (n, true) => format!("at least {n} nodes"),
         }
     )?;
     if plan.prune_resources {

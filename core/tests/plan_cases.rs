@@ -713,6 +713,42 @@ const CASES: &[Case] = &[
         },
     },
     Case {
+        name: "a_one_node_swarm_whose_volumes_were_not_listed_is_not_covered",
+        snapshot: r#"{
+          "policy": {"purge_volumes": true},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "", "releases": []}]},
+          "swarms": [{"swarm": "", "cluster_id": "C", "node_count": 1,
+            "members": [{"id": "n1", "hostname": "mgr"}],
+            "releases": [{"name": "old", "owner": "cd/default/old:release/old"}],
+            "failed_reads": [{"listing": "manager_volumes", "error": "cannot list volumes"}]},
+            {"swarm": "beta", "cluster_id": "B", "node_count": 3,
+             "nodes": [{"id": "b1", "hostname": "b-1"}, {"id": "b2", "hostname": "b-2"}],
+             "members": [{"id": "b1"}, {"id": "b2"}, {"id": "b3", "hostname": "b-3"}, {"id": "b4", "hostname": "b-4"}],
+             "releases": [{"name": "gone", "owner": "cd/default/gone:release/gone"}]}]
+        }"#,
+        check: |p| {
+            // The manager is the one node, and its volumes were not read:
+            // nothing is covered.
+            let local = p.deletions.iter().find(|d| d.release == "old").unwrap();
+            assert_eq!(local.volumes.as_str(), "node_local");
+            let uncovered = |swarm: &str| {
+                p.uncovered
+                    .iter()
+                    .find(|u| u.swarm.as_str() == swarm)
+                    .unwrap()
+            };
+            assert_eq!(uncovered("").missing, Some(1));
+            // Its node list names two nodes not reached, though its count
+            // leaves one: never fewer missing than are named.
+            assert_eq!(uncovered("beta").missing, Some(2));
+            assert_eq!(
+                uncovered("beta").unreached.as_deref(),
+                Some(&["b-3".to_owned(), "b-4".to_owned()][..])
+            );
+            assert!(render::plan_text(p).contains("reached: none"));
+        },
+    },
+    Case {
         name: "moved_application_not_yet_reconciled_keeps_its_old_copy",
         snapshot: r#"{
           "app_set": {"loaded": true, "applications": [

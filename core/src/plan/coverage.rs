@@ -47,7 +47,9 @@ impl GroupReach {
         // reached, not merely as many nodes as it holds.
         let all_members_reached = unreached.as_ref().is_none_or(|missing| missing.is_empty());
         let reach = match (&group.nodes, group.node_count) {
-            (None, Some(1)) => Coverage::Complete,
+            // The manager is the one node: complete once its volumes were
+            // read.
+            (None, Some(1)) if !group.unread_nodes => Coverage::Complete,
             (None, _) => Coverage::NodeLocal,
             // A reached node that did not answer is a node left out, even
             // when the others happen to make up the count.
@@ -90,14 +92,18 @@ impl GroupReach {
         reached.sort();
         let seen = match &group.nodes {
             Some(nodes) => nodes.len() as u64,
-            // Node-local: the manager the registry talks to is the one seen.
-            None => 1,
+            // Node-local: the manager the registry talks to is the one
+            // seen, if its volumes were read.
+            None => u64::from(!group.unread_nodes),
         };
+        // The swarm's own node list may name more nodes not reached than
+        // its count leaves: never claim fewer missing than are named.
+        let named = self.unreached.as_ref().map_or(0, |u| u.len() as u64);
         Some(Uncovered {
             swarm: group.swarm.clone(),
             node_count: group.node_count,
             reached,
-            missing: group.node_count.map(|c| c.saturating_sub(seen)),
+            missing: group.node_count.map(|c| c.saturating_sub(seen).max(named)),
             unreached: self.unreached.clone(),
             coverage: self.reach,
         })

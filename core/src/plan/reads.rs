@@ -134,6 +134,12 @@ impl<S: SnapshotStr> SwarmSnapshot<S> {
         ))
     }
 
+    /// Whether the manager's own volumes could not be listed: where the
+    /// manager is the node the purge sees, it was not covered.
+    pub(crate) fn manager_volumes_unread(&self) -> bool {
+        self.failed(Listing::ManagerVolumes)
+    }
+
     /// Whether a node that counts (see [`Self::reached_nodes`]) did not
     /// answer for its volumes or containers: the purge then never covers
     /// the swarm. Another swarm's daemon that did not answer costs nothing.

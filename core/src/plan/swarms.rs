@@ -229,7 +229,9 @@ pub(crate) fn group<S: SnapshotStr>(snapshot: &Snapshot<S>) -> Groups<'_> {
             error: (!errors.is_empty()).then(|| errors.join("; ")),
             releases: releases(&entries, &members),
             nodes: union_by_id(reached.iter().map(|n| n.as_deref())),
-            unread_nodes: entries.iter().any(|s| s.has_unread_node()),
+            unread_nodes: entries
+                .iter()
+                .any(|s| s.has_unread_node() || s.manager_volumes_unread()),
             node_count: entries.iter().filter_map(|s| s.node_count).max(),
             members: union_by_id(entries.iter().map(|s| s.members.as_deref())),
             self_stacks: entries
