@@ -264,6 +264,45 @@ fn is_uri_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@/?%".contains(c)
 }
 
+/// `text` with the path and query of every `http://` or `https://` URL in
+/// it masked as a webhook is shown (`https://hooks.example.com/***`), for
+/// text that may quote one where no webhook was expected: a URL given to
+/// the wrong flag, or a second one after `--notify`.
+pub fn mask_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = find_scheme(rest) {
+        let (before, url) = rest.split_at(at);
+        out.push_str(before);
+        let scheme_end = url.find("://").map_or(url.len(), |i| i + 3);
+        let tail = &url[scheme_end..];
+        let authority = tail.find(|c: char| c == '/' || c == '?' || c == '#' || !is_uri_char(c));
+        let (host, after) = tail.split_at(authority.unwrap_or(tail.len()));
+        out.push_str(&url[..scheme_end]);
+        out.push_str(host);
+        // The path and query run to the first character no URL holds, or
+        // a quote, which quotes the URL far more often than it is in one.
+        let end = after
+            .find(|c: char| !(is_uri_char(c) || c == '#') || c == '\'')
+            .unwrap_or(after.len());
+        if end > 0 {
+            out.push_str("/***");
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where the next `http://` or `https://` starts in `text`, any case.
+fn find_scheme(text: &str) -> Option<usize> {
+    let lower = text.to_ascii_lowercase();
+    ["http://", "https://"]
+        .iter()
+        .filter_map(|s| lower.find(s))
+        .min()
+}
+
 impl fmt::Display for Webhook {
     /// `https://hooks.example.com/***`: the scheme, the host (and a port
     /// that is not the scheme's), and nothing of the path or query.
@@ -295,6 +334,36 @@ mod tests {
     // The secret part of a webhook URL as Slack writes it, with "secret"
     // in its token so that the checks below can look for that word.
     const SECRET: &str = "T04PQ7KJD/B05RZ2M8N/secret8vTn3Wd1LsY6hKe9Zb";
+
+    #[test]
+    fn urls_in_any_text_are_masked_as_webhooks_are() {
+        assert_eq!(
+            mask_urls(&format!(
+                "unexpected argument 'https://hooks.slack.com/services/{SECRET}' found"
+            )),
+            "unexpected argument 'https://hooks.slack.com/***' found"
+        );
+        assert_eq!(
+            mask_urls("cannot read HTTP://h.example:8443/a?token=secret: no such file"),
+            "cannot read HTTP://h.example:8443/*** no such file"
+        );
+        assert_eq!(
+            mask_urls("http://h.example and more"),
+            "http://h.example and more"
+        );
+        assert_eq!(mask_urls("no url here"), "no url here");
+        let two = mask_urls("https://a.example/secret1 https://b.example/secret2");
+        assert!(!two.contains("secret"), "{two}");
+        // Never panics on what it cannot read as a URL.
+        for text in [
+            "https://",
+            "http:///",
+            "https://\u{e9}/x",
+            "xhttps://y/z\u{1f600}",
+        ] {
+            let _ = mask_urls(text);
+        }
+    }
 
     #[test]
     fn a_webhook_shows_scheme_and_host_and_masks_the_rest() {

@@ -725,7 +725,9 @@ fn check(cmd: &mut clap::Command, matches: &ArgMatches) -> Result<(), clap::Erro
 /// A clap error as one line: its message, and its tip when it has one
 /// (a similar flag, or how to pass a value that starts with `-`).
 pub fn one_line(e: &clap::Error) -> String {
-    let rendered = e.render().to_string();
+    // clap quotes what it refused, which may be a second webhook URL after
+    // `--notify`: a credential, masked.
+    let rendered = sweep_core::notify::webhook::mask_urls(&e.render().to_string());
     // The first paragraph is the message; clap puts a list (the missing
     // arguments) on lines of its own under it.
     let mut paragraphs = rendered.split("\n\n");

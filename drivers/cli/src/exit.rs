@@ -13,7 +13,9 @@ use crate::output;
 /// The process's exit status for what a command ended with.
 pub fn process_status(ended: Result<Status, InputError>) -> ExitCode {
     let status = ended.unwrap_or_else(|e| {
-        output::warn_line(&e.to_string());
+        // A webhook URL is a credential: one quoted where it was not
+        // expected (the wrong flag, a file path) is masked like any other.
+        output::warn_line(&sweep_core::notify::webhook::mask_urls(&e.to_string()));
         Status::BadInput
     });
     ExitCode::from(status.code())

@@ -312,3 +312,23 @@ fn a_stale_saved_plan_is_told_with_what_changed() {
         ]
     );
 }
+
+/// A webhook URL quoted where none was expected (a second one after
+/// `--notify`, one given as `--notify-file`) is masked in the error too.
+#[test]
+fn a_url_in_a_refusal_is_masked() {
+    let url = format!("https://hooks.example.com/services/{SECRET}");
+    for args in [
+        vec!["apply", "--app-set", "x", "--notify", &url, &url],
+        vec!["apply", "--app-set", "x", "--notify-file", &url],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        masked(&out);
+        assert!(
+            stderr(&out).contains("https://hooks.example.com/***"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
