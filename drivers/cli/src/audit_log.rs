@@ -47,6 +47,10 @@ pub enum AuditFileError {
         owner: u32,
         user: u32,
     },
+    /// A regular file others may write to: anyone in its group, or anyone
+    /// at all, could rewrite the record of deletions.
+    #[error("{}: refused as the audit log: its mode is {mode:04o}, so others may write to it; make it writable by its owner only (chmod go-w)", file.display())]
+    Writable { file: PathBuf, mode: u32 },
     /// Opening it failed (a missing directory, no permission).
     #[error("{}: cannot open the audit log: {source}", file.display())]
     Open {
@@ -101,6 +105,13 @@ fn open(file: &Path) -> Result<File, AuditFileError> {
             file: file.to_owned(),
             owner: meta.uid(),
             user,
+        });
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(AuditFileError::Writable {
+            file: file.to_owned(),
+            mode,
         });
     }
     if !existed {

@@ -270,7 +270,11 @@ fn a_log_that_breaks_a_rule_is_refused_before_any_swarm_is_read() {
         .success());
     let directory = dir.path().join("logs");
     std::fs::create_dir(&directory).unwrap();
+    let shared = dir.path().join("shared.jsonl");
+    std::fs::write(&shared, "").unwrap();
+    std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o664)).unwrap();
     let mut refused = vec![
+        (shared.clone(), "mode is 0664"),
         (link.clone(), "symbolic link"),
         (hard.clone(), "2 links"),
         (fifo.clone(), "FIFO"),
