@@ -77,6 +77,16 @@ pub fn replace(file: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     check_target(file)?;
     let dir = directory_of(file);
     let mut tmp = temporary_beside(file, dir).map_err(failed)?;
+    // A file replaced keeps its permissions: a plan someone made readable
+    // by its owner only must not become readable by all.
+    if let Ok(meta) = std::fs::symlink_metadata(file) {
+        if meta.file_type().is_file() {
+            use std::os::unix::fs::{MetadataExt, PermissionsExt};
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o777))
+                .map_err(failed)?;
+        }
+    }
     tmp.write_all(bytes).map_err(failed)?;
     tmp.as_file().sync_all().map_err(failed)?;
     // Checked again right before the rename: something else may have been
@@ -122,8 +132,8 @@ fn directory_of(file: &Path) -> &Path {
 }
 
 /// A new, empty temporary file in `dir`, named `.<name>.<random>.tmp`.
-/// The mode is what `File::create` gives (0666 less the umask): the
-/// written file reads as it did before this module wrote it.
+/// The mode is what `File::create` gives (0666 less the umask), as a new
+/// file's would be; [`replace`] gives it the mode of the file it replaces.
 fn temporary_beside(file: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(file.file_name().unwrap_or_default());
@@ -166,6 +176,19 @@ mod tests {
         replace(&file, b"two\n").unwrap();
         assert_eq!(std::fs::read(&file).unwrap(), b"two\n");
         assert_eq!(names(dir.path()), ["plan.json"]);
+    }
+
+    #[test]
+    fn a_file_replaced_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plan.json");
+        replace(&file, b"one\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        replace(&file, b"two\n").unwrap();
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(std::fs::read(&file).unwrap(), b"two\n");
     }
 
     #[test]
