@@ -23,6 +23,9 @@ pub fn classify_backend(error: &BackendError) -> Failure {
             Failure::Invalid(error.to_string())
         }
         BackendError::Other { .. } => Failure::Other(error.to_string()),
+        // A kind this build does not know: the step failed, and nothing
+        // is assumed about why.
+        _ => Failure::Other(error.to_string()),
     }
 }
 

@@ -114,6 +114,7 @@ impl PayloadScope {
 ///   [`BackendError::TooLarge`] and [`BackendError::Other`]: the step
 ///   failed and is not waited on.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum BackendError {
     /// The daemon could not be reached at all (refused, socket missing, TLS
     /// failure, connection dropped).
@@ -195,6 +196,7 @@ pub enum BackendError {
 /// An error itself, so that a transport can carry it through the IO error
 /// its reader fails with and the client can find it again there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ReplyLimit {
     /// More than this many bytes.
     #[error("exceeds {0} bytes, the limit on one daemon reply")]

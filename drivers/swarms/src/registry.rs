@@ -15,6 +15,7 @@ use crate::target::{Node, Target};
 /// cannot be had is gathered as unreadable (and held by the planner), a
 /// node that cannot be reached is a node whose volumes are not covered.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum RegistryError {
     /// The registry knows no swarm by this name.
     #[error("unknown swarm {swarm:?}")]
@@ -412,6 +413,9 @@ impl NodeHoldings {
 }
 
 /// What [`NodeReach::nodes_read`] read of a node's daemon.
+///
+/// Exhaustive on purpose: a registry says one of these, and the runner
+/// that reads it handles each.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Holdings {
     /// Its volumes and containers, both listed.
