@@ -61,15 +61,16 @@ impl JobSettings {
 /// The default agent socket: where a node's daemon listens.
 pub const DEFAULT_AGENT_SOCKET: &str = "/var/run/docker.sock";
 
-/// The image the job runs: `image` pinned to its registry digest when the
-/// manager knows one for it (an image pulled from a registry), since the
-/// agent holds every node's docker socket; `image` itself otherwise (an
-/// image built on each node has no digest), with a warning.
-pub(crate) async fn pinned_image(client: &Client, swarm: &str, image: &str) -> String {
+/// `image` pinned to its registry digest when the manager knows one for it
+/// (an image pulled from a registry), since the agent holds every node's
+/// docker socket; otherwise why not (an image built on each node has no
+/// digest, or the manager could not be asked), for the caller to run
+/// `image` by its tag and say so.
+pub(crate) async fn pinned_image(client: &Client, image: &str) -> Result<String, String> {
     if image.contains('@') {
-        return image.to_owned();
+        return Ok(image.to_owned());
     }
-    let repo = repository(image);
+    let repo = familiar(repository(image));
     let what = format!("image {image:?}");
     match client
         .call_plain(
@@ -81,21 +82,32 @@ pub(crate) async fn pinned_image(client: &Client, swarm: &str, image: &str) -> S
         .await
     {
         Ok(inspect) => {
-            let digest = inspect
+            // The engine names digests in the short form (`org/app`,
+            // `busybox`), whatever form the configuration used.
+            inspect
                 .repo_digests
                 .unwrap_or_default()
                 .into_iter()
-                .find(|d| d.split_once('@').is_some_and(|(name, _)| name == repo));
-            if let Some(digest) = digest {
-                return digest;
-            }
-            tracing::warn!(swarm, image = %escape(image), "the agent image has no registry digest (built on the nodes?); the volume job runs it by its tag");
+                .find(|d| {
+                    d.split_once('@')
+                        .is_some_and(|(name, _)| familiar(name) == repo)
+                })
+                .ok_or_else(|| "it has no registry digest (built on the nodes?)".to_owned())
         }
-        Err(error) => {
-            tracing::warn!(swarm, image = %escape(image), %error, "cannot inspect the agent image on the manager; the volume job runs it by its tag");
-        }
+        Err(error) => Err(format!("the manager cannot inspect it: {error}")),
     }
-    image.to_owned()
+}
+
+/// A repository as the engine shows it: without the default registry
+/// (`docker.io/`, `index.docker.io/`) and, there, without `library/`.
+fn familiar(repository: &str) -> &str {
+    let short = ["docker.io/", "index.docker.io/"]
+        .iter()
+        .find_map(|r| repository.strip_prefix(r));
+    match short {
+        Some(name) => name.strip_prefix("library/").unwrap_or(name),
+        None => repository,
+    }
 }
 
 /// `image` without its tag (`host:5000/a/b:1.0` is `host:5000/a/b`).
@@ -423,6 +435,34 @@ mod tests {
         assert_eq!(
             repository("registry:5000/swarm-sweep"),
             "registry:5000/swarm-sweep"
+        );
+    }
+
+    /// The engine gives digests in the short form whatever form the
+    /// configuration names the image in: both are compared so.
+    #[test]
+    fn a_fully_qualified_name_matches_the_engine_s_short_one() {
+        for (configured, engine) in [
+            ("docker.io/org/swarm-sweep:1", "org/swarm-sweep"),
+            ("index.docker.io/org/swarm-sweep", "org/swarm-sweep"),
+            ("docker.io/library/busybox:1.36", "busybox"),
+            ("docker.io/busybox", "busybox"),
+            ("org/swarm-sweep:1", "org/swarm-sweep"),
+        ] {
+            assert_eq!(
+                familiar(repository(configured)),
+                familiar(engine),
+                "{configured}"
+            );
+        }
+        // Another registry is another repository.
+        assert_ne!(
+            familiar(repository("ghcr.io/org/swarm-sweep:1")),
+            familiar("org/swarm-sweep")
+        );
+        assert_eq!(
+            familiar("registry:5000/library/x"),
+            "registry:5000/library/x"
         );
     }
 

@@ -33,8 +33,10 @@ pub(crate) struct SwarmJobs {
     client: Client,
     swarm: String,
     settings: JobSettings,
-    /// The image the jobs run, pinned once.
+    /// The image the jobs run, once pinned to its digest.
     image: OnceCell<String>,
+    /// Whether running it unpinned was said already.
+    unpinned_said: std::sync::atomic::AtomicBool,
     /// The swarm's node ids, from the last listing.
     nodes: Mutex<Vec<String>>,
     /// What the jobs' agents found on each node they reached.
@@ -61,6 +63,7 @@ impl SwarmJobs {
             swarm,
             settings,
             image: OnceCell::new(),
+            unpinned_said: std::sync::atomic::AtomicBool::new(false),
             nodes: Mutex::new(Vec::new()),
             found: Mutex::new(Found::default()),
             pending: Mutex::new(None),
@@ -83,10 +86,28 @@ impl SwarmJobs {
         JobNode::new(Arc::clone(self), node.to_owned(), listed)
     }
 
-    async fn image(&self) -> &str {
-        self.image
-            .get_or_init(|| job::pinned_image(&self.client, &self.swarm, &self.settings.image))
-            .await
+    /// The image the jobs run: pinned once to its digest, kept for good;
+    /// by its tag while it cannot be pinned, asked again for the next job
+    /// (a manager that could not be asked once may answer then), said once.
+    async fn image(&self) -> String {
+        if let Some(pinned) = self.image.get() {
+            return pinned.clone();
+        }
+        match job::pinned_image(&self.client, &self.settings.image).await {
+            Ok(pinned) => {
+                let _ = self.image.set(pinned.clone());
+                pinned
+            }
+            Err(why) => {
+                if !self
+                    .unpinned_said
+                    .swap(true, std::sync::atomic::Ordering::Relaxed)
+                {
+                    tracing::warn!(swarm = self.swarm, image = %escape(&self.settings.image), %why, "the agent image is not pinned to a digest; the volume job runs it by its tag");
+                }
+                self.settings.image.clone()
+            }
+        }
     }
 
     /// Runs the listing job on every node of the swarm (`members`, from
@@ -136,6 +157,7 @@ impl SwarmJobs {
     /// One job of `request` over `nodes`, with the pinned image.
     async fn run_job(&self, request: &AgentRequest, nodes: &[String]) -> JobOutcome {
         let image = self.image().await;
+        let image = image.as_str();
         job::run(
             &self.client,
             &self.swarm,
