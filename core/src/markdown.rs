@@ -149,8 +149,16 @@ pub fn diff_headline(diff: &PlanDiff) -> String {
     let adds = c.releases_added + c.dropped_added > 0;
     let removes = c.releases_removed + c.dropped_removed > 0;
     let on = |names: Vec<&SwarmName>| count(swarms_of(names), "swarm", "swarms");
+    let total = c.releases_added + c.dropped_added;
+    let pending = c.releases_pending_added + c.dropped_pending_added;
+    let them = if total == 1 { "it" } else { "them" };
+    let later = match pending {
+        0 => String::new(),
+        n if n == total => format!(" (later, once what delays {them} has cleared)"),
+        n => format!(" ({n} of them later, once what delays them has cleared)"),
+    };
     let added = format!(
-        "would also delete {} on {}",
+        "would also delete {} on {}{later}",
         quantities(c.releases_added, c.volumes_added, c.dropped_added),
         on(diff
             .added
@@ -303,6 +311,8 @@ fn write_swarm(out: &mut String, plan: &SweepPlan, name: &SwarmName) -> std::fmt
                 release: d.release.clone(),
                 application: d.application.clone(),
                 object: o.clone(),
+                pending: None,
+                spared_until: None,
             })
         })
         .map(|c| dropped_item(&c))
@@ -504,35 +514,82 @@ fn dropped_item(c: &ChangedDropped) -> String {
     )
 }
 
-/// What the other side of a diff does with a release one side deletes.
+/// What the other side of a diff does with a release one side deletes:
+/// spares it, and maybe deletes it too once what delays it has cleared.
 fn other_side(c: &ChangedDeletion, other: &str) -> String {
-    match c.spared_as {
+    let mut text = match c.spared_as {
         Some(reason) => format!("; {other} spared as {}", code(reason.as_str())),
         None => format!("; not listed {other}"),
+    };
+    if let Some(until) = &c.spared_until {
+        let _ = write!(text, ", but deleted too {}", until.text(&code_of));
     }
+    text
+}
+
+/// [`code`], for [`Pending::text`](crate::plan_diff::Pending::text).
+fn code_of(name: &str) -> String {
+    code(name)
 }
 
 /// A release the change adds to the deletions: all it removes, as the
-/// plan lists it, and what the base does with it.
+/// plan lists it, when (if not at the next sweep), and what the base does
+/// with it.
 fn added_item(diff: &PlanDiff, c: &ChangedDeletion) -> String {
     let d = &c.deletion;
     let sw = diff.swarms.iter().find(|s| s.swarm == d.swarm);
     let mut item = deletion_item(diff.purge_volumes, sw, d);
     let end = item.find('\n').unwrap_or(item.len());
-    item.insert_str(end, &other_side(c, "without this change"));
+    let mut line = String::new();
+    if let Some(pending) = &c.pending {
+        let _ = write!(line, "; **later**, {}", pending.text(&code_of));
+    }
+    line.push_str(&other_side(c, "without this change"));
+    item.insert_str(end, &line);
     item
 }
 
 /// A release the change takes out of the deletions, and why it stays.
 fn removed_item(c: &ChangedDeletion) -> String {
     let d = &c.deletion;
+    let later = match &c.pending {
+        Some(pending) => format!(
+            "; without this change deleted later, {}",
+            pending.text(&code_of)
+        ),
+        None => String::new(),
+    };
     format!(
-        "{} {}, application {}{}",
+        "{} {}, application {}{later}{}",
         code(&d.release),
         code(d.reason.as_str()),
         code(&d.application),
         other_side(c, "with this change")
     )
+}
+
+/// A dropped object one side of a diff removes: when, if not at the next
+/// sweep, and whether the other side removes it too, later. `this` and
+/// `other` name the two sides, as `other_side` does.
+fn changed_dropped_item(c: &ChangedDropped, added: bool) -> String {
+    let (this, other) = if added {
+        ("", "without this change")
+    } else {
+        ("without this change ", "with this change")
+    };
+    let mut item = dropped_item(c);
+    if let Some(pending) = &c.pending {
+        let later = if added { "**later**" } else { "removed later" };
+        let _ = write!(item, "; {this}{later}, {}", pending.text(&code_of));
+    }
+    if let Some(until) = &c.spared_until {
+        let _ = write!(
+            item,
+            "; {other} kept, but removed too {}",
+            until.text(&code_of)
+        );
+    }
+    item
 }
 
 fn write_diff(out: &mut String, diff: &PlanDiff) -> std::fmt::Result {
@@ -589,14 +646,18 @@ fn write_diff(out: &mut String, diff: &PlanDiff) -> std::fmt::Result {
                 &removed,
             )?;
         }
-        for (title, list) in [
-            ("Dropped objects newly removed", &diff.dropped_added),
-            ("Dropped objects no longer removed", &diff.dropped_removed),
+        for (title, list, added) in [
+            ("Dropped objects newly removed", &diff.dropped_added, true),
+            (
+                "Dropped objects no longer removed",
+                &diff.dropped_removed,
+                false,
+            ),
         ] {
             let items: Vec<String> = list
                 .iter()
                 .filter(|d| &d.swarm == name)
-                .map(dropped_item)
+                .map(|d| changed_dropped_item(d, added))
                 .collect();
             if !items.is_empty() {
                 write_list(out, &format!("{title} ({})", items.len()), &items)?;

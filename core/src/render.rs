@@ -434,7 +434,8 @@ pub fn in_use_text(u: &InUse) -> String {
 /// ([`crate::PlanDiff`]), for a person: the holds that differ, then per
 /// line a release or dropped object one side deletes and the other does
 /// not, `+` for what the change adds to the deletions, `-` for what it
-/// takes out; totals last.
+/// takes out (`delete later`, with when, for what that side deletes only
+/// once what delays it has cleared); totals last.
 pub fn diff_text(diff: &crate::PlanDiff) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail.
@@ -465,15 +466,23 @@ fn write_diff(out: &mut String, diff: &crate::PlanDiff) -> std::fmt::Result {
             writeln!(out)?;
         }
     }
+    let escaped = |name: &str| Escaped(name).to_string();
+    // `delete later`: the side that deletes it does so only once what
+    // delays it (a window, a grace period) has cleared, and says when.
+    let later = |pending: Option<&crate::plan_diff::Pending>| match pending {
+        Some(p) => (" later", format!("; {}", p.text(&escaped))),
+        None => ("", String::new()),
+    };
     for (sign, list, other) in [
         ("+", &diff.added, "without the change"),
         ("-", &diff.removed, "with the change"),
     ] {
         for c in list {
             let d = &c.deletion;
+            let (verb, when) = later(c.pending.as_ref());
             write!(
                 out,
-                "{sign} delete  {}  {}, application {}, volumes {}",
+                "{sign} delete{verb}  {}  {}, application {}, volumes {}",
                 Escaped(d.release_ref()),
                 d.reason.as_str(),
                 Escaped(&d.application),
@@ -483,27 +492,40 @@ fn write_diff(out: &mut String, diff: &crate::PlanDiff) -> std::fmt::Result {
             if volumes > 0 {
                 write!(out, " ({volumes} listed)")?;
             }
+            write!(out, "{when}")?;
             match c.spared_as {
-                Some(reason) => writeln!(out, "; {other}: spared, {}", reason.as_str())?,
-                None => writeln!(out, "; {other}: not listed")?,
+                Some(reason) => write!(out, "; {other}: spared, {}", reason.as_str())?,
+                None => write!(out, "; {other}: not listed")?,
             }
+            if let Some(until) = &c.spared_until {
+                write!(out, ", deleted too {}", until.text(&escaped))?;
+            }
+            writeln!(out)?;
         }
     }
-    for (sign, list) in [("+", &diff.dropped_added), ("-", &diff.dropped_removed)] {
+    for (sign, list, other) in [
+        ("+", &diff.dropped_added, "without the change"),
+        ("-", &diff.dropped_removed, "with the change"),
+    ] {
         for d in list {
-            writeln!(
+            let (verb, when) = later(d.pending.as_ref());
+            write!(
                 out,
-                "{sign} remove  {}/{}  {} {}, dropped by revision {}",
+                "{sign} remove{verb}  {}/{}  {} {}, dropped by revision {}{when}",
                 Escaped(&d.swarm),
                 Escaped(&d.release),
                 d.object.kind.as_str(),
                 Escaped(&d.object.name),
                 d.object.dropped_by
             )?;
+            if let Some(until) = &d.spared_until {
+                write!(out, "; {other}: kept, removed too {}", until.text(&escaped))?;
+            }
+            writeln!(out)?;
         }
     }
     let c = &diff.counts;
-    writeln!(
+    write!(
         out,
         "\n+{} -{} releases, +{} -{} volumes, +{} -{} dropped objects, +{} -{} holds",
         c.releases_added,
@@ -514,5 +536,19 @@ fn write_diff(out: &mut String, diff: &crate::PlanDiff) -> std::fmt::Result {
         c.dropped_removed,
         diff.holds_added.len(),
         diff.holds_removed.len()
-    )
+    )?;
+    let pending = [
+        c.releases_pending_added,
+        c.releases_pending_removed,
+        c.dropped_pending_added,
+        c.dropped_pending_removed,
+    ];
+    if pending.iter().any(|n| *n > 0) {
+        write!(
+            out,
+            "; of them later: +{} -{} releases, +{} -{} dropped objects",
+            pending[0], pending[1], pending[2], pending[3]
+        )?;
+    }
+    writeln!(out)
 }

@@ -159,7 +159,8 @@ pub fn plan_detailed_status(plan: &SweepPlan) -> Status {
 /// --detailed-exitcode`: the change's plan's [`plan_status`], except that
 /// a change's plan that needs nobody's attention is [`Status::Deletes`]
 /// when the change deletes something the base does not (a release or a
-/// dropped object: [`PlanDiff::adds_deletions`]). A change that only
+/// dropped object: [`PlanDiff::adds_deletions`]), at the next sweep or
+/// once a deletion window opens or a grace period ends. A change that only
 /// spares more, or changes nothing, is [`Status::Success`] however much
 /// the swarms' backlog deletes: the gate is about the change. Without
 /// `--detailed-exitcode` the status is the change's plan's

@@ -5,8 +5,8 @@
 
 use proptest::prelude::*;
 use pulldown_cmark::{Event, Options, Parser, Tag};
-use sweep_core::markdown::{code, plan_markdown};
-use sweep_core::{plan, Snapshot};
+use sweep_core::markdown::{code, diff_markdown, plan_markdown};
+use sweep_core::{plan, PlanDiff, Snapshot};
 
 /// Characters Markdown, HTML and forges give meaning to, and line breaks.
 const HOSTILE: &[char] = &[
@@ -144,6 +144,47 @@ proptest! {
         prop_assert!(!found.text.contains('@'), "{}", doc);
         for d in &p.deletions {
             prop_assert!(found.code.iter().any(|c| decode(c).as_deref() == Some(d.release.as_str())), "{}", doc);
+        }
+    }
+
+    #[test]
+    fn a_diff_of_hostile_names_a_window_delays_has_only_its_own_headings(
+        swarm in hostile_name(),
+        release in hostile_name(),
+    ) {
+        prop_assume!(!release.is_empty());
+        // Closed at `now`: the change's deletion comes only later.
+        let snapshot = |apps: serde_json::Value| {
+            let doc = serde_json::json!({
+                "policy": {"windows": ["allow Mon 02:00-03:00 UTC"]},
+                "now": "2026-12-05T12:00:00Z",
+                "app_set": {"loaded": true, "applications": apps},
+                "swarms": [{"swarm": swarm, "releases": [
+                    {"name": release, "owner": format!("cd/default/gone:release/{release}")}]}]
+            });
+            Snapshot::from_json(&doc.to_string())
+        };
+        let keep = serde_json::json!({"name": "keep", "swarm": swarm, "releases": []});
+        let gone = serde_json::json!({"name": "gone", "swarm": swarm, "releases": [release]});
+        let (Ok(base), Ok(change)) = (
+            snapshot(serde_json::json!([keep, gone])),
+            snapshot(serde_json::json!([keep])),
+        ) else {
+            return Err(TestCaseError::reject("not a snapshot"));
+        };
+        let diff = PlanDiff::of_snapshots(&base, &change).expect("both plan");
+        let doc = diff_markdown(&diff);
+        let found = constructs(&doc);
+        // `### swarm-sweep plan: this change` and one `####` per swarm.
+        prop_assert_eq!(found.headings, 1 + diff.swarms.len(), "{}", doc);
+        prop_assert_eq!(found.links, 0, "{}", doc);
+        prop_assert_eq!(found.html, 0, "{}", doc);
+        prop_assert_eq!(found.tables, 0, "{}", doc);
+        prop_assert_eq!(found.code_blocks, 0, "{}", doc);
+        prop_assert!(!found.text.contains('@'), "{}", doc);
+        for c in &diff.added {
+            prop_assert!(c.pending.is_some(), "{:?}", c);
+            prop_assert!(found.code.iter().any(|s| decode(s).as_deref() == Some(c.deletion.release.as_str())), "{}", doc);
         }
     }
 }

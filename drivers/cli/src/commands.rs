@@ -3,14 +3,16 @@
 //! place (`crate::exit`). `apply` and `watch` run the same sweep cycle
 //! (`sweep_runner::Cycle`): see `crate::apply` and `crate::watch`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use sweep_core::sweep::Settings;
 use sweep_core::verdict::{
     diff_detailed_status, plan_detailed_status, plan_status, snapshot_status, Status,
 };
-use sweep_core::{markdown, plan, render, AppSet, PlanDiff, Policy, Snapshot, SweepPlan, UnixTime};
+use sweep_core::{
+    markdown, plan, plan_diff, render, AppSet, PlanDiff, Policy, Snapshot, SweepPlan, UnixTime,
+};
 use sweep_docker::files::Accept;
 use sweep_runner::{gather, ExecuteSettings, GatherSettings, Grace};
 
@@ -179,13 +181,14 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
             // `written_at`: the time the state written after is dated by,
             // there when a state was read (never with --snapshot).
             let app_set = source.app_set.clone();
-            let (mut plan, snapshot, written_at) = match (snapshot, source.into_source()) {
+            // `origin`: how errors of planning the snapshot name it.
+            let (mut plan, snapshot, written_at, origin) = match (snapshot, source.into_source()) {
                 (Some(file), _) if app_set.is_none() && out.is_none() && base.is_none() => {
-                    (input::plan_snapshot(&file)?, None, None)
+                    (input::plan_snapshot(&file)?, None, None, file)
                 }
                 (Some(file), _) => {
                     let snapshot = snapshot_with(&file, app_set.as_deref(), Accept::FileOrPipe)?;
-                    (planned(&snapshot, &file)?, Some(snapshot), None)
+                    (planned(&snapshot, &file)?, Some(snapshot), None, file)
                 }
                 (None, Some(source)) => {
                     let policy = policy(&p)?;
@@ -204,11 +207,8 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
                         }
                         None => None,
                     };
-                    (
-                        planned(&gathered, Path::new("gathered snapshot"))?,
-                        Some(gathered),
-                        written_at,
-                    )
+                    let origin = PathBuf::from("gathered snapshot");
+                    (planned(&gathered, &origin)?, Some(gathered), written_at, origin)
                 }
                 // clap requires an input; said again in case it did not.
                 (None, None) => {
@@ -218,12 +218,23 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
                 }
             };
             // The base's plan, on the very snapshot the change's was made
-            // from: only the app set differs.
+            // from: only the app set differs. Each side's settled plan
+            // beside it shows what a window, a grace period or an
+            // application still reconciling only delays.
             let diff = match (base, &snapshot, &diff_against) {
                 (Some(base), Some(snapshot), Some(file)) => {
                     let mut based = snapshot.clone();
                     based.app_set = base;
-                    Some(PlanDiff::between(&planned(&based, file)?, &plan))
+                    let base_plan = planned(&based, file)?;
+                    let base_settled = planned(&plan_diff::settled(&based), file)?;
+                    drop(based);
+                    let change_settled = planned(&plan_diff::settled(snapshot), &origin)?;
+                    Some(PlanDiff::between_settled(
+                        &base_plan,
+                        &plan,
+                        &base_settled,
+                        &change_settled,
+                    ))
                 }
                 _ => None,
             };

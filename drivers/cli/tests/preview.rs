@@ -289,7 +289,7 @@ fn a_diff_that_needs_a_person_exits_1_whatever_it_adds() {
         "--snapshot",
         &snap,
         "--diff-against",
-        &snap_app_set(&snap),
+        &snap_app_set(&snap, "needs-a-person"),
         "--detailed-exitcode",
         "--format",
         "json",
@@ -298,11 +298,13 @@ fn a_diff_that_needs_a_person_exits_1_whatever_it_adds() {
     assert!(json(&out)["added"].as_array().unwrap().is_empty());
 }
 
-/// The snapshot's own app set, written to a file of its own.
-fn snap_app_set(snapshot: &str) -> String {
+/// The snapshot's own app set, written to a file of its own (named after
+/// the snapshot and `caller`: the tests run at once).
+fn snap_app_set(snapshot: &str, caller: &str) -> String {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(snapshot).unwrap()).unwrap();
-    let file = scratch("own-app-set.json");
+    let stem = Path::new(snapshot).file_stem().unwrap().to_string_lossy();
+    let file = scratch(&format!("own-app-set-{stem}-{caller}.json"));
     std::fs::write(&file, doc["app_set"].to_string()).unwrap();
     file.display().to_string()
 }
@@ -350,5 +352,171 @@ fn dropped_objects_gate_like_releases() {
         let dropped = &doc["dropped"][0];
         assert_eq!(dropped["in_use_by"][0]["object"], "web_back", "{doc:#}");
         assert_eq!(dropped["objects"].as_array().unwrap().len(), 2, "{doc:#}");
+    }
+}
+
+/// An app set file of `name` with `text`, a YAML list of applications.
+fn apps_file(name: &str, applications: &str) -> String {
+    let file = scratch(name);
+    std::fs::write(
+        &file,
+        format!("loaded: true\napplications:\n{applications}"),
+    )
+    .unwrap();
+    file.display().to_string()
+}
+
+/// `plan --snapshot SNAP --app-set CHANGE --diff-against BASE
+/// --detailed-exitcode` in `format`.
+fn preview(snap: &str, change: &str, base: &str, format: &str) -> Output {
+    sweep(&[
+        "plan",
+        "--snapshot",
+        snap,
+        "--app-set",
+        change,
+        "--diff-against",
+        base,
+        "--format",
+        format,
+        "--detailed-exitcode",
+    ])
+}
+
+/// deletion-windows.json is taken on a Saturday: every window of `alpha`
+/// is closed, so nothing is deleted there now. A change that drops `shop`
+/// still deletes `web`, on Monday at 02:00 in Berlin: the diff counts it,
+/// says when, and the gate sees 4.
+#[test]
+fn a_deletion_a_closed_window_delays_is_the_changes_and_gates() {
+    let snap = example("deletion-windows.json");
+    let base = snap_app_set(&snap, "window");
+    let change = apps_file(
+        "change-windows.yaml",
+        "  - {name: docs, swarm: beta, releases: [docs]}\n",
+    );
+    let own = sweep(&[
+        "plan",
+        "--snapshot",
+        &snap,
+        "--app-set",
+        &change,
+        "--format",
+        "json",
+    ]);
+    assert!(
+        json(&own)["deletions"].as_array().unwrap().is_empty(),
+        "{}",
+        stdout(&own)
+    );
+
+    let out = preview(&snap, &change, &base, "json");
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(releases(&doc["added"], &["deletion", "release"]), ["web"]);
+    let added = &doc["added"][0];
+    assert_eq!(added["spared_as"], "current_application");
+    assert_eq!(added["pending"]["waits_for"][0]["reason"], "outside_window");
+    assert_eq!(
+        added["pending"]["waits_for"][0]["opens_at"],
+        "2026-12-07T01:00:00Z"
+    );
+    assert_eq!(doc["counts"]["releases_added"], 1);
+    assert_eq!(doc["counts"]["releases_pending_added"], 1);
+    // `blog` is the backlog: waiting for the window either way.
+    assert!(doc["removed"].as_array().unwrap().is_empty(), "{doc:#}");
+    // Without --detailed-exitcode: the change's plan's status, 0.
+    let mut plain = vec!["plan", "--snapshot", &snap, "--app-set", &change];
+    plain.extend(["--diff-against", &base, "--format", "json"]);
+    assert_eq!(sweep(&plain).status.code(), Some(0));
+
+    let out = preview(&snap, &change, &base, "text");
+    assert_eq!(out.status.code(), Some(4));
+    let text = stdout(&out);
+    assert!(
+        text.contains("+ delete later  alpha/web  departed, application shop, volumes off; once the next deletion window opens at 2026-12-07T01:00:00Z; without the change: spared, current_application"),
+        "{text}"
+    );
+    let out = preview(&snap, &change, &base, "markdown");
+    assert_eq!(out.status.code(), Some(4));
+    let comment = stdout(&out);
+    assert!(
+        comment.contains("**Merging this change would also delete 1 release on 1 swarm (later, once what delays it has cleared)**"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("- `web` `departed`, application `shop`; **later**, once the next deletion window opens at 2026-12-07T01:00:00Z"),
+        "{comment}"
+    );
+}
+
+/// grace-period.json: `docs` was first seen departed 4 minutes ago and
+/// `wiki` is seen so now, under a grace period of 10 minutes. A change
+/// that drops `shop` deletes it once its own period ends.
+#[test]
+fn a_deletion_a_grace_period_delays_is_the_changes_and_gates() {
+    let snap = example("grace-period.json");
+    let base = snap_app_set(&snap, "grace");
+    let change = apps_file(
+        "change-grace.yaml",
+        "  - {name: other, swarm: \"\", releases: []}\n",
+    );
+    let out = preview(&snap, &change, &base, "json");
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(releases(&doc["added"], &["deletion", "release"]), ["shop"]);
+    let wait = &doc["added"][0]["pending"]["waits_for"][0];
+    assert_eq!(wait["reason"], "grace_period", "{doc:#}");
+    assert_eq!(wait["time_left"], 600, "{doc:#}");
+    assert!(doc["removed"].as_array().unwrap().is_empty(), "{doc:#}");
+    let out = preview(&snap, &change, &base, "markdown");
+    assert_eq!(out.status.code(), Some(4));
+    let comment = stdout(&out);
+    assert!(
+        comment.contains("- `shop` `departed`, application `shop`; **later**, once its grace period ends, in 10m"),
+        "{comment}"
+    );
+}
+
+/// A change that declares again a release the base deletes only later
+/// (after the window opens, after its grace period) takes it out of the
+/// deletions: removed, pending on the base's side, and the gate sees 0.
+#[test]
+fn a_release_brought_back_that_the_base_deletes_later_is_removed() {
+    for (snap, applications, release, reason) in [
+        (
+            "deletion-windows.json",
+            "  - {name: shop, swarm: alpha, releases: [web]}\n  - {name: docs, swarm: beta, releases: [docs]}\n  - {name: blog, swarm: alpha, releases: [blog]}\n",
+            "blog",
+            "outside_window",
+        ),
+        (
+            "grace-period.json",
+            "  - {name: shop, swarm: \"\", releases: [shop]}\n  - {name: docs, swarm: \"\", releases: [docs]}\n",
+            "docs",
+            "grace_period",
+        ),
+    ] {
+        let snap = example(snap);
+        let base = snap_app_set(&snap, release);
+        let change = apps_file(&format!("back-{release}.yaml"), applications);
+        let out = preview(&snap, &change, &base, "json");
+        assert_eq!(out.status.code(), Some(0), "{snap}: {}", stderr(&out));
+        let doc = json(&out);
+        assert!(doc["added"].as_array().unwrap().is_empty(), "{doc:#}");
+        assert_eq!(releases(&doc["removed"], &["deletion", "release"]), [release]);
+        let removed = &doc["removed"][0];
+        assert_eq!(removed["spared_as"], "current_application", "{doc:#}");
+        assert_eq!(removed["pending"]["waits_for"][0]["reason"], reason, "{doc:#}");
+        assert_eq!(doc["counts"]["releases_pending_removed"], 1);
+        let out = preview(&snap, &change, &base, "text");
+        assert_eq!(out.status.code(), Some(0));
+        assert!(stdout(&out).contains("- delete later  "), "{}", stdout(&out));
+        let out = preview(&snap, &change, &base, "markdown");
+        assert!(
+            stdout(&out).contains("**Merging this change would no longer delete 1 release**"),
+            "{}",
+            stdout(&out)
+        );
     }
 }

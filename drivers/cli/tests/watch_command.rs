@@ -572,3 +572,183 @@ fn serves_the_last_gathered_snapshot_for_a_preview_elsewhere() {
     terminate(&child.0);
     let _ = child.0.wait();
 }
+
+/// A fake manager of the local swarm (`DOCKER_HOST`) that lists one
+/// release, `gone`, whose application has left: its record is all the
+/// swarm holds. Served by a runtime of its own while the binary runs.
+fn swarm_with_a_departed_release(
+    dir: &Path,
+) -> (
+    tokio::runtime::Runtime,
+    sweep_testkit::fake_daemon::FakeDaemon,
+    String,
+) {
+    use base64::Engine as _;
+    use sweep_testkit::engine_record::EngineRecord;
+    use sweep_testkit::fake_daemon::{swarm_manager, FakeDaemon, Reply};
+    let record = EngineRecord::new("gone", 1).with_owner(Some("cd/default/gone:release/gone"));
+    let labels: serde_json::Map<String, serde_json::Value> = record
+        .labels()
+        .into_iter()
+        .map(|(k, v)| (k, serde_json::Value::String(v)))
+        .collect();
+    let listing = serde_json::json!([{
+        "ID": "rec-gone-1",
+        "Version": {"Index": 11},
+        "CreatedAt": "2026-03-01T12:00:00Z",
+        "UpdatedAt": "2026-03-01T12:00:00Z",
+        "Spec": {
+            "Name": record.name(),
+            "Labels": labels,
+            "Data": base64::engine::general_purpose::STANDARD.encode(record.payload()),
+        },
+    }]);
+    let routes = swarm_manager(
+        "n1",
+        "manager",
+        "cluster-1",
+        &[("n1".to_owned(), "manager".to_owned())],
+        Duration::ZERO,
+    )
+    .on("/configs", Reply::json(listing.to_string()))
+    .on("/tasks", Reply::json("[]"));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let daemon = FakeDaemon::new(routes);
+    let endpoint = {
+        let _entered = runtime.enter();
+        daemon.listen_unix(&dir.join("docker.sock"))
+    };
+    (runtime, daemon, endpoint)
+}
+
+fn rfc3339(secs: u64) -> String {
+    humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(secs)).to_string()
+}
+
+/// `/snapshot` is the snapshot the watch's own plan was made from: with
+/// its time and the grace state's first-seen times. Planned elsewhere
+/// (`plan --snapshot`), it holds for a closed deletion window and waits
+/// out a grace period exactly as the watch's `/plan` does, rather than
+/// holding for want of a time.
+#[test]
+fn the_served_snapshot_plans_elsewhere_as_the_watch_plans_it() {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let dir = tempfile::tempdir().unwrap();
+    let (_runtime, daemon, endpoint) = swarm_with_a_departed_release(dir.path());
+    let apps = dir.path().join("apps.yaml");
+    std::fs::write(
+        &apps,
+        "loaded: true\napplications:\n  - name: keep\n    swarm: \"\"\n    releases: []\n",
+    )
+    .unwrap();
+    let apps = apps.display().to_string();
+    // `gone` was first seen departed two minutes ago, by a run a moment
+    // ago: eight minutes of its grace period are left.
+    let state = dir.path().join("state.json");
+    std::fs::write(
+        &state,
+        serde_json::json!({
+            "format_version": 1,
+            "written_at": rfc3339(now - 30),
+            "departed": [{"swarm": "", "release": "gone", "since": rfc3339(now - 120)}],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let state = state.display().to_string();
+    let freeze = format!("deny {}/{}", rfc3339(now - 3600), rfc3339(now + 3600));
+    for (flags, waits) in [
+        (vec!["--window", freeze.as_str()], "outside_window"),
+        (
+            vec!["--min-departed-for", "10m", "--state", state.as_str()],
+            "grace_period",
+        ),
+    ] {
+        let addr = free_port();
+        let mut args = vec!["watch", "--app-set", &apps, "--interval", "1h"];
+        let listen = addr.to_string();
+        args.extend(["--listen", &listen]);
+        args.extend(&flags);
+        let mut child = Killed(
+            support::sweep()
+                .args(&args)
+                .env("DOCKER_HOST", &endpoint)
+                .env("DOCKER_CONFIG", "/nonexistent/docker-config")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        // One sweep an hour: the plan and the snapshot are of the same one.
+        let (mut served, mut planned) = (None, None);
+        wait_for("/snapshot and /plan", || {
+            served = get(addr, "/snapshot").filter(|(status, _)| *status == 200);
+            planned = get(addr, "/plan").filter(|(status, _)| *status == 200);
+            served.is_some() && planned.is_some()
+        });
+        terminate(&child.0);
+        let _ = child.0.wait();
+        let (_, body) = served.unwrap();
+        let snapshot: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        let at = snapshot["now"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{waits}: no now: {body}"));
+        let at = humantime::parse_rfc3339(at).unwrap();
+        assert!(
+            at >= std::time::UNIX_EPOCH + Duration::from_secs(now),
+            "{body}"
+        );
+        let release = &snapshot["swarms"][0]["releases"][0];
+        assert_eq!(release["name"], "gone", "{body}");
+        if waits == "grace_period" {
+            assert_eq!(release["departed_since"], rfc3339(now - 120), "{body}");
+        }
+
+        let file = dir.path().join(format!("served-{waits}.json"));
+        std::fs::write(&file, &body).unwrap();
+        let out = run(&[
+            "plan",
+            "--snapshot",
+            file.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{waits}: {}", stderr(&out));
+        let elsewhere: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a plan");
+        let (_, own) = planned.unwrap();
+        let own: serde_json::Value = serde_json::from_str(&own).expect("a plan");
+        for field in [
+            "deletions",
+            "holds",
+            "spared",
+            "departed",
+            "dropped",
+            "resource_holds",
+        ] {
+            assert_eq!(elsewhere[field], own[field], "{waits}: {field}");
+        }
+        assert_eq!(own["deletions"], serde_json::json!([]), "{own}");
+        let spared = &own["spared"][0];
+        match waits {
+            "outside_window" => {
+                assert_eq!(own["holds"][0]["reason"], "outside_window", "{own}");
+                assert!(own["holds"][0]["opens_at"].is_string(), "{own}");
+                assert_eq!(spared["reason"], "held", "{own}");
+            }
+            _ => {
+                assert!(own["holds"].as_array().unwrap().is_empty(), "{own}");
+                assert_eq!(spared["reason"], "grace_period", "{own}");
+                let left = spared["time_left"].as_u64().expect("time_left");
+                assert!((1..=480).contains(&left), "{own}");
+            }
+        }
+    }
+    assert!(!daemon.requests().is_empty());
+}

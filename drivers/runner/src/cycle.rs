@@ -67,7 +67,10 @@ pub enum Event<'a> {
     AppSetRead,
     /// The app set could not be read; nothing is gathered.
     AppSetUnreadable(&'a str),
-    /// Every swarm was read (as well as it could be).
+    /// Every swarm was read (as well as it could be). The snapshot is the
+    /// one the plan is made from: given the time and, from the grace
+    /// state, when each release was first seen departed (unless the clock
+    /// could not be read); `took` is the gathering's alone.
     Gathered {
         snapshot: &'a Snapshot,
         took: Duration,
@@ -270,11 +273,16 @@ impl<'a> Cycle<'a> {
             snapshot = gathering => snapshot,
             () = stop.wait() => return Ok(Ended::interrupted(None)),
         };
+        let took = started.elapsed();
+        // Told once the time and the first-seen times are in: the snapshot
+        // the plan is made from, as `swarm-sweep snapshot` prints it, so
+        // that `/snapshot` planned elsewhere waits and holds as this plan.
+        let now = self.clock(host, &mut snapshot);
         host.event(Event::Gathered {
             snapshot: &snapshot,
-            took: started.elapsed(),
+            took,
         });
-        let now = self.clock(host, &mut snapshot)?;
+        let now = now?;
         let plan = match self.decide(host, &snapshot, now)? {
             Decided::Plan(plan) => plan,
             Decided::Stale(ended) => return Ok(ended),

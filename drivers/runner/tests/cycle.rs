@@ -68,7 +68,12 @@ struct TestHost {
     /// Asked for while the host is asking, as a signal at a prompt is.
     stop_when_asked: Option<StopTrigger>,
     seen: RefCell<Vec<Seen>>,
+    gathered: RefCell<Vec<Timed>>,
 }
+
+/// What a gathered snapshot said of time: its `now`, and each release's
+/// `departed_since` by name.
+type Timed = (Option<UnixTime>, Vec<(String, Option<UnixTime>)>);
 
 impl TestHost {
     fn new(app_set: Option<AppSet>) -> Self {
@@ -79,6 +84,7 @@ impl TestHost {
             saves: true,
             stop_when_asked: None,
             seen: RefCell::new(Vec::new()),
+            gathered: RefCell::new(Vec::new()),
         }
     }
 
@@ -118,7 +124,16 @@ impl Host for TestHost {
         let seen = match event {
             Event::AppSetRead => Seen::AppSetRead,
             Event::AppSetUnreadable(_) => Seen::AppSetUnreadable,
-            Event::Gathered { .. } => Seen::Gathered,
+            Event::Gathered { snapshot, .. } => {
+                let releases = snapshot
+                    .swarms
+                    .iter()
+                    .flat_map(|s| &s.releases)
+                    .map(|r| (r.name.clone(), r.departed_since))
+                    .collect();
+                self.gathered.borrow_mut().push((snapshot.now, releases));
+                Seen::Gathered
+            }
             Event::StateNotCurrent(_) => Seen::StateNotCurrent,
             Event::Planned(plan) => Seen::Planned {
                 deletions: plan.deletions.len(),
@@ -300,6 +315,54 @@ async fn a_state_not_kept_current_restarts_every_clock() {
         kept.since(&"alpha".into(), "old"),
         Some(UnixTime::from_secs(NOW))
     );
+}
+
+/// The gathered snapshot the host is told of is the one the plan is made
+/// from, as `swarm-sweep snapshot` prints it: with the time, and the grace
+/// state's first-seen times. Planned elsewhere (`watch`'s `/snapshot`), it
+/// waits out the same grace periods and deletion windows.
+#[tokio::test(start_paused = true)]
+async fn the_gathered_snapshot_carries_the_time_and_the_first_seen_times() {
+    let registry = registry();
+    let policy =
+        Policy::new("default", false, None).with_min_departed_for(Some(Duration::from_secs(3600)));
+    let since = UnixTime::from_secs(NOW - 600);
+    let kept = GraceState::new(
+        vec![sweep_core::Departed::new("alpha", "old", since)],
+        UnixTime::from_secs(NOW - 60),
+    );
+    let cycle = Cycle::new(
+        &registry,
+        policy,
+        GatherSettings::default(),
+        ExecuteSettings::new(Settings::default(), 2, Duration::from_secs(60)),
+        Runs::Once,
+    )
+    .with_grace(kept, None);
+    let host = TestHost::new(Some(apps()));
+    let ended = cycle.run(&host, &Stop::never()).await.expect("it ran");
+    let planned = ended.plan.expect("a plan");
+    // `old` waits out the rest of its hour.
+    assert!(planned.deletions.is_empty());
+    assert_eq!(
+        host.gathered.borrow().clone(),
+        [(
+            Some(UnixTime::from_secs(NOW)),
+            vec![("old".to_owned(), Some(since)), ("web".to_owned(), None)]
+        )]
+    );
+
+    // Without a state, a grace period still needs the time.
+    let cycle = Cycle::new(
+        &registry,
+        Policy::new("default", false, None).with_min_departed_for(Some(Duration::from_secs(60))),
+        GatherSettings::default(),
+        ExecuteSettings::new(Settings::default(), 2, Duration::from_secs(60)),
+        Runs::Once,
+    );
+    let host = TestHost::new(Some(apps()));
+    cycle.run(&host, &Stop::never()).await.expect("it ran");
+    assert_eq!(host.gathered.borrow()[0].0, Some(UnixTime::from_secs(NOW)));
 }
 
 #[tokio::test(start_paused = true)]

@@ -181,6 +181,7 @@ fn documents_made_from_every_example_and_seed_meet_their_schemas() {
     let mut checked = 0;
     let (mut deleted, mut failed) = (0, 0);
     let mut audit_lines = 0;
+    let mut pending_diffs = 0;
     for (name, text) in snapshots() {
         let Ok(snapshot) = Snapshot::from_json(&text) else {
             continue;
@@ -200,16 +201,18 @@ fn documents_made_from_every_example_and_seed_meet_their_schemas() {
         assert_valid(&schemas.plan, &plan_json, &format!("the plan of {name}"));
 
         // What `plan --diff-against` prints: against an app set that did
-        // not load (every deletion held), both ways.
+        // not load (every deletion held), both ways, with what windows and
+        // grace periods only delay.
         let mut unloaded = snapshot.clone();
         unloaded.app_set.loaded = false;
-        let held = sweep_core::plan(&unloaded).expect("it plans");
-        for (base, change) in [(&held, &plan), (&plan, &held)] {
+        for (base, change) in [(&unloaded, &snapshot), (&snapshot, &unloaded)] {
+            let diff = sweep_core::PlanDiff::of_snapshots(base, change).expect("both plan");
             assert_valid(
                 &schemas.diff,
-                &serde_json::to_value(sweep_core::PlanDiff::between(base, change)).unwrap(),
+                &serde_json::to_value(&diff).unwrap(),
                 &format!("a diff of the plan of {name}"),
             );
+            pending_diffs += usize::from(diff.counts.releases_pending_added > 0);
         }
 
         let saved = SavedPlan::new(&snapshot, plan.clone(), "test");
@@ -262,6 +265,10 @@ fn documents_made_from_every_example_and_seed_meet_their_schemas() {
     }
     assert!(checked >= 3, "only {checked} snapshots were found to check");
     assert!(audit_lines > 0, "no audit line was checked");
+    assert!(
+        pending_diffs > 0,
+        "no diff with a pending deletion was checked"
+    );
     assert!(
         deleted > 0 && failed > 0,
         "the sweeps deleted {deleted} and failed {failed} releases: both kinds of report entry are to be checked"

@@ -108,7 +108,8 @@ impl Shared {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A gather that took `took` and read `snapshot`.
+    /// A gather that took `took` and read `snapshot`, given the time and
+    /// first-seen times the sweep plans it with.
     pub fn gathered(&self, snapshot: &Snapshot, took: Duration) {
         let unreadable: Vec<String> = snapshot
             .swarms
