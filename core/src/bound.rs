@@ -17,9 +17,11 @@
 /// (indented) bytes of text per value. A snapshot of a million releases
 /// over 100 swarms with the facts a gather records (objects, records,
 /// usage, some revisions: `bench/plan-vs-read`'s) holds about 30.5M values
-/// in 567 MB, and fits; its plan holds 18M. Parsed and planned, the
-/// costliest shape (releases of a name alone) takes about 260 bytes per
-/// value, which keeps the largest document this lets through under 9 GB.
+/// in 567 MB, and fits; its plan holds 18M. Parsed, planned and its plan
+/// written, the costliest shape found (releases of a name alone: 16.7M
+/// of them at the bound) takes about 340 bytes per value, 11.2 GB at the
+/// bound: what a process planning documents nobody vouches for must be
+/// allowed, or be refused the rest by its own memory limit.
 ///
 /// Not raised for snapshots with every release's revisions and volumes
 /// as well (some 60M values for a million releases): their text would
