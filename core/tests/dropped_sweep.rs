@@ -298,6 +298,60 @@ fn the_dropped_service_s_tasks_are_waited_for_before_its_network_goes() {
     assert_eq!(report.dropped[0].outcome, ReleaseOutcome::Deleted);
 }
 
+/// The dropped network is refused "in use" (a task still attached), and
+/// meanwhile a service starts to name it: the read of who uses what before
+/// its retry sees it, and the network is kept at once, reported in
+/// `in_use_by`, not retried until the settle time into a failure.
+#[test]
+fn a_dropped_network_named_while_it_waits_is_kept_not_retried() {
+    let p = the_plan();
+    let user = ServiceUse::new("svc-other", "other_api").with_networks(["web_back"]);
+    let mut named = false;
+    let (log, report) = run(&p, |kind| match kind {
+        ActionKind::ReadStamps { .. } => stamps(&["rec-web-1", "rec-web-2"]),
+        ActionKind::ReadUsage { .. } if named => usage(vec![user.clone()]),
+        ActionKind::ReadUsage { .. } => usage(Vec::new()),
+        ActionKind::RemoveStack {
+            part: StackPart::Networks,
+            ..
+        } => {
+            named = true;
+            Outcome::in_use()
+        }
+        ActionKind::RemoveStack { .. } => Outcome::Done,
+        other => panic!("{other:?}"),
+    });
+    assert_eq!(
+        log,
+        [
+            "read_stamps",
+            "remove services [\"web_worker\"]",
+            "remove tasks [\"web_worker\"]",
+            "read_usage",
+            "remove networks [\"web_back\"]",
+            "remove configs [\"web_conf2\"]",
+            // The retry's time: who uses the network now, and no retry.
+            "read_usage",
+        ],
+        "{log:#?}"
+    );
+    let d = &report.dropped[0];
+    assert_eq!(d.outcome, ReleaseOutcome::InUse);
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    assert_eq!(d.in_use_by.len(), 1);
+    assert_eq!(d.in_use_by[0].object, "web_back");
+    assert_eq!(d.in_use_by[0].user.name, "other_api");
+    let gone: Vec<&str> = d.removed.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(gone, ["web_worker", "web_conf2"]);
+    let kept: Vec<_> = report
+        .objects
+        .iter()
+        .filter(|o| o.outcome == ObjectOutcome::InUse)
+        .map(|o| (o.kind, o.name.as_str()))
+        .collect();
+    assert_eq!(kept, [(ObjectKind::Network, "web_back")]);
+}
+
 #[test]
 fn a_held_plan_removes_no_dropped_object() {
     let p = the_plan_within(Some(2));

@@ -34,6 +34,9 @@ struct ReleaseGen {
     /// uses its first volume.
     shared: Option<u8>,
     shared_volume: bool,
+    /// Another workload starts to name its first waiting volume and its
+    /// network when their removal is first refused "in use".
+    named_later: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -93,16 +96,24 @@ fn release_gen(faults: bool) -> impl Strategy<Value = ReleaseGen> {
         } else {
             Just(false).boxed()
         },
+        if faults {
+            prop::bool::weighted(0.2).boxed()
+        } else {
+            Just(false).boxed()
+        },
     )
         .prop_map(
-            |(departed, own, volumes, stack, records, shared, shared_volume)| ReleaseGen {
-                departed,
-                own,
-                volumes,
-                stack,
-                records,
-                shared,
-                shared_volume,
+            |(departed, own, volumes, stack, records, shared, shared_volume, named_later)| {
+                ReleaseGen {
+                    departed,
+                    own,
+                    volumes,
+                    stack,
+                    records,
+                    shared,
+                    shared_volume,
+                    named_later,
+                }
             },
         )
 }
@@ -263,6 +274,24 @@ fn build(g: &WorldGen) -> World {
                 w.faults
                     .shared_volumes
                     .insert((sn.clone(), format!("{release}_{v}")));
+            }
+            if r.named_later {
+                // A volume on one node only: the same name elsewhere may
+                // be removed before the user appears, in an order the
+                // interleaving decides.
+                let waiting = vols
+                    .iter()
+                    .zip(&r.volumes)
+                    .filter(|((_, v), _)| vols.iter().filter(|(_, w)| w == v).count() == 1)
+                    .find(|(_, (_, _, in_use))| *in_use > 0);
+                if let Some(((_, v), _)) = waiting {
+                    w.faults
+                        .named_on_in_use
+                        .insert((rr.clone(), format!("{release}_{v}")));
+                }
+                w.faults
+                    .shared_on_in_use
+                    .insert(rr.clone(), [StackPart::Networks].into());
             }
             if r.own {
                 if let Some(sw) = w.swarms.get_mut(&sn) {
@@ -426,8 +455,11 @@ proptest! {
             // What another workload uses is never removed (the world
             // flags it), and a release that shares something never goes
             // whole: its records stay with what is shared.
+            // A user that appears while a removal waits on "in use" counts
+            // from then on: the retry is judged again.
             let rref = ReleaseRef::new(s, name);
-            let shares = run.world.faults.shared.contains_key(&rref);
+            let shares = run.world.faults.shared.contains_key(&rref)
+                || run.world.named_since(&rref);
             prop_assert!(!(shares && r.outcome == ReleaseOutcome::Deleted), "{}/{} deleted though shared", s, name);
             match r.outcome {
                 ReleaseOutcome::Deleted => {

@@ -8,11 +8,11 @@ use std::time::Duration;
 use harness::{sweep, Event, ListingBy, NewStamp, Reach, Run, World, CONTROLLER};
 use sweep_core::objects::ObjectRef;
 use sweep_core::sweep::{
-    Action, ActionId, ActionKind, ErrorKind, Event as SweepEvent, Outcome, ReleaseOutcome,
-    Settings, StackPart, StampChange, Step, Sweep, SweepError, SweepReport, Timestamp, UsageRead,
-    Where,
+    Action, ActionId, ActionKind, ErrorKind, Event as SweepEvent, Failure, ObjectKind,
+    ObjectOutcome, Outcome, ReleaseOutcome, Settings, StackPart, StampChange, Step, Sweep,
+    SweepError, SweepReport, Timestamp, UsageRead, Where,
 };
-use sweep_core::usage::Usage;
+use sweep_core::usage::{InUse, ObjectKind as UsageKind, ServiceUse, Usage, User};
 use sweep_core::{Coverage, ReleaseRef, ServiceEntry, StackObjects, SwarmName, SweepPlan};
 
 const SEEDS: u64 = 12;
@@ -208,6 +208,25 @@ fn rule2_in_use_volume_is_retried_every_interval_until_removed() {
         .map(|e| e.at)
         .collect();
     assert_eq!(attempts, [secs(0), secs(2), secs(4), secs(6)]);
+    // Each retry comes right after a read of who uses the volume now (at
+    // the same instant: the model answers at once). A service created
+    // while the volume waited, at 0 replicas, would hold no container, and
+    // the engine would let the volume go at the next try: only a read
+    // between tries sees it (see rule 13).
+    let after_first: Vec<(Step, Timestamp)> = run
+        .world
+        .log
+        .iter()
+        .skip_while(|e| e.kind.step() != Step::RemoveVolume)
+        .skip(1)
+        .filter(|e| matches!(e.kind.step(), Step::ReadUsage | Step::RemoveVolume))
+        .map(|e| (e.kind.step(), e.at))
+        .collect();
+    let expected: Vec<(Step, Timestamp)> = [2, 4, 6]
+        .into_iter()
+        .flat_map(|t| [(Step::ReadUsage, secs(t)), (Step::RemoveVolume, secs(t))])
+        .collect();
+    assert_eq!(after_first, expected);
     assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
     assert!(!run.world.has_records("alpha", "web"));
 }
@@ -287,8 +306,11 @@ fn rule2_each_volume_has_its_own_deadline() {
     for _ in 0..8 {
         assert_eq!(take(&mut sweep, 0).as_deref(), Some(""));
     }
-    // One action per poll until 24 s: always a, which sorts first.
-    for t in (0..=24).step_by(2) {
+    // One volume removal per poll until 24 s: always a, which sorts
+    // first; each retry after a read of who uses what now.
+    assert_eq!(take(&mut sweep, 0).as_deref(), Some("web_a"));
+    for t in (2..=24).step_by(2) {
+        assert_eq!(take(&mut sweep, t).as_deref(), Some(""));
         assert_eq!(take(&mut sweep, t).as_deref(), Some("web_a"));
     }
     // At 25 s a waits for 26 s, and b is handed out for the first time.
@@ -386,7 +408,17 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
     // A clock stepped back to 1 s: the retry is not due there ...
     assert_eq!(sweep.poll_action(secs(1)), None);
     assert_eq!(sweep.poll_timeout(), Some(secs(2)));
-    // ... and at 3 s it is, with api's listing still outstanding.
+    // ... and at 3 s it is, with api's listing still outstanding: first
+    // the read of who uses the volume now, which waits for no time ...
+    let Some(reread) = sweep.poll_action(secs(3)) else {
+        panic!("web's read before its retry was not handed out");
+    };
+    assert!(web(&reread) && reread.kind.step() == Step::ReadUsage);
+    assert_eq!(sweep.poll_action(secs(3)), None);
+    assert_eq!(sweep.poll_timeout(), None);
+    let outcome = Outcome::Usage(Default::default());
+    assert_eq!(sweep.handle_outcome(reread.id, outcome, secs(3)), Ok(()));
+    // ... then the retry itself.
     let Some(retry) = sweep.poll_action(secs(3)) else {
         panic!("web's retry was not handed out");
     };
@@ -1515,8 +1547,15 @@ fn rule12_a_container_gone_on_the_volume_s_node_makes_its_retry_due_at_once() {
         SweepEvent::container_gone(SwarmName::new("alpha"), Some("n1".into()), "web"),
         at,
     );
-    let Some(retry) = sweep.poll_action(at) else {
+    let Some(reread) = sweep.poll_action(at) else {
         panic!("the event did not wake the volume");
+    };
+    // Who uses the volume now, then the retry.
+    assert_eq!(reread.kind.step(), Step::ReadUsage);
+    let outcome = Outcome::Usage(Default::default());
+    assert_eq!(sweep.handle_outcome(reread.id, outcome, at), Ok(()));
+    let Some(retry) = sweep.poll_action(at) else {
+        panic!("the read did not let the retry go");
     };
     assert!(matches!(&retry.kind, ActionKind::RemoveVolume { volume, .. } if volume == "web_data"));
     assert_eq!(sweep.poll_timeout(), None);
@@ -1760,5 +1799,246 @@ fn rule13_an_unreadable_usage_removes_nothing_more_and_keeps_the_records() {
         assert_eq!(run.world.count(|k| k.step() == Step::RemoveStack), 0);
         assert!(run.world.has_stack("alpha", "web") && run.world.has_records("alpha", "web"));
         assert_eq!(run.world.volumes("alpha", "web")["n1"], ["web_data"]);
+    }
+}
+
+/// The answer to a usage read that finds no stack left and `users` on the
+/// swarm.
+fn used_by(users: Vec<ServiceUse>) -> Outcome {
+    Outcome::Usage(UsageRead::new(
+        StackObjects::default(),
+        Usage::new(users, Vec::new()),
+    ))
+}
+
+/// Drives `web`'s sweep by hand, one node and one volume, answering every
+/// usage read with `read` as the swarm is at that moment and each volume
+/// removal with `remove`; the steps handed out, the report and the clock
+/// at the end.
+fn volume_sweep(
+    mut read: impl FnMut() -> Outcome,
+    mut remove: impl FnMut() -> Outcome,
+) -> (Vec<Step>, SweepReport, Timestamp) {
+    let mut w = World::new(true);
+    w.swarm("alpha", &[("n1", "node-1", true)], Reach::Nodes, true);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    let mut sweep = Sweep::new(&w.plan(), Settings::default());
+    let mut steps = Vec::new();
+    let mut now = Timestamp::ZERO;
+    loop {
+        while let Some(action) = sweep.poll_action(now) {
+            steps.push(action.kind.step());
+            let outcome = match &action.kind {
+                read @ ActionKind::ReadStamps { .. } => unchanged(read),
+                ActionKind::ReadUsage { .. } => read(),
+                ActionKind::RemoveStack { .. } | ActionKind::DeleteRecords { .. } => Outcome::Done,
+                ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["web_data".into()]),
+                ActionKind::RemoveVolume { .. } => remove(),
+                other => panic!("unexpected action {other:?}"),
+            };
+            assert_eq!(sweep.handle_outcome(action.id, outcome, now), Ok(()));
+        }
+        match sweep.poll_timeout() {
+            Some(t) if t > now => now = t,
+            _ => break,
+        }
+    }
+    assert!(sweep.is_done());
+    (steps, sweep.report(), now)
+}
+
+/// The volume's first removal is refused "in use" (a task's container
+/// not yet gone), and at that moment a service of another stack is
+/// created that mounts it at 0 replicas: no container holds the volume,
+/// so the engine would let it go at the next try. The read of who uses
+/// what before that retry sees the service, and the volume is spared
+/// exactly as the first check spares it: it stays, and the records with
+/// it.
+#[test]
+fn rule13_a_user_appearing_while_a_volume_waits_stops_its_retry() {
+    let byhand = ServiceUse::new("svc-byhand", "byhand_db")
+        .in_stack("byhand")
+        .with_volumes(["web_data"]);
+    let named = std::cell::Cell::new(false);
+    let (steps, report, now) = volume_sweep(
+        || {
+            if named.get() {
+                used_by(vec![byhand.clone()])
+            } else {
+                used_by(vec![])
+            }
+        },
+        || {
+            if named.replace(true) {
+                // The engine would let it go now: no container holds it.
+                Outcome::Done
+            } else {
+                Outcome::Failed(Failure::InUse)
+            }
+        },
+    );
+    use Step::*;
+    assert_eq!(
+        steps,
+        [
+            ReadStamps,
+            ReadUsage,
+            RemoveStack,
+            RemoveStack,
+            ReadUsage,
+            ReadStamps,
+            ReadUsage,
+            ListVolumes,
+            RemoveVolume,
+            // The retry's time: who uses the volume now, and no retry.
+            ReadUsage,
+        ]
+    );
+    assert_eq!(now, secs(2));
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::InUse);
+    assert_eq!(
+        r.in_use_by,
+        [InUse::new(
+            UsageKind::Volume,
+            "web_data",
+            User::service("svc-byhand", "byhand_db")
+        )]
+    );
+    assert!(r.volumes_deleted.is_empty());
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert!(r
+        .remedy
+        .as_deref()
+        .is_some_and(|m| m.contains("another workload")));
+    let volume: Vec<(ObjectKind, &str, Option<&str>, ObjectOutcome)> = report
+        .objects
+        .iter()
+        .map(|o| (o.kind, o.name.as_str(), o.node.as_deref(), o.outcome))
+        .collect();
+    assert_eq!(
+        volume,
+        [(
+            ObjectKind::Volume,
+            "web_data",
+            Some("node-1"),
+            ObjectOutcome::InUse
+        )]
+    );
+    assert_eq!(report.totals.in_use, 1);
+    assert!(!report.all_done());
+}
+
+/// A read of who uses what that fails before a retry proves nothing: the
+/// volume is not tried again, the release fails and keeps its records.
+#[test]
+fn rule13_a_failed_read_before_a_retry_fails_the_volume_and_keeps_the_records() {
+    let reads = std::cell::Cell::new(0);
+    let (steps, report, _) = volume_sweep(
+        || {
+            reads.set(reads.get() + 1);
+            // The three gates read; the fourth read, before the retry,
+            // fails.
+            if reads.get() <= 3 {
+                used_by(Vec::new())
+            } else {
+                Outcome::unreachable("manager: connection reset")
+            }
+        },
+        Outcome::in_use,
+    );
+    assert_eq!(
+        steps.iter().filter(|s| **s == Step::RemoveVolume).count(),
+        1
+    );
+    assert_eq!(steps.last(), Some(&Step::ReadUsage));
+    assert!(!steps.contains(&Step::DeleteRecords));
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    assert_eq!(r.errors.len(), 1);
+    assert_eq!(r.errors[0].action, Step::ReadUsage);
+    assert_eq!(r.errors[0].kind, ErrorKind::Unreachable);
+    let volume = &report.objects[0];
+    assert_eq!(volume.name, "web_data");
+    assert_eq!(volume.outcome, ObjectOutcome::Failed);
+    assert!(volume
+        .error
+        .as_deref()
+        .is_some_and(|e| e.contains("not tried again")));
+}
+
+/// The same in the model world, under any interleaving: a volume a
+/// service starts to mount when its removal is first refused "in use" is
+/// never removed after (the world flags any such removal), it stays on
+/// its node with the records, and the rest of the release goes.
+#[test]
+fn rule13_a_volume_named_while_it_waits_stays_with_the_records_under_any_interleaving() {
+    for seed in 0..SEEDS {
+        for limit in [1, 3, 8] {
+            let mut w = World::new(true);
+            alpha3(&mut w);
+            w.release("alpha", "web", "shop", &[("n1", "data"), ("n2", "logs")]);
+            let alpha = SwarmName::new("alpha");
+            w.faults
+                .in_use
+                .insert((alpha.clone(), "n1".into(), "web_data".into()), 2);
+            w.faults
+                .named_on_in_use
+                .insert((rr("alpha", "web"), "web_data".into()));
+            let (report, run) = sweep(w, seed, limit);
+            assert!(run.world.named_since(&rr("alpha", "web")));
+            let tries = run.world.count(
+                |k| matches!(k, ActionKind::RemoveVolume { volume, .. } if volume == "web_data"),
+            );
+            assert_eq!(tries, 1, "seed {seed}, limit {limit}");
+            let r = &report.releases[0];
+            assert_eq!(r.outcome, ReleaseOutcome::InUse);
+            assert_eq!(r.in_use_by.len(), 1);
+            assert_eq!(r.in_use_by[0].object, "web_data");
+            assert_eq!(r.in_use_by[0].user.name, "byhand_db");
+            assert_eq!(run.world.volumes("alpha", "web")["n1"], ["web_data"]);
+            assert_eq!(r.volumes_deleted["node-2"], ["web_logs"]);
+            assert!(run.world.has_records("alpha", "web"));
+            assert!(!run.world.has_stack("alpha", "web"));
+        }
+    }
+}
+
+/// A network refused "in use" (a task still attached) that a service of
+/// another workload starts to name meanwhile: the read before its retry
+/// sees the service, and the network is kept at once, reported in
+/// `in_use_by`, not retried until the settle time into a failure.
+#[test]
+fn rule13_a_network_named_while_it_waits_is_kept_not_retried_into_a_failure() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release("alpha", "web", "shop", &[("n1", "data")]);
+        let web = rr("alpha", "web");
+        w.faults
+            .part_in_use
+            .insert((web.clone(), StackPart::Networks), u32::MAX);
+        w.faults
+            .shared_on_in_use
+            .insert(web.clone(), [StackPart::Networks].into());
+        let (report, run) = sweep(w, seed, 4);
+        assert!(run.world.named_since(&web));
+        let networks = run.world.count(|k| k.part() == Some(StackPart::Networks));
+        assert_eq!(networks, 1, "seed {seed}");
+        let r = &report.releases[0];
+        assert_eq!(r.outcome, ReleaseOutcome::InUse);
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        let kept: Vec<(&str, &str)> = r
+            .in_use_by
+            .iter()
+            .map(|u| (u.object.as_str(), u.user.name.as_str()))
+            .collect();
+        assert_eq!(kept, [("web_networks", "other_app")]);
+        assert!(run.now < secs(5), "waited until {}", run.now);
+        assert!(run.world.has_part("alpha", "web", StackPart::Networks));
+        assert!(!run.world.has_part("alpha", "web", StackPart::Configs));
+        // The rest went, volumes included; the records stay.
+        assert!(run.world.volumes("alpha", "web").is_empty());
+        assert!(run.world.has_records("alpha", "web"));
     }
 }

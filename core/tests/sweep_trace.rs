@@ -115,6 +115,8 @@ fn each_action_is_traced_from_its_start_to_its_end_on_the_drivers_clock() {
             (ReadUsage, None),
             (ListVolumes, None),
             (RemoveVolume, None),
+            // Who uses the volume now, before its retry.
+            (ReadUsage, None),
             (RemoveVolume, None),
             (ReadStamps, None),
             (DeleteRecords, None),
@@ -137,10 +139,13 @@ fn each_action_is_traced_from_its_start_to_its_end_on_the_drivers_clock() {
     assert_eq!(volumes[0].volume.as_deref(), Some("shop_data"));
     assert_eq!(volumes[0].node.as_deref(), Some("n1"));
     // The retry came with the event, 300 ms after the answer, not at the
-    // retry interval (2 s).
-    assert_eq!(volumes[1].start_us, volumes[0].end_us.unwrap() + ms(300));
+    // retry interval (2 s): its read then, and the retry right after.
+    let reread = &trace.spans[9];
+    assert_eq!(reread.step, Step::ReadUsage);
+    assert_eq!(reread.start_us, volumes[0].end_us.unwrap() + ms(300));
+    assert_eq!(volumes[1].start_us, reread.end_us.unwrap());
     assert_eq!(trace.events.len(), 1);
-    assert_eq!(trace.events[0].at_us, volumes[1].start_us);
+    assert_eq!(trace.events[0].at_us, reread.start_us);
     assert!(trace.events[0].woke);
     assert_eq!(trace.events[0].node.as_deref(), Some("n1"));
     assert_eq!(

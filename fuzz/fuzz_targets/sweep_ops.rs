@@ -11,9 +11,9 @@
 //! and, with purge, every place was listed and every volume listed there
 //! was removed (and never under partial coverage); a stack's other parts
 //! only once its services went; nothing another workload uses (as the
-//! latest usage read showed it) is ever handed out for removal, and a
-//! release that shares anything never has its records handed out; engine
-//! events arriving at any moment
+//! latest usage read showed it) is ever handed out for removal, a retry
+//! included, and a release that shares anything never has its records
+//! handed out; engine events arriving at any moment
 //! change none of this; a driver that then answers everything with
 //! success finishes in a bounded number of steps.
 
@@ -208,10 +208,14 @@ struct ReleaseSeen {
     /// names and ids), and whether it named every volume (a template).
     shared: BTreeSet<String>,
     every_volume_shared: bool,
-    /// Something of it stays for another workload: a usage read right
-    /// before the networks, secrets and configs showed one of them used,
-    /// or a listing after the read before the purge showed a used volume.
+    /// Something of it stays for another workload: a listing after the
+    /// read before the purge showed a used volume.
     kept: bool,
+    /// The networks, secrets and configs a usage read after the tasks
+    /// stopped (the one before them, or one before a retry) showed another
+    /// workload using: each stays unless it went anyway (its removal was
+    /// in flight when the read came).
+    used_parts: BTreeSet<StackPart>,
     /// The stack parts handed out for removal since the last re-read
     /// before the stack.
     parts_handed: BTreeSet<StackPart>,
@@ -322,7 +326,7 @@ impl Judge<'_> {
             ActionKind::DeleteRecords { .. } => {
                 assert!(seen.stack_gone, "records before the stack went: {r}");
                 assert!(
-                    !seen.kept,
+                    !seen.kept && seen.used_parts.is_subset(&seen.parts_gone),
                     "records while something of it stays for another workload: {r}"
                 );
                 if self.plan.purge_volumes {
@@ -358,12 +362,7 @@ impl Judge<'_> {
         match &action.kind {
             ActionKind::RemoveStack { part, .. } if ok => {
                 seen.parts_gone.insert(*part);
-                // Gone when the services and their tasks are, and every
-                // other part handed out went (a part with nothing left to
-                // remove is not handed out).
-                seen.stack_gone = seen.parts_gone.contains(&StackPart::Services)
-                    && seen.parts_gone.contains(&StackPart::Tasks)
-                    && seen.parts_handed.is_subset(&seen.parts_gone);
+                seen.stack_gone = stack_gone(seen);
             }
             ActionKind::ReadUsage { target, .. } => {
                 if let Outcome::Usage(read) = outcome {
@@ -402,22 +401,30 @@ impl Judge<'_> {
                             seen.shared.extend(c.volumes.iter().cloned());
                         }
                     }
-                    // The read before the networks, secrets and configs
-                    // (after the tasks): whatever it shows used stays.
-                    let parts_gate = seen.last_read == Some((Step::RemoveStack, true))
+                    // A read before the networks, secrets and configs
+                    // (after the tasks), or before a retry of one: whatever
+                    // it shows used stays, unless it went anyway.
+                    let parts_stage = seen.last_read == Some((Step::RemoveStack, true))
                         && seen.parts_gone.contains(&StackPart::Services)
                         && seen.parts_gone.contains(&StackPart::Tasks);
-                    if parts_gate {
+                    if parts_stage {
                         let stack = &read.stack;
-                        seen.kept |= stack
-                            .networks
-                            .iter()
-                            .chain(&stack.secrets)
-                            .chain(&stack.configs)
-                            .any(|o| {
+                        let used: Vec<StackPart> = [
+                            (StackPart::Networks, &stack.networks),
+                            (StackPart::Secrets, &stack.secrets),
+                            (StackPart::Configs, &stack.configs),
+                        ]
+                        .into_iter()
+                        .filter(|(_, objects)| {
+                            objects.iter().any(|o| {
                                 seen.shared.contains(&o.name)
                                     || o.id.as_ref().is_some_and(|id| seen.shared.contains(id))
-                            });
+                            })
+                        })
+                        .map(|(part, _)| part)
+                        .collect();
+                        seen.used_parts.extend(used);
+                        seen.stack_gone = stack_gone(seen);
                     }
                 }
             }
@@ -447,6 +454,7 @@ impl Judge<'_> {
                     // A stack removal starts over (after a re-listing).
                     seen.parts_gone.clear();
                     seen.parts_handed.clear();
+                    seen.used_parts.clear();
                 }
                 let ours =
                     matches!(outcome, Outcome::Stamps(_)) && *outcome == stamps(&action.kind, 0);
@@ -458,6 +466,19 @@ impl Judge<'_> {
             _ => {}
         }
     }
+}
+
+/// Whether the stack is gone, but for what another workload uses: its
+/// services and their tasks went, and every other part handed out went or
+/// was shown used since (a retry of a part shown used is not handed out,
+/// and a part with nothing left to remove is not handed out at all).
+fn stack_gone(seen: &ReleaseSeen) -> bool {
+    seen.parts_gone.contains(&StackPart::Services)
+        && seen.parts_gone.contains(&StackPart::Tasks)
+        && seen
+            .parts_handed
+            .iter()
+            .all(|p| seen.parts_gone.contains(p) || seen.used_parts.contains(p))
 }
 
 /// A re-read's answer under every asked name: 0 still ours, 1 another

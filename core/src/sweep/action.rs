@@ -159,7 +159,11 @@ pub enum ActionKind {
     /// services go, before the networks, secrets and configs go, and
     /// before the volumes go: another workload may have started to use an
     /// object since the plan, and a removal the engine allows (a volume
-    /// nobody mounts at this moment) would still take its data.
+    /// nobody mounts at this moment) would still take its data. Handed out
+    /// again before each retry of a network, secret, config or volume the
+    /// engine refused "in use", one read for every retry due at that
+    /// moment (for volumes, at every place the purge covers): another
+    /// workload may have started to use it while it waited.
     ReadUsage {
         /// The release whose stack to read.
         target: Target,

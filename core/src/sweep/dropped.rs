@@ -11,7 +11,9 @@
 //! node keeps its copy of a network until its task there has), and only
 //! those no remaining service names, the release's own current services
 //! included: those are left in place (`in_use_by`), never retried into a
-//! failure.
+//! failure. Each retry of one the engine found in use is judged again the
+//! same way, after a fresh read of who uses what: a service that started
+//! to name it meanwhile leaves it in place too.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,7 +21,7 @@ use super::action::{ActionKind, StackPart, Step, Target};
 use super::ledger::{self, Ledger};
 use super::outcome::{Outcome, StampRead, UsageRead};
 use super::release::{answer_part, judge, next_part, note_part, PartAnswer};
-use super::removal::Removal;
+use super::removal::{self, Removal};
 use super::report::{
     DroppedReport, ErrorEntry, ErrorKind, ObjectKind as ReportKind, ObjectOutcome, ObjectReason,
     ObjectReport, ReleaseOutcome, StampChange,
@@ -30,13 +32,15 @@ use crate::owner::ControllerId;
 use crate::plan::{Dropped, DroppedObject};
 use crate::record::Kind;
 use crate::time::Timestamp;
-use crate::usage::{self, InUse, ObjectKind};
+use crate::usage::{self, InUse, ObjectKind, Usage};
 
 /// Which of a dropped run's actions an outcome answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DropKey {
     Check,
     Usage,
+    /// The read of who uses what before retries of removals found in use.
+    Recheck,
     Part(StackPart),
 }
 
@@ -163,6 +167,13 @@ impl DropRun {
                 Some((DropKey::Usage, kind))
             }
             Phase::Services | Phase::Others => {
+                if removal::start_reread(self.parts.values_mut(), now) {
+                    let kind = ActionKind::ReadUsage {
+                        target,
+                        at: Vec::new(),
+                    };
+                    return Some((DropKey::Recheck, kind));
+                }
                 let (part, kind) =
                     next_part(&mut self.parts, &self.part_objects, target, now, settings)?;
                 Some((DropKey::Part(part), kind))
@@ -176,9 +187,7 @@ impl DropRun {
     /// The earliest time a removal waiting to be retried becomes ready.
     pub(crate) fn next_retry(&self) -> Option<Timestamp> {
         match self.phase {
-            Phase::Services | Phase::Others => {
-                self.parts.values().filter_map(Removal::retry_at).min()
-            }
+            Phase::Services | Phase::Others => removal::next_retry(self.parts.values()),
             _ => None,
         }
     }
@@ -207,6 +216,10 @@ impl DropRun {
         match key {
             DropKey::Check => self.checked(outcome, controller),
             DropKey::Usage => self.usage_read(outcome),
+            DropKey::Recheck => {
+                self.rechecked(outcome);
+                self.settle();
+            }
             DropKey::Part(part) => {
                 self.part_done(part, outcome, now, settings);
                 self.settle();
@@ -300,15 +313,7 @@ impl DropRun {
             // Without it nothing proves the objects unused: nothing more
             // is removed.
             other => {
-                let (kind, message) = match &other {
-                    Outcome::Failed(f) => (f.kind(), f.to_string()),
-                    other => (
-                        ErrorKind::Other,
-                        format!("unexpected {} outcome", other.kind_str()),
-                    ),
-                };
-                self.errors
-                    .push(ErrorEntry::new(Step::ReadUsage, kind, None, None, message));
+                self.read_failed(&other);
                 self.phase = Phase::Finished(ReleaseOutcome::Failed);
                 return;
             }
@@ -317,7 +322,8 @@ impl DropRun {
         self.parts.clear();
         self.part_objects.clear();
         for (part, objects) in parts {
-            let mut removal = Removal::ready();
+            // Judged again before each retry.
+            let mut removal = Removal::guarded();
             if objects.is_empty() {
                 removal.removed();
             }
@@ -360,6 +366,19 @@ impl DropRun {
                 }
             }
         }
+        self.keep_named(candidates, &read.usage)
+    }
+
+    /// `candidates` by the part that removes them, less what a service
+    /// other than the dropped ones names, by the resource rule on `usage`
+    /// and on every use found before: what stays is noted kept. The one
+    /// judgement of these objects, before their first attempt and before
+    /// each retry.
+    fn keep_named(
+        &mut self,
+        candidates: Vec<(Kind, ObjectRef)>,
+        usage: &Usage,
+    ) -> Vec<(StackPart, Vec<ObjectRef>)> {
         let leaving: BTreeSet<&str> = self
             .planned_of(Kind::Service)
             .map(|o| o.id.as_str())
@@ -367,7 +386,7 @@ impl DropRun {
         let refs = candidates
             .iter()
             .filter_map(|(kind, o)| Some((kind.usage_kind()?, o)));
-        let users = usage::service_users(refs, &leaving, &read.usage);
+        let users = usage::service_users(refs, &leaving, usage);
         self.in_use.extend(users);
         let mut parts: BTreeMap<StackPart, Vec<ObjectRef>> = [
             (StackPart::Configs, Vec::new()),
@@ -396,6 +415,90 @@ impl DropRun {
             list.dedup();
         }
         parts.into_iter().collect()
+    }
+
+    /// Pushes the error of a usage read answered `outcome` instead of a
+    /// usage; its message.
+    fn read_failed(&mut self, outcome: &Outcome) -> String {
+        let (kind, message) = match outcome {
+            Outcome::Failed(f) => (f.kind(), f.to_string()),
+            other => (
+                ErrorKind::Other,
+                format!("unexpected {} outcome", other.kind_str()),
+            ),
+        };
+        self.errors.push(ErrorEntry::new(
+            Step::ReadUsage,
+            kind,
+            None,
+            None,
+            message.clone(),
+        ));
+        message
+    }
+
+    /// Takes the read of who uses what handed out before retries: the
+    /// configs, secrets and networks waiting to be tried are judged again,
+    /// as before their first attempt, and what a service names now stays;
+    /// the retries the read stood before may go. Without the read nothing
+    /// proves those unused: they fail.
+    fn rechecked(&mut self, outcome: Outcome) {
+        if self.phase != Phase::Others {
+            debug_assert!(
+                false,
+                "a usage re-read answered outside the removals it guards"
+            );
+            return;
+        }
+        let read = match outcome {
+            Outcome::Usage(read) => read,
+            other => {
+                let message = format!(
+                    "not tried again: who uses it could not be read again ({})",
+                    self.read_failed(&other)
+                );
+                for (part, removal) in &mut self.parts {
+                    if removal.is_reading() {
+                        removal.failed();
+                        let objects = self.part_objects.get(part).map(Vec::as_slice);
+                        let objects = objects.unwrap_or_default();
+                        self.ledger
+                            .part(*part, objects, ObjectOutcome::Failed, Some(&message));
+                    }
+                }
+                return;
+            }
+        };
+        let waiting: Vec<(StackPart, Kind)> = self
+            .parts
+            .iter()
+            .filter(|(_, r)| r.is_waiting())
+            .filter_map(|(part, _)| Some((*part, kind_of_part(*part)?)))
+            .collect();
+        let candidates: Vec<(Kind, ObjectRef)> = waiting
+            .iter()
+            .flat_map(|(part, kind)| {
+                let objects = self.part_objects.get(part).into_iter().flatten();
+                objects.map(|o| (*kind, o.clone()))
+            })
+            .collect();
+        let mut left: BTreeMap<StackPart, Vec<ObjectRef>> = self
+            .keep_named(candidates, &read.usage)
+            .into_iter()
+            .collect();
+        for (part, _) in waiting {
+            let objects = left.remove(&part).unwrap_or_default();
+            let Some(removal) = self.parts.get_mut(&part) else {
+                continue;
+            };
+            if objects.is_empty() {
+                // All of it stays for a service: nothing to remove.
+                removal.removed();
+            } else {
+                removal.cleared();
+            }
+            self.part_objects.insert(part, objects);
+        }
     }
 
     fn part_done(
@@ -530,6 +633,17 @@ fn report_kind(kind: Kind) -> ReportKind {
         Kind::Network => ReportKind::Network,
         Kind::Secret => ReportKind::Secret,
         Kind::Config => ReportKind::Config,
+    }
+}
+
+/// The kind of object `part` removes when another workload may name it;
+/// `None` for the services and their tasks.
+fn kind_of_part(part: StackPart) -> Option<Kind> {
+    match part {
+        StackPart::Networks => Some(Kind::Network),
+        StackPart::Secrets => Some(Kind::Secret),
+        StackPart::Configs => Some(Kind::Config),
+        StackPart::Services | StackPart::Tasks => None,
     }
 }
 

@@ -27,7 +27,12 @@
 //! volume mounted by a container not yet removed) is tried again by one
 //! policy, [`Removal`]: after the retry interval or at once when an engine
 //! event says a container of the stack went, and given up at its settle
-//! deadline. Drivers keep no waits of their own.
+//! deadline. Drivers keep no waits of their own. A network, secret, config
+//! or volume is judged again before each retry, as before its first
+//! attempt: one [`ActionKind::ReadUsage`] stands before every retry due
+//! when it is handed out, and what it shows another workload using now is
+//! spared as the first check spares it (a service created meanwhile at 0
+//! replicas holds no container, and the engine would let a volume go).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -35,7 +40,7 @@ use std::time::Duration;
 use super::action::{label_filter, ActionKind, StackPart, Step, Target, Where};
 use super::ledger::{self, Ledger};
 use super::outcome::{Failure, Outcome, StampRead, UsageRead};
-use super::removal::{InUse as Busy, Removal};
+use super::removal::{self, InUse as Busy, Removal};
 use super::report::{
     ErrorEntry, ErrorKind, ObjectKind as ReportKind, ObjectOutcome, ObjectReason, ObjectReport,
     ReleaseOutcome, ReleaseReport, StampChange,
@@ -61,6 +66,8 @@ pub(crate) struct Place {
 pub(crate) enum Key {
     Check,
     Usage,
+    /// The read of who uses what before retries of removals found in use.
+    Recheck,
     Part(StackPart),
     List(usize),
     Volume(usize, String),
@@ -100,6 +107,16 @@ impl Gate {
             Gate::Records => Step::DeleteRecords,
         }
     }
+}
+
+/// What the rule makes of one object of the release that another workload
+/// may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Nobody else uses it: it may go.
+    Free,
+    /// Another workload uses it: it stays, and the records with it.
+    Kept,
 }
 
 /// The removal a re-read of the stack and its users stands before.
@@ -279,12 +296,19 @@ impl ReleaseRun {
             Phase::Usage(gate, slot @ Slot::Ready) => {
                 *slot = Slot::Outstanding;
                 let at = match gate {
-                    UsageGate::Purge => self.purges.iter().map(|p| p.place.at.clone()).collect(),
+                    UsageGate::Purge => places_of(&self.purges),
                     UsageGate::Services | UsageGate::Parts => Vec::new(),
                 };
                 Some((Key::Usage, ActionKind::ReadUsage { target, at }))
             }
             Phase::Stack => {
+                if removal::start_reread(self.parts.values_mut(), now) {
+                    let kind = ActionKind::ReadUsage {
+                        target,
+                        at: Vec::new(),
+                    };
+                    return Some((Key::Recheck, kind));
+                }
                 let (part, kind) =
                     next_part(&mut self.parts, &self.part_objects, target, now, settings)?;
                 Some((Key::Part(part), kind))
@@ -294,6 +318,13 @@ impl ReleaseRun {
                 Some((Key::Records, ActionKind::DeleteRecords { target }))
             }
             Phase::Purge => {
+                let volumes = self.purges.iter_mut().flat_map(|p| p.volumes.values_mut());
+                if removal::start_reread(volumes, now) {
+                    // The containers at every place: one anywhere spares
+                    // the volume on every node.
+                    let at = places_of(&self.purges);
+                    return Some((Key::Recheck, ActionKind::ReadUsage { target, at }));
+                }
                 for (i, purge) in self.purges.iter_mut().enumerate() {
                     if purge.listing == Listing::Ready {
                         purge.listing = Listing::Outstanding;
@@ -324,13 +355,10 @@ impl ReleaseRun {
     /// The earliest time a removal waiting to be retried becomes ready.
     pub fn next_retry(&self) -> Option<Timestamp> {
         match self.phase {
-            Phase::Stack => self.parts.values().filter_map(Removal::retry_at).min(),
-            Phase::Purge => self
-                .purges
-                .iter()
-                .flat_map(|p| p.volumes.values())
-                .filter_map(Removal::retry_at)
-                .min(),
+            Phase::Stack => removal::next_retry(self.parts.values()),
+            Phase::Purge => {
+                removal::next_retry(self.purges.iter().flat_map(|p| p.volumes.values()))
+            }
             _ => None,
         }
     }
@@ -383,6 +411,11 @@ impl ReleaseRun {
         match key {
             Key::Check => self.checked(outcome, controller),
             Key::Usage => self.usage_read(outcome),
+            Key::Recheck => {
+                self.rechecked(outcome);
+                self.settle_stack();
+                self.settle_purge();
+            }
             Key::Part(part) => {
                 self.part_done(part, outcome, now, settings);
                 self.settle_stack();
@@ -617,16 +650,21 @@ impl ReleaseRun {
                 }
             }
         }
+        self.keep_shared(&candidates, &read.usage)
+    }
+
+    /// `candidates` (networks, secrets, configs) less what another
+    /// workload uses, by the planner's rule on `usage` and on every use
+    /// found before: what stays is noted kept, and keeps the records. The
+    /// one judgement of these objects, before their first attempt and
+    /// before each retry.
+    fn keep_shared(&mut self, candidates: &StackObjects, usage: &Usage) -> StackObjects {
         let release = &self.target.release.release;
         self.in_use.extend(usage::users_of(
-            release,
-            &candidates,
-            false,
-            &self.own,
-            &read.usage,
+            release, candidates, false, &self.own, usage,
         ));
         let shared: Vec<InUse> = self.in_use.iter().cloned().collect();
-        let left = usage::without_shared(&candidates, &shared);
+        let left = usage::without_shared(candidates, &shared);
         for (kind, all, left) in [
             (ObjectKind::Network, &candidates.networks, &left.networks),
             (ObjectKind::Secret, &candidates.secrets, &left.secrets),
@@ -640,6 +678,167 @@ impl ReleaseRun {
         left
     }
 
+    /// Whether the volume `name`, listed at the place labelled `label`,
+    /// stays because another workload uses it, by the planner's rule on
+    /// the latest usage read and on every use found before: one that stays
+    /// is noted kept, and keeps the records. The one judgement of a
+    /// volume, when it is listed and before each retry.
+    fn judge_volume(&mut self, name: &str, label: &str) -> Verdict {
+        if let Some(usage) = &self.usage {
+            let release = &self.target.release.release;
+            self.in_use
+                .extend(usage::volume_users_of(release, name, &self.own, usage));
+        }
+        let shared = self
+            .in_use
+            .iter()
+            .any(|u| u.kind == ObjectKind::Volume && u.object == name);
+        if shared {
+            self.ledger.in_use(ObjectKind::Volume, name, Some(label));
+            self.kept.insert((ObjectKind::Volume, name.to_owned()));
+            Verdict::Kept
+        } else {
+            Verdict::Free
+        }
+    }
+
+    /// Takes the read of who uses what handed out before retries of
+    /// removals found in use.
+    fn rechecked(&mut self, outcome: Outcome) {
+        let read = match outcome {
+            Outcome::Usage(read) => Ok(read),
+            other => {
+                self.fail_step(Step::ReadUsage, None, None, &other);
+                let message = self.errors.last().map(|e| e.message.clone());
+                Err(format!(
+                    "not tried again: who uses it could not be read again ({})",
+                    message.unwrap_or_default()
+                ))
+            }
+        };
+        match self.phase {
+            Phase::Stack => self.recheck_parts(read),
+            Phase::Purge => self.recheck_volumes(read),
+            Phase::Check(..)
+            | Phase::Usage(..)
+            | Phase::Records(_)
+            | Phase::AwaitingRelist(_)
+            | Phase::Finished(_) => {
+                debug_assert!(false, "a usage re-read answered outside its removals");
+            }
+        }
+    }
+
+    /// Judges again, by `read`, the networks, secrets and configs waiting
+    /// to be tried: what another workload uses now stays, as at the gate
+    /// before them; the retries the read stood before may go. Without the
+    /// read nothing proves those unused: they fail (the records stay).
+    fn recheck_parts(&mut self, read: Result<UsageRead, String>) {
+        let read = match read {
+            Ok(read) => read,
+            Err(message) => {
+                for (part, removal) in &mut self.parts {
+                    if removal.is_reading() {
+                        removal.failed();
+                        let objects = self.part_objects.get(part).map(Vec::as_slice);
+                        let objects = objects.unwrap_or_default();
+                        self.ledger
+                            .part(*part, objects, ObjectOutcome::Failed, Some(&message));
+                    }
+                }
+                return;
+            }
+        };
+        let waiting: Vec<StackPart> = self
+            .parts
+            .iter()
+            .filter(|(part, r)| usage_kind(**part).is_some() && r.is_waiting())
+            .map(|(part, _)| *part)
+            .collect();
+        let mut candidates = StackObjects::default();
+        for part in &waiting {
+            if let Some(list) = part_list(&mut candidates, *part) {
+                *list = self.part_objects.get(part).cloned().unwrap_or_default();
+            }
+        }
+        let mut left = self.keep_shared(&candidates, &read.usage);
+        for part in waiting {
+            let objects = part_list(&mut left, part).map(std::mem::take);
+            let objects = objects.unwrap_or_default();
+            let Some(removal) = self.parts.get_mut(&part) else {
+                continue;
+            };
+            if objects.is_empty() {
+                // All of it stays for another workload: nothing to remove.
+                removal.removed();
+            } else {
+                removal.cleared();
+            }
+            self.part_objects.insert(part, objects);
+        }
+    }
+
+    /// Judges again, by `read`, every volume waiting to be tried: what
+    /// another workload uses now stays, exactly as at its listing; the
+    /// retries the read stood before may go. Without the read nothing
+    /// proves those unused: they fail (the records stay).
+    fn recheck_volumes(&mut self, read: Result<UsageRead, String>) {
+        let read = match read {
+            Ok(read) => read,
+            Err(message) => {
+                for purge in &mut self.purges {
+                    for (name, volume) in &mut purge.volumes {
+                        if volume.is_reading() {
+                            volume.failed();
+                            self.ledger.note(
+                                ReportKind::Volume,
+                                name,
+                                None,
+                                Some(&purge.place.label),
+                                ObjectOutcome::Failed,
+                                Some(&message),
+                            );
+                        }
+                    }
+                }
+                return;
+            }
+        };
+        // Later listings are judged by it too.
+        self.usage = Some(read.usage);
+        let waiting: Vec<(usize, String)> = self
+            .purges
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| {
+                p.volumes
+                    .iter()
+                    .filter(|(_, v)| v.is_waiting())
+                    .map(move |(name, _)| (i, name.clone()))
+            })
+            .collect();
+        for (i, name) in waiting {
+            let Some(label) = self.purges.get(i).map(|p| p.place.label.clone()) else {
+                continue;
+            };
+            let verdict = self.judge_volume(&name, &label);
+            let Some(volumes) = self.purges.get_mut(i).map(|p| &mut p.volumes) else {
+                continue;
+            };
+            match verdict {
+                // Spared as at its listing: no longer among those to go.
+                Verdict::Kept => {
+                    volumes.remove(&name);
+                }
+                Verdict::Free => {
+                    if let Some(volume) = volumes.get_mut(&name) {
+                        volume.cleared();
+                    }
+                }
+            }
+        }
+    }
+
     /// Enters the stack phase with these parts to remove; a part with
     /// nothing to remove is done at once, but for the services: their
     /// removal is always asked for, since it is where a backend refuses
@@ -649,7 +848,12 @@ impl ReleaseRun {
         for (part, mut objects) in parts {
             objects.sort();
             objects.dedup();
-            let mut removal = Removal::ready();
+            // What another workload may use is judged again before each
+            // retry; the services are the stack's own.
+            let mut removal = match usage_kind(part) {
+                Some(_) => Removal::guarded(),
+                None => Removal::ready(),
+            };
             if objects.is_empty() && part != StackPart::Services {
                 removal.removed();
             }
@@ -777,27 +981,19 @@ impl ReleaseRun {
         match outcome {
             Outcome::Volumes(names) => {
                 purge.listing = Listing::Listed;
-                let release = &self.target.release.release;
+                let label = purge.place.label.clone();
                 let mut volumes = BTreeMap::new();
                 for name in names {
-                    let users = match &self.usage {
-                        Some(usage) => usage::volume_users_of(release, &name, &self.own, usage),
-                        None => Vec::new(),
-                    };
-                    self.in_use.extend(users);
-                    let shared = self
-                        .in_use
-                        .iter()
-                        .any(|u| u.kind == ObjectKind::Volume && u.object == name);
-                    if shared {
-                        self.ledger
-                            .in_use(ObjectKind::Volume, &name, Some(&purge.place.label));
-                        self.kept.insert((ObjectKind::Volume, name));
-                    } else {
-                        volumes.insert(name, Removal::ready());
+                    match self.judge_volume(&name, &label) {
+                        Verdict::Free => {
+                            volumes.insert(name, Removal::guarded());
+                        }
+                        Verdict::Kept => {}
                     }
                 }
-                purge.volumes = volumes;
+                if let Some(purge) = self.purges.get_mut(i) {
+                    purge.volumes = volumes;
+                }
             }
             // Nothing to list there: nothing to remove.
             Outcome::Failed(Failure::Gone) => purge.listing = Listing::Listed,
@@ -1079,6 +1275,33 @@ fn note_gone(ledger: &mut Ledger, kind: ReportKind, planned: &[ObjectRef], now: 
             ObjectOutcome::AlreadyGone,
             None,
         );
+    }
+}
+
+/// Where the purge runs, every place of it.
+fn places_of(purges: &[PlacePurge]) -> Vec<Where> {
+    purges.iter().map(|p| p.place.at.clone()).collect()
+}
+
+/// The kind of object another workload may use that `part` removes;
+/// `None` for the stack's own services and their tasks.
+fn usage_kind(part: StackPart) -> Option<ObjectKind> {
+    match part {
+        StackPart::Networks => Some(ObjectKind::Network),
+        StackPart::Secrets => Some(ObjectKind::Secret),
+        StackPart::Configs => Some(ObjectKind::Config),
+        StackPart::Services | StackPart::Tasks => None,
+    }
+}
+
+/// The list of `objects` that `part` removes; `None` for the services
+/// (entries of their own) and their tasks (nothing removed).
+fn part_list(objects: &mut StackObjects, part: StackPart) -> Option<&mut Vec<ObjectRef>> {
+    match part {
+        StackPart::Networks => Some(&mut objects.networks),
+        StackPart::Secrets => Some(&mut objects.secrets),
+        StackPart::Configs => Some(&mut objects.configs),
+        StackPart::Services | StackPart::Tasks => None,
     }
 }
 

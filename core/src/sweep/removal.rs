@@ -19,6 +19,18 @@
 //! whole interval there cost up to an interval per wait, and a sweep has
 //! several waits in a row. Follow-ups only come sooner than the interval
 //! would, and never move the deadline.
+//!
+//! An object another workload may use (a volume, a network, a secret, a
+//! config) is judged by a read of who uses what before its first attempt;
+//! while its removal waits on the engine's "in use", another workload may
+//! start to name it (a service at 0 replicas holds no container, so the
+//! engine lets a volume go). Such a removal is [`Removal::guarded`]: each
+//! retry waits for a fresh read ([`ActionKind::ReadUsage`]), one read for
+//! every guarded retry due when it is handed out ([`start_reread`]), and
+//! goes only once that read found nobody else using its object
+//! ([`Removal::cleared`]).
+//!
+//! [`ActionKind::ReadUsage`]: super::ActionKind::ReadUsage
 
 use std::time::Duration;
 
@@ -39,6 +51,23 @@ pub(crate) struct Removal {
     /// use, while an event's news may still be on its way; `None`: the
     /// retry interval.
     follow_up: Option<Duration>,
+    /// Whether the next attempt may go on the read it was last judged by.
+    judged: Judged,
+}
+
+/// What a removal's next attempt needs of the reads of who uses what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Judged {
+    /// Nothing: its object is nobody else's to use (a stack's services,
+    /// their tasks).
+    Never,
+    /// Judged by a read made since its last attempt: it may go when due.
+    Fresh,
+    /// Found in use since it was judged: its next attempt waits for a
+    /// fresh read.
+    Stale,
+    /// The fresh read it waits for is handed out.
+    Reading,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,18 +91,61 @@ pub(crate) enum InUse {
 }
 
 impl Removal {
-    /// Not tried yet; may go at once.
+    /// Not tried yet; may go at once, and each retry as it comes due.
     pub fn ready() -> Self {
         Removal {
             state: State::Ready { not_before: None },
             deadline: None,
             follow_up: None,
+            judged: Judged::Never,
         }
+    }
+
+    /// Not tried yet, of an object another workload may use, judged free
+    /// by the read that decided it: may go at once, and each retry after
+    /// an "in use" only once a fresh read found it free again.
+    pub fn guarded() -> Self {
+        Removal {
+            judged: Judged::Fresh,
+            ..Removal::ready()
+        }
+    }
+
+    /// Whether its time to be tried has come at `now`.
+    fn has_come(&self, now: Timestamp) -> bool {
+        matches!(self.state, State::Ready { not_before } if not_before.is_none_or(|t| t <= now))
     }
 
     /// Whether it may be handed out at `now`.
     pub fn is_due(&self, now: Timestamp) -> bool {
-        matches!(self.state, State::Ready { not_before } if not_before.is_none_or(|t| t <= now))
+        self.has_come(now) && matches!(self.judged, Judged::Never | Judged::Fresh)
+    }
+
+    /// Whether, at `now`, it waits for a fresh read of who uses its object
+    /// that is not handed out yet.
+    fn needs_read(&self, now: Timestamp) -> bool {
+        self.has_come(now) && self.judged == Judged::Stale
+    }
+
+    /// Waiting for a read handed out for it.
+    pub fn is_reading(&self) -> bool {
+        self.judged == Judged::Reading
+    }
+
+    /// Not in flight, and still to be tried: whatever a read of who uses
+    /// what says of its object applies to its next attempt.
+    pub fn is_waiting(&self) -> bool {
+        matches!(self.state, State::Ready { .. })
+    }
+
+    /// The read it waited for found nobody else using its object: it may
+    /// go when due. A removal that did not wait for that read is left as
+    /// it is (one that went stale while the read was out waits for the
+    /// next).
+    pub fn cleared(&mut self) {
+        if self.judged == Judged::Reading {
+            self.judged = Judged::Fresh;
+        }
     }
 
     /// Handed out at `now`: outstanding until its outcome comes.
@@ -125,6 +197,9 @@ impl Removal {
             self.state = State::Ready {
                 not_before: Some(next),
             };
+            if self.judged != Judged::Never {
+                self.judged = Judged::Stale;
+            }
             InUse::Retrying
         } else {
             self.state = State::Failed;
@@ -154,13 +229,64 @@ impl Removal {
         }
     }
 
-    /// When a removal waiting for its retry becomes due.
+    /// When a removal waiting for its retry becomes due (or needs its
+    /// read); `None` while its read is out, whose answer decides it.
     pub fn retry_at(&self) -> Option<Timestamp> {
         match self.state {
+            State::Ready { .. } if self.judged == Judged::Reading => None,
             State::Ready { not_before } => not_before,
-            _ => None,
+            State::Outstanding | State::Removed | State::Failed => None,
         }
     }
+}
+
+/// Marks every one of `removals` whose retry has come at `now` and waits
+/// for a fresh read of who uses its object as waiting for the read the
+/// caller hands out; whether there is one to hand out. One read at a time:
+/// while one is out, a retry that comes due waits for the next, which the
+/// answer makes ready.
+pub(crate) fn start_reread<'a>(
+    removals: impl IntoIterator<Item = &'a mut Removal>,
+    now: Timestamp,
+) -> bool {
+    let mut removals: Vec<&mut Removal> = removals.into_iter().collect();
+    if removals.iter().any(|r| r.is_reading()) {
+        return false;
+    }
+    let mut any = false;
+    for removal in removals.iter_mut().filter(|r| r.needs_read(now)) {
+        removal.judged = Judged::Reading;
+        any = true;
+    }
+    any
+}
+
+/// The earliest time one of `removals` may be tried or needs its read.
+/// While a read is out, a retry waiting for a read waits for its answer,
+/// not for a time: a time already come with nothing to hand out would
+/// have a driver wait on it over and over.
+pub(crate) fn next_retry<'a>(removals: impl IntoIterator<Item = &'a Removal>) -> Option<Timestamp> {
+    let mut reading = false;
+    let mut free: Option<Timestamp> = None;
+    let mut stale: Option<Timestamp> = None;
+    for removal in removals {
+        let at = removal.retry_at();
+        match removal.judged {
+            Judged::Reading => reading = true,
+            Judged::Stale => stale = earlier(stale, at),
+            Judged::Never | Judged::Fresh => free = earlier(free, at),
+        }
+    }
+    if reading {
+        free
+    } else {
+        earlier(free, stale)
+    }
+}
+
+/// The earlier of two times, either of which may be absent.
+fn earlier(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
+    [a, b].into_iter().flatten().min()
 }
 
 #[cfg(test)]
@@ -240,6 +366,70 @@ mod tests {
             r.in_use(Timestamp::from_millis(at), &s);
             assert_eq!(r.retry_at(), Some(Timestamp::from_millis(at + 2000)));
         }
+    }
+
+    #[test]
+    fn a_guarded_retry_waits_for_a_read_and_goes_once_it_cleared() {
+        let s = settings();
+        let mut r = Removal::guarded();
+        // Its first attempt was judged by the read that decided it.
+        assert!(r.is_due(Timestamp::ZERO));
+        r.start(Timestamp::ZERO, &s);
+        r.in_use(Timestamp::ZERO, &s);
+        let at = Timestamp::from_millis(2000);
+        assert_eq!(r.retry_at(), Some(at));
+        assert!(!r.is_due(at), "not without a fresh read");
+        assert!(!start_reread([&mut r], Timestamp::from_millis(1999)));
+        assert!(start_reread([&mut r], at));
+        assert!(r.is_reading() && r.is_waiting());
+        assert_eq!(r.retry_at(), None, "the read's answer decides it");
+        assert!(!start_reread([&mut r], at), "one read at a time");
+        r.cleared();
+        assert!(r.is_due(at));
+        r.start(at, &s);
+        assert!(!r.is_waiting());
+        r.in_use(at, &s);
+        assert!(!r.is_due(Timestamp::from_millis(4000)), "every retry reads");
+    }
+
+    #[test]
+    fn an_unguarded_retry_needs_no_read() {
+        let s = settings();
+        let mut r = Removal::ready();
+        r.start(Timestamp::ZERO, &s);
+        r.in_use(Timestamp::ZERO, &s);
+        let at = Timestamp::from_millis(2000);
+        assert!(r.is_due(at));
+        assert!(!start_reread([&mut r], at));
+    }
+
+    #[test]
+    fn one_read_covers_every_retry_due_and_a_later_one_waits_for_the_next() {
+        let s = settings();
+        let (mut a, mut b, mut c) = (Removal::guarded(), Removal::guarded(), Removal::guarded());
+        for (r, at) in [(&mut a, 0), (&mut b, 0), (&mut c, 500)] {
+            r.start(Timestamp::from_millis(at), &s);
+            r.in_use(Timestamp::from_millis(at), &s);
+        }
+        let at = Timestamp::from_millis(2000);
+        assert_eq!(next_retry([&a, &b, &c]), Some(at));
+        assert!(start_reread([&mut a, &mut b, &mut c], at));
+        assert!(a.is_reading() && b.is_reading() && !c.is_reading());
+        // While the read is out, c's time coming is no deadline for a
+        // driver to wait on: the read's answer is.
+        assert_eq!(next_retry([&a, &b, &c]), None);
+        let later = Timestamp::from_millis(2500);
+        assert!(!start_reread([&mut a, &mut b, &mut c], later));
+        for r in [&mut a, &mut b, &mut c] {
+            r.cleared();
+        }
+        assert!(a.is_due(later) && b.is_due(later));
+        assert!(
+            !c.is_due(later),
+            "c went stale after the read was handed out"
+        );
+        assert_eq!(next_retry([&a, &b, &c]), Some(at));
+        assert!(start_reread([&mut c], later));
     }
 
     #[test]

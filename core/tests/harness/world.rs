@@ -130,6 +130,19 @@ pub struct Faults {
     pub shared_volumes: BTreeSet<(SwarmName, String)>,
     /// Usage reads of these releases fail (unreachable).
     pub usage_fails: BTreeSet<ReleaseRef>,
+    /// (release) -> parts of its stack that a service of another workload
+    /// starts to name at the moment their removal is answered "in use"
+    /// (a `part_in_use` fault firing): shared from then on.
+    pub shared_on_in_use: BTreeMap<ReleaseRef, BTreeSet<StackPart>>,
+    /// (release, volume) -> a service of another stack, at 0 replicas (no
+    /// container), starts to mount the volume at the moment its removal is
+    /// answered "in use" (an `in_use` fault firing): the engine would let
+    /// it go at the next try, and it must never be removed from then on.
+    pub named_on_in_use: BTreeSet<(ReleaseRef, String)>,
+    /// The volumes such a service mounts now.
+    pub named_volumes: BTreeSet<(ReleaseRef, String)>,
+    /// The releases one of those two faults fired for.
+    pub named_since: BTreeSet<ReleaseRef>,
 }
 
 /// One action as the world saw it.
@@ -374,6 +387,12 @@ impl World {
         })
     }
 
+    /// Whether another workload started to use an object of `release`
+    /// during the sweep (a `*_on_in_use` fault fired).
+    pub fn named_since(&self, release: &ReleaseRef) -> bool {
+        self.faults.named_since.contains(release)
+    }
+
     /// Whether another workload uses the volume `name` on `swarm`.
     pub fn volume_shared(&self, swarm: &SwarmName, name: &str) -> bool {
         self.faults
@@ -604,6 +623,16 @@ impl World {
                     "removal of a volume another workload uses: {kind:?}"
                 ));
             }
+            ActionKind::RemoveVolume { volume, .. }
+                if self
+                    .faults
+                    .named_volumes
+                    .contains(&(t.release.clone(), volume.clone())) =>
+            {
+                self.violations.push(format!(
+                    "removal of a volume a service named since it was found in use: {kind:?}"
+                ));
+            }
             ActionKind::ListVolumes { .. } | ActionKind::RemoveVolume { .. }
                 if self.has_own_stack(swarm.as_str(), release) =>
             {
@@ -735,6 +764,12 @@ impl World {
                 StackPart::Services | StackPart::Tasks => user,
             });
         }
+        for (of, volume) in &self.faults.named_volumes {
+            if of == &target.release {
+                let user = ServiceUse::new("svc-byhand", "byhand_db").in_stack("byhand");
+                services.push(user.with_volumes([volume.clone()]));
+            }
+        }
         let mut containers = Vec::new();
         for (i, place) in at.iter().enumerate() {
             let Some(node) = node_id(swarm, place) else {
@@ -787,6 +822,18 @@ impl World {
                     return Outcome::other(format!("service {release}_web: rpc error"));
                 }
                 if take(&mut faults.part_in_use, &(target.release.clone(), *part)) {
+                    let named = faults
+                        .shared_on_in_use
+                        .get_mut(&target.release)
+                        .is_some_and(|parts| parts.remove(part));
+                    if named {
+                        faults
+                            .shared
+                            .entry(target.release.clone())
+                            .or_default()
+                            .insert(*part);
+                        faults.named_since.insert(target.release.clone());
+                    }
                     return Outcome::in_use();
                 }
                 let was = parts.remove(part);
@@ -828,7 +875,9 @@ impl World {
                     .unwrap_or_default();
                 Outcome::Volumes(names)
             }
-            ActionKind::RemoveVolume { at, volume, .. } => {
+            ActionKind::RemoveVolume {
+                target, at, volume, ..
+            } => {
                 let Some(node) = node_id(swarm, at) else {
                     return Outcome::unreachable("no such node");
                 };
@@ -838,6 +887,11 @@ impl World {
                 }
                 let vkey = (swarm_name.clone(), node.clone(), volume.clone());
                 if take(&mut faults.in_use, &vkey) {
+                    let named = (target.release.clone(), volume.clone());
+                    if faults.named_on_in_use.remove(&named) {
+                        faults.named_volumes.insert(named);
+                        faults.named_since.insert(target.release.clone());
+                    }
                     return Outcome::in_use();
                 }
                 let removed = swarm
