@@ -72,13 +72,9 @@
 //!     let outcome = match action.kind {
 //!         ActionKind::ListVolumes { .. } => Outcome::Volumes(Vec::new()),
 //!         ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
-//!         // A real driver reads the stamps under each name; here the
-//!         // release is still stamped as planned.
-//!         ActionKind::ReadStamps { target, .. } => {
-//!             let release = &target.release.release;
-//!             let stamp = plan.controller.stamp(&target.application, release);
-//!             Outcome::same_stamps(&target.names, release, Some(&stamp))
-//!         }
+//!         // A real driver reads the records under each name; here the
+//!         // release is still stamped, and its records are, as planned.
+//!         ActionKind::ReadStamps { target, .. } => Outcome::as_planned(&plan, &target),
 //!         // Nobody else uses anything of it.
 //!         ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
 //!         _ => Outcome::Done,

@@ -111,15 +111,8 @@ fuzz_target!(|data: &[u8]| {
         let outcome = match action.kind {
             ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["v".into()]),
             ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
-            // Still stamped as planned.
-            ActionKind::ReadStamps { target, .. } => {
-                let release = &target.release.release;
-                let stamp = format!(
-                    "cd/{}/{}:release/{release}",
-                    plan.controller, target.application
-                );
-                Outcome::same_stamps(&target.names, release, Some(&stamp))
-            }
+            // Still stamped, and its records, as planned.
+            ActionKind::ReadStamps { target, .. } => Outcome::as_planned(&plan, &target),
             // Nothing labelled with the stack now, nobody using anything.
             ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
             _ => Outcome::Done,

@@ -391,15 +391,18 @@ impl Sweep {
             // another shows a different one.
             let target = Target::new(deletion.release_ref(), deletion.application.clone())
                 .with_names(swarm_plan.map(|s| s.names.clone()).unwrap_or_default());
-            releases.push(ReleaseRun::new(
-                target,
-                deletion.reason,
-                deletion.volumes,
-                purge,
-                places,
-                deletion.objects.clone(),
-                deletion.in_use_by.clone(),
-            ));
+            releases.push(
+                ReleaseRun::new(
+                    target,
+                    deletion.reason,
+                    deletion.volumes,
+                    purge,
+                    places,
+                    deletion.objects.clone(),
+                    deletion.in_use_by.clone(),
+                )
+                .with_records(deletion.observed.as_ref().map(|o| o.records.clone())),
+            );
         }
         // The dropped objects of live releases: never of a release being
         // deleted whole (a plan lists a release in one of the two), and

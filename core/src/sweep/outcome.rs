@@ -65,10 +65,46 @@ impl Outcome {
         Outcome::Failed(Failure::Other(message.into()))
     }
 
+    /// The answer to a re-read (`ReadStamps`) of `target` that finds it
+    /// as `plan` found it, under every name of its cluster: the stamp
+    /// `plan`'s controller writes for its application, and the records
+    /// the plan observed (ids and versions), which the sweep checks as
+    /// well. For drivers of a model world where nothing changes (tests,
+    /// benches, examples); a real driver reads each name.
+    pub fn as_planned(plan: &crate::plan::SweepPlan, target: &super::Target) -> Self {
+        let release = &target.release;
+        let records = plan
+            .deletions
+            .iter()
+            .find(|d| d.swarm == release.swarm && d.release == release.release)
+            .map(|d| d.observed.as_ref().map(|o| o.records.clone()))
+            .or_else(|| {
+                plan.dropped
+                    .iter()
+                    .find(|d| d.swarm == release.swarm && d.release == release.release)
+                    .map(|d| Some(d.records.clone()))
+            })
+            .flatten();
+        let stamp = plan.controller.stamp(&target.application, &release.release);
+        let mut entry = ReleaseEntry::new(release.release.clone(), Some(stamp));
+        if let Some(records) = records {
+            entry = entry.with_records(records);
+        }
+        Outcome::Stamps(
+            target
+                .names
+                .iter()
+                .map(|n| StampRead::new(n.clone(), Some(entry.clone())))
+                .collect(),
+        )
+    }
+
     /// The answer to a re-read that finds `release` stamped `stamp` under
-    /// every one of `names`: for drivers of a model world (tests,
-    /// benches). A real driver reads each name; one name's read is no
-    /// evidence for another's.
+    /// every one of `names`, with no record versions: for drivers of a
+    /// model world (tests, benches) whose plans observed none. A plan
+    /// that observed records is proved unchanged by them too: answer it
+    /// with [`Outcome::as_planned`]. A real driver reads each name; one
+    /// name's read is no evidence for another's.
     pub fn same_stamps(names: &[SwarmName], release: &str, stamp: Option<&str>) -> Self {
         Outcome::Stamps(
             names

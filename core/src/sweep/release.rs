@@ -46,7 +46,7 @@ use super::report::{
     ReleaseOutcome, ReleaseReport, StampChange,
 };
 use super::Settings;
-use crate::objects::{ObjectRef, StackObjects};
+use crate::objects::{ObjectRef, ObjectVersion, StackObjects};
 use crate::owner::{ControllerId, Ownership};
 use crate::plan::classify::ownership;
 use crate::plan::swarms::GroupRelease;
@@ -211,9 +211,21 @@ pub(crate) struct ReleaseRun {
     reason: ObjectReason,
     /// What became of each object touched.
     ledger: Ledger,
+    /// The release records as planned (ids and versions, sorted), when the
+    /// plan observed them: a re-read that shows others (a revision
+    /// deployed since, under the same stamp too) proves the release is
+    /// not the one planned.
+    records: Option<Vec<ObjectVersion>>,
 }
 
 impl ReleaseRun {
+    /// Checks the re-read records against `records` (the plan's observed
+    /// ones) before each destructive step, besides their stamps.
+    pub fn with_records(mut self, records: Option<Vec<ObjectVersion>>) -> Self {
+        self.records = records;
+        self
+    }
+
     pub fn new(
         target: Target,
         reason: DeletionReason,
@@ -258,6 +270,7 @@ impl ReleaseRun {
                 DeletionReason::DestinationMoved => ObjectReason::DestinationMoved,
             },
             ledger: Ledger::default(),
+            records: None,
         }
     }
 
@@ -543,11 +556,9 @@ impl ReleaseRun {
         };
         match gate {
             UsageGate::Services => {
-                // A service labelled with the stack is the stack's own,
-                // whatever the plan listed: the services hold nothing of
-                // anyone else's.
-                self.own
-                    .extend(read.stack.services.iter().map(|s| s.id.clone()));
+                // Only the services the plan listed are the release's to
+                // remove: one labelled since was never reviewed, and stays,
+                // with the records. What it uses is another workload's.
                 let planned: Vec<ObjectRef> = self
                     .planned
                     .iter()
@@ -561,12 +572,30 @@ impl ReleaseRun {
                     .map(|s| ObjectRef::new(&s.id, &s.name))
                     .collect();
                 note_gone(&mut self.ledger, ReportKind::Service, &planned, &now);
-                let services = read
-                    .stack
-                    .services
-                    .iter()
-                    .map(|s| ObjectRef::new(&s.id, &s.name))
-                    .collect();
+                let mut services = Vec::new();
+                for service in now {
+                    let reviewed =
+                        self.planned.is_none() || planned.iter().any(|p| p.is_same(&service));
+                    if reviewed {
+                        if let Some(id) = &service.id {
+                            self.own.insert(id.clone());
+                        }
+                        services.push(service);
+                    } else {
+                        self.unplanned = true;
+                        self.errors.push(ErrorEntry::new(
+                            Step::ReadUsage,
+                            ErrorKind::Other,
+                            None,
+                            None,
+                            format!(
+                                "service {:?} carries the stack's label but is not in the plan \
+                                 (created since it was made); left in place",
+                                service.name
+                            ),
+                        ));
+                    }
+                }
                 self.parts.clear();
                 self.part_objects.clear();
                 self.start_parts(vec![(StackPart::Services, services)]);
@@ -927,7 +956,11 @@ impl ReleaseRun {
         reads: &[StampRead],
         controller: &ControllerId,
     ) -> Result<(), (StampChange, String)> {
-        judge(&self.target, reads, controller)
+        judge(&self.target, reads, controller)?;
+        match &self.records {
+            Some(planned) => same_records(reads, planned),
+            None => Ok(()),
+        }
     }
 
     fn records_done(&mut self, outcome: Outcome) {
@@ -1446,6 +1479,42 @@ fn seconds(d: Duration) -> String {
 /// Whether the records read now still show `target`'s release as this
 /// controller's, for the planned application, on every name of its
 /// cluster: the planner's own rule ([`ownership`]) on today's stamps.
+/// Whether every name of the cluster still shows exactly the records the
+/// plan observed (`planned`, sorted): a stamp alone does not tell a release
+/// from one redeployed since under the same stamp, whose new revision is a
+/// new record (or a record changed in place, a new version).
+fn same_records(
+    reads: &[StampRead],
+    planned: &[ObjectVersion],
+) -> Result<(), (StampChange, String)> {
+    for read in reads {
+        let Some(entry) = &read.entry else { continue };
+        let Some(now) = &entry.records else {
+            return Err((
+                StampChange::Unreadable,
+                format!(
+                    "the re-read on {} did not list its records' versions, so nothing proves it \
+                     is the release planned; left alone",
+                    read.swarm
+                ),
+            ));
+        };
+        let mut now = now.clone();
+        now.sort();
+        if now != planned {
+            return Err((
+                StampChange::RevisionChanged,
+                format!(
+                    "its records on {} changed since the plan (redeployed, restamped or \
+                     re-created, whatever the stamp says); left alone",
+                    read.swarm
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn judge(
     target: &Target,
     reads: &[StampRead],

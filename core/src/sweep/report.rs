@@ -311,9 +311,11 @@ named_enum! {
         /// `unreadable`: the records could not be read (or the plan names a
         /// controller id that is not valid), so nothing proves it ours.
         Unreadable = "unreadable",
-        /// `revision_changed`: a live release's records changed since the
-        /// plan (a new revision may declare again what the plan found
-        /// dropped), so none of its dropped objects is removed.
+        /// `revision_changed`: the release's records changed since the
+        /// plan: a departed release redeployed (under the same stamp too)
+        /// or restamped is not the one planned, and is left alone; a live
+        /// release's new revision may declare again what the plan found
+        /// dropped, so none of its dropped objects is removed.
         RevisionChanged = "revision_changed",
     }
 }

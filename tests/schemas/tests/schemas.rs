@@ -111,13 +111,9 @@ fn snapshots() -> Vec<(String, String)> {
 /// The answer of a world where every action succeeds: re-reads find each
 /// release as planned, every node holds one volume of the release, and the
 /// re-listing finds the releases gone.
-fn succeeding(kind: &ActionKind, controller: &str) -> Outcome {
+fn succeeding(kind: &ActionKind, plan: &SweepPlan) -> Outcome {
     match kind {
-        ActionKind::ReadStamps { target, .. } => {
-            let release = &target.release.release;
-            let stamp = format!("cd/{controller}/{}:release/{release}", target.application);
-            Outcome::same_stamps(&target.names, release, Some(&stamp))
-        }
+        ActionKind::ReadStamps { target, .. } => Outcome::as_planned(plan, target),
         ActionKind::ListVolumes { target, .. } => {
             Outcome::Volumes(vec![format!("{}_data", target.release.release)])
         }
@@ -129,7 +125,7 @@ fn succeeding(kind: &ActionKind, controller: &str) -> Outcome {
 
 /// The answer of a world where every removal is refused: the report then
 /// carries an error entry for each release.
-fn refusing(kind: &ActionKind, controller: &str) -> Outcome {
+fn refusing(kind: &ActionKind, plan: &SweepPlan) -> Outcome {
     match kind {
         ActionKind::RemoveStack { .. } | ActionKind::RemoveVolume { .. } => {
             Outcome::unreachable("the daemon did not answer")
@@ -137,14 +133,16 @@ fn refusing(kind: &ActionKind, controller: &str) -> Outcome {
         ActionKind::ListReleases { checking, .. } => {
             Outcome::Releases(checking.iter().map(|t| t.release.release.clone()).collect())
         }
-        other => succeeding(other, controller),
+        other => succeeding(other, plan),
     }
 }
 
 /// Drives a traced sweep of `plan` to its end against `world`, in virtual
 /// time: its report and its trace.
-fn sweep(plan: &SweepPlan, world: fn(&ActionKind, &str) -> Outcome) -> (SweepReport, SweepTrace) {
-    let controller = plan.controller.as_str();
+fn sweep(
+    plan: &SweepPlan,
+    world: fn(&ActionKind, &SweepPlan) -> Outcome,
+) -> (SweepReport, SweepTrace) {
     let mut sweep = Sweep::new(
         plan,
         Settings::new(Duration::from_secs(1), Duration::from_secs(5)).traced(),
@@ -166,7 +164,7 @@ fn sweep(plan: &SweepPlan, world: fn(&ActionKind, &str) -> Outcome) -> (SweepRep
             continue;
         }
         for action in handed {
-            let outcome = world(&action.kind, controller);
+            let outcome = world(&action.kind, plan);
             sweep
                 .handle_outcome(action.id, outcome, now)
                 .expect("each action is answered once");
@@ -224,7 +222,10 @@ fn documents_made_from_every_example_and_seed_meet_their_schemas() {
         );
 
         for (world, how) in [
-            (succeeding as fn(&ActionKind, &str) -> Outcome, "succeeding"),
+            (
+                succeeding as fn(&ActionKind, &SweepPlan) -> Outcome,
+                "succeeding",
+            ),
             (refusing, "refusing"),
         ] {
             let (report, trace) = sweep(&plan, world);

@@ -1,0 +1,154 @@
+//! A departed release is checked before each destructive step against what
+//! the plan observed of it, not its stamp alone: a revision deployed since
+//! under the same stamp (a new record, or a record changed in place) is
+//! not the release planned and is left whole; a service labelled with its
+//! stack since the plan was never reviewed and stays, with the records.
+
+use sweep_core::objects::ObjectRef;
+use sweep_core::sweep::{
+    ActionKind, Outcome, ReleaseOutcome, Settings, StackPart, StampChange, StampRead, Step, Sweep,
+    UsageRead,
+};
+use sweep_core::{
+    plan, ObjectVersion, ReleaseEntry, ServiceEntry, Snapshot, StackObjects, SweepPlan, Timestamp,
+};
+
+/// `web` departed from alpha, with one record and one service observed.
+fn departed() -> SweepPlan {
+    let snapshot = Snapshot::from_json(
+        r#"{
+          "app_set": {"loaded": true, "applications": [
+            {"name": "keep", "swarm": "alpha", "releases": []}]},
+          "swarms": [{"swarm": "alpha", "cluster_id": "A", "releases": [
+            {"name": "web", "owner": "cd/default/shop:release/web",
+             "records": [{"id": "rec-1", "version": 10}],
+             "objects": {"services": [{"id": "svc-app", "name": "web_app", "version": 3}],
+                         "networks": [{"id": "net-1", "name": "web_default"}],
+                         "secrets": [], "configs": []}}]}]
+        }"#,
+    )
+    .unwrap();
+    let plan = plan(&snapshot).unwrap();
+    assert_eq!(plan.deletions.len(), 1);
+    assert!(plan.deletions[0].observed.is_some());
+    plan
+}
+
+/// What the world answers: `records` on every re-read, `services` labelled
+/// with the stack now, and success for everything else. Returns every
+/// action handed out and the report.
+fn run(
+    plan: &SweepPlan,
+    records: &[(&str, u64)],
+    services: &[(&str, &str)],
+) -> (Vec<ActionKind>, sweep_core::sweep::SweepReport) {
+    let mut sweep = Sweep::new(plan, Settings::default());
+    let mut handed = Vec::new();
+    let now = Timestamp::ZERO;
+    let stamp = plan.controller.stamp("shop", "web");
+    for _ in 0..1000 {
+        let Some(action) = sweep.poll_action(now) else {
+            break;
+        };
+        let outcome = match &action.kind {
+            ActionKind::ReadStamps { target, .. } => {
+                let entry = ReleaseEntry::new("web", Some(stamp.clone())).with_records(
+                    records
+                        .iter()
+                        .map(|(id, v)| ObjectVersion::new(*id, *v))
+                        .collect(),
+                );
+                Outcome::Stamps(
+                    target
+                        .names
+                        .iter()
+                        .map(|n| StampRead::new(n.clone(), Some(entry.clone())))
+                        .collect(),
+                )
+            }
+            ActionKind::ReadUsage { .. } => Outcome::Usage(UsageRead::new(
+                StackObjects::new(
+                    services
+                        .iter()
+                        .map(|(id, name)| ServiceEntry::new(*id, *name, 3))
+                        .collect(),
+                    vec![ObjectRef::new("net-1", "web_default")],
+                    vec![],
+                    vec![],
+                ),
+                Default::default(),
+            )),
+            ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+            ActionKind::ListVolumes { .. } => Outcome::Volumes(Vec::new()),
+            _ => Outcome::Done,
+        };
+        handed.push(action.kind.clone());
+        sweep.handle_outcome(action.id, outcome, now).unwrap();
+    }
+    assert!(sweep.is_done());
+    (handed, sweep.report())
+}
+
+fn removals(handed: &[ActionKind]) -> Vec<(StackPart, Vec<String>)> {
+    handed
+        .iter()
+        .filter_map(|k| match k {
+            ActionKind::RemoveStack { part, objects, .. } => {
+                Some((*part, objects.iter().map(|o| o.name.clone()).collect()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_release_as_planned_goes() {
+    let plan = departed();
+    let (handed, report) = run(&plan, &[("rec-1", 10)], &[("svc-app", "web_app")]);
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Deleted);
+    assert!(handed.iter().any(|k| k.step() == Step::DeleteRecords));
+}
+
+#[test]
+fn a_revision_deployed_since_under_the_same_stamp_is_left_whole() {
+    let plan = departed();
+    for records in [
+        // A new revision's record beside the old one.
+        &[("rec-1", 10), ("rec-2", 1)][..],
+        // The record changed in place.
+        &[("rec-1", 11)][..],
+        // Re-created.
+        &[("rec-9", 1)][..],
+    ] {
+        let (handed, report) = run(&plan, records, &[("svc-app", "web_app")]);
+        let r = &report.releases[0];
+        assert_eq!(r.outcome, ReleaseOutcome::Failed, "{records:?}");
+        assert_eq!(
+            r.errors.iter().find_map(|e| e.stamp),
+            Some(StampChange::RevisionChanged),
+            "{records:?}: {:?}",
+            r.errors
+        );
+        assert!(removals(&handed).is_empty(), "{records:?}: {handed:?}");
+        assert!(!handed.iter().any(|k| k.step() == Step::DeleteRecords));
+    }
+}
+
+#[test]
+fn a_service_labelled_since_the_plan_stays_with_the_records() {
+    let plan = departed();
+    let (handed, report) = run(
+        &plan,
+        &[("rec-1", 10)],
+        &[("svc-app", "web_app"), ("svc-new", "web_new")],
+    );
+    let services: Vec<Vec<String>> = removals(&handed)
+        .into_iter()
+        .filter(|(part, _)| *part == StackPart::Services)
+        .map(|(_, names)| names)
+        .collect();
+    assert_eq!(services, [vec!["web_app".to_owned()]]);
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    assert!(!handed.iter().any(|k| k.step() == Step::DeleteRecords));
+}
