@@ -42,6 +42,16 @@ fn run(
     records: &[(&str, u64)],
     services: &[(&str, &str)],
 ) -> (Vec<ActionKind>, sweep_core::sweep::SweepReport) {
+    run_keeping(plan, records, services, None)
+}
+
+/// [`run`], with the service `keep` carrying the keep label now.
+fn run_keeping(
+    plan: &SweepPlan,
+    records: &[(&str, u64)],
+    services: &[(&str, &str)],
+    keep: Option<&str>,
+) -> (Vec<ActionKind>, sweep_core::sweep::SweepReport) {
     let mut sweep = Sweep::new(plan, Settings::default());
     let mut handed = Vec::new();
     let now = Timestamp::ZERO;
@@ -70,7 +80,14 @@ fn run(
                 StackObjects::new(
                     services
                         .iter()
-                        .map(|(id, name)| ServiceEntry::new(*id, *name, 3))
+                        .map(|(id, name)| {
+                            let s = ServiceEntry::new(*id, *name, 3);
+                            if keep == Some(*name) {
+                                s.with_keep("true")
+                            } else {
+                                s
+                            }
+                        })
                         .collect(),
                     vec![ObjectRef::new("net-1", "web_default")],
                     vec![],
@@ -151,4 +168,18 @@ fn a_service_labelled_since_the_plan_stays_with_the_records() {
     let r = &report.releases[0];
     assert_eq!(r.outcome, ReleaseOutcome::Failed);
     assert!(!handed.iter().any(|k| k.step() == Step::DeleteRecords));
+}
+
+#[test]
+fn a_keep_label_put_on_since_the_plan_leaves_the_release_whole() {
+    let plan = departed();
+    let (handed, report) = run_keeping(
+        &plan,
+        &[("rec-1", 10)],
+        &[("svc-app", "web_app")],
+        Some("web_app"),
+    );
+    assert!(removals(&handed).is_empty(), "{handed:?}");
+    assert!(!handed.iter().any(|k| k.step() == Step::DeleteRecords));
+    assert_eq!(report.releases[0].outcome, ReleaseOutcome::Failed);
 }

@@ -556,6 +556,26 @@ impl ReleaseRun {
         };
         match gate {
             UsageGate::Services => {
+                // The operator's keep label, put on a service of the stack
+                // since the plan: the planner would spare the release now,
+                // so nothing of it is removed, and its records stay.
+                if let Some(kept) = read.stack.services.iter().find(|s| s.is_kept()) {
+                    self.errors.push(ErrorEntry::new(
+                        Step::ReadUsage,
+                        ErrorKind::Other,
+                        None,
+                        None,
+                        format!(
+                            "service {:?} carries {}={:?} since the plan was made; nothing of \
+                             the release is removed",
+                            kept.name,
+                            crate::KEEP_LABEL,
+                            kept.keep.as_deref().unwrap_or_default()
+                        ),
+                    ));
+                    self.phase = Phase::Finished(ReleaseOutcome::Failed);
+                    return;
+                }
                 // Only the services the plan listed are the release's to
                 // remove: one labelled since was never reviewed, and stays,
                 // with the records. What it uses is another workload's.
