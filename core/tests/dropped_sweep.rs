@@ -213,6 +213,27 @@ fn a_new_revision_since_the_plan_removes_nothing() {
     assert!(report.objects.is_empty(), "nothing was tried");
     assert_eq!(d.errors[0].stamp, Some(StampChange::RevisionChanged));
     assert!(!report.all_done());
+    // A failure is never without word, though no object was tried.
+    let events = sweep_core::notify::decide(
+        sweep_core::notify::Facts {
+            plan: Some(&p),
+            report: Some(&report),
+            stale: None,
+        },
+        &mut Default::default(),
+        sweep_core::UnixTime::from_secs(1_764_576_000),
+        Duration::from_secs(3600),
+    );
+    let failed: Vec<_> = events
+        .iter()
+        .filter(|e| e.event == sweep_core::notify::EventKind::DeletionFailed)
+        .collect();
+    assert_eq!(failed.len(), 1, "{events:?}");
+    assert_eq!(failed[0].objects[0].name, "web");
+    assert!(failed[0].objects[0]
+        .error
+        .as_deref()
+        .is_some_and(|e| e.contains("changed since the plan")));
 }
 
 #[test]

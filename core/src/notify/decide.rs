@@ -126,7 +126,9 @@ fn removals(report: &SweepReport) -> Vec<Event> {
 
 /// A release that failed with none of its objects reported failed (the
 /// snapshot listed no object of its stack, so the report has none to
-/// name): the release itself, so a failure is never without word.
+/// name; or a live release's dropped objects, none tried since its
+/// records changed): the release itself, so a failure is never without
+/// word.
 fn unlisted_failures(report: &SweepReport) -> Vec<Removal> {
     let named: BTreeSet<(&SwarmName, &str)> = report
         .objects
@@ -134,15 +136,22 @@ fn unlisted_failures(report: &SweepReport) -> Vec<Removal> {
         .filter(|o| o.outcome == ObjectOutcome::Failed)
         .map(|o| (&o.swarm, o.release.as_str()))
         .collect();
-    report
+    let releases = report
         .releases
         .iter()
-        .filter(|r| r.outcome == ReleaseOutcome::Failed)
-        .filter(|r| !named.contains(&(&r.swarm, r.release.as_str())))
-        .map(|r| {
-            let mut object = EventObject::new(&r.swarm, Some(&r.release), "release", &r.release);
+        .map(|r| (&r.swarm, &r.release, r.outcome, r.errors.first()));
+    let dropped = report
+        .dropped
+        .iter()
+        .map(|d| (&d.swarm, &d.release, d.outcome, d.errors.first()));
+    releases
+        .chain(dropped)
+        .filter(|(_, _, outcome, _)| *outcome == ReleaseOutcome::Failed)
+        .filter(|(swarm, release, _, _)| !named.contains(&(*swarm, release.as_str())))
+        .map(|(swarm, release, _, error)| {
+            let mut object = EventObject::new(swarm, Some(release), "release", release);
             object.outcome = Some(ObjectOutcome::Failed.as_str().to_owned());
-            object.error = r.errors.first().map(|e| e.message.clone());
+            object.error = error.map(|e| e.message.clone());
             Removal {
                 object,
                 failed: true,

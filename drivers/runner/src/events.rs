@@ -26,8 +26,9 @@ struct Source {
     names: Vec<SwarmName>,
     /// The node whose daemon it listens to; `None`: the manager's own.
     node: Option<NodeEntry>,
-    /// The releases planned for deletion on this swarm: the events of any
-    /// other stack wake nothing.
+    /// The releases planned for deletion on this swarm, and the live ones
+    /// whose dropped objects it removes: the events of any other stack
+    /// wake nothing.
     releases: Arc<BTreeSet<String>>,
 }
 
@@ -40,8 +41,8 @@ struct Source {
 ///
 /// Subscriptions open when the stream is first polled, concurrently;
 /// nothing waits for them. The stream ends when every subscription has
-/// ended (at once for a plan without deletions); dropping it closes them
-/// all.
+/// ended (at once for a plan that removes nothing); dropping it closes
+/// them all.
 pub(crate) fn subscribe<'a>(
     registry: &'a dyn Registry,
     plan: &SweepPlan,
@@ -53,6 +54,14 @@ pub(crate) fn subscribe<'a>(
                 .entry(&deletion.swarm)
                 .or_default()
                 .insert(deletion.release.clone());
+        }
+        // A live release's dropped services stop as a deleted release's
+        // do: their containers' events wake the waits on them as well.
+        for dropped in plan.dropped.iter().filter(|d| !d.objects.is_empty()) {
+            releases
+                .entry(&dropped.swarm)
+                .or_default()
+                .insert(dropped.release.clone());
         }
     }
     let mut streams: SelectAll<BoxStream<'a, Event>> = SelectAll::new();

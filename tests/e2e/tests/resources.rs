@@ -314,6 +314,13 @@ fn watch_once_removes_what_the_release_dropped() {
         .args(&["--once", "--prune-resources"])
         .run();
     run.expect_code(0);
+    // The sweep's one line counts what it removed of the live release.
+    assert!(
+        run.stderr
+            .contains("; 3 dropped objects planned, 3 removed, 0 releases' failed"),
+        "{}",
+        run.stderr
+    );
     only_the_three_went(&api);
 }
 

@@ -484,13 +484,27 @@ pub fn summary(
 ) -> String {
     let when = humantime::format_rfc3339_seconds(at);
     let counts = match done {
-        Some((plan, report)) => format!(
-            "{} planned, {} deleted, {} failed, {} held",
-            plan.deletions.len(),
-            report.totals.deleted,
-            report.totals.failed,
-            plan.holds.len()
-        ),
+        Some((plan, report)) => {
+            let mut counts = format!(
+                "{} planned, {} deleted, {} failed, {} held",
+                plan.deletions.len(),
+                report.totals.deleted,
+                report.totals.failed,
+                plan.holds.len()
+            );
+            // Objects live releases dropped are deletions too: said where
+            // the resource rule is on, so that a sweep removing only those
+            // does not read as one that removed nothing.
+            if plan.prune_resources {
+                counts.push_str(&format!(
+                    "; {} dropped objects planned, {} removed, {} releases' failed",
+                    plan.dropped_objects(),
+                    report.totals.objects_deleted,
+                    report.totals.dropped_failed
+                ));
+            }
+            counts
+        }
         None => "nothing deleted".to_owned(),
     };
     format!(
