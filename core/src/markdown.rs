@@ -27,6 +27,12 @@ pub const COLLAPSE_AFTER: usize = 10;
 /// thousands of releases says no more than its count and the JSON plan.
 pub const LIST_LIMIT: usize = 100;
 
+/// The most bytes a comment takes: lists are bounded one by one, but many
+/// swarms' lists (and long names) together are not, and a forge refuses
+/// the whole comment past its size (GitHub's is 65,536 characters). Past
+/// this, the comment is cut at a line and says so.
+pub const COMMENT_LIMIT: usize = 60_000;
+
 /// `text` as an inline code span that shows every character of it: C0,
 /// C1 and bidi controls as `\u{..}` and a backslash as `\\` (so that the
 /// shown text reads back to exactly one name), between backtick runs
@@ -191,7 +197,7 @@ pub fn plan_markdown(plan: &SweepPlan) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail.
     let _ = write_plan(&mut out, plan);
-    out
+    within_limit(out)
 }
 
 /// The diff as a comment: its headline, the holds that differ, and per
@@ -200,6 +206,34 @@ pub fn diff_markdown(diff: &PlanDiff) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail.
     let _ = write_diff(&mut out, diff);
+    within_limit(out)
+}
+
+/// `comment` if it is within [`COMMENT_LIMIT`]; otherwise cut at the last
+/// whole line that leaves room for the note, every `<details>` left open
+/// closed, and a note that says what was cut and where the rest is.
+fn within_limit(comment: String) -> String {
+    if comment.len() <= COMMENT_LIMIT {
+        return comment;
+    }
+    const NOTE: &str = "\n**The comment stops here: the whole of it would be longer than a \
+                        forge accepts. The JSON plan (`--format json`) has every entry.**\n";
+    // Room for the note and a closing tag per `<details>` left open.
+    let budget = COMMENT_LIMIT - NOTE.len() - 64 * 12;
+    let mut end = 0;
+    for (at, _) in comment.match_indices('\n') {
+        if at + 1 > budget {
+            break;
+        }
+        end = at + 1;
+    }
+    let mut out = comment[..end].to_owned();
+    let open = out.matches("<details>").count();
+    let closed = out.matches("</details>").count();
+    for _ in closed..open.min(closed + 64) {
+        out.push_str("\n</details>\n");
+    }
+    out.push_str(NOTE);
     out
 }
 
@@ -681,6 +715,48 @@ mod tests {
         );
         assert_eq!(quantities(0, 0, 2), "2 dropped objects");
         assert_eq!(quantities(0, 0, 0), "nothing");
+    }
+
+    /// Twenty swarms of a hundred departed releases each, with long
+    /// names: every list is bounded, and the whole comment too.
+    #[test]
+    fn a_comment_never_passes_what_a_forge_accepts() {
+        let swarms: Vec<String> = (0..20)
+            .map(|s| {
+                let releases: Vec<String> = (0..100)
+                    .map(|r| {
+                        let name = format!("release-{r:03}-{}", "x".repeat(60));
+                        format!(
+                            r#"{{"name": "{name}", "owner": "cd/default/gone:release/{name}"}}"#
+                        )
+                    })
+                    .collect();
+                format!(
+                    r#"{{"swarm": "swarm-{s:02}", "cluster_id": "c{s}", "releases": [{}]}}"#,
+                    releases.join(",")
+                )
+            })
+            .collect();
+        let snapshot = crate::Snapshot::from_json(&format!(
+            r#"{{"app_set": {{"loaded": true, "applications": [{{"name": "keep", "swarm": "swarm-00", "releases": []}}]}}, "swarms": [{}]}}"#,
+            swarms.join(",")
+        ))
+        .unwrap();
+        let plan = crate::plan(&snapshot).unwrap();
+        assert_eq!(plan.deletions.len(), 2000);
+        let comment = plan_markdown(&plan);
+        assert!(comment.len() <= COMMENT_LIMIT, "{}", comment.len());
+        assert!(comment.contains("The comment stops here"), "{comment}");
+        assert_eq!(
+            comment.matches("<details>").count(),
+            comment.matches("</details>").count()
+        );
+        // A small one is whole.
+        let small = crate::Snapshot::from_json(
+            r#"{"app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "a", "releases": []}]}, "swarms": [{"swarm": "a", "releases": [{"name": "web", "owner": "cd/default/gone:release/web"}]}]}"#,
+        )
+        .unwrap();
+        assert!(!plan_markdown(&crate::plan(&small).unwrap()).contains("stops here"));
     }
 
     #[test]
