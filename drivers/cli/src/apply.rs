@@ -160,7 +160,12 @@ pub fn run(options: Options) -> Result<Status, InputError> {
     // at most this bound.
     // Stopped at once by a second signal: nothing more is waited for.
     if !crate::signals::aborted() {
-        runtime.block_on(host.notifier.settle(EXIT_WAIT));
+        runtime.block_on(async {
+            // A stop may have dropped a volume job: its service holds every
+            // node's docker socket, so its removal is waited for.
+            sweep_docker::finish_job_removals(EXIT_WAIT).await;
+            host.notifier.settle(EXIT_WAIT).await;
+        });
     }
     status
 }

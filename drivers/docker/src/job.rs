@@ -353,8 +353,42 @@ impl Drop for Job {
         }
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let (client, id) = (self.client.clone(), self.id.clone());
-            runtime.spawn(async move { remove_job(&client, &id).await });
+            let removal = runtime.spawn(async move { remove_job(&client, &id).await });
+            REMOVALS
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(removal);
         }
+    }
+}
+
+/// Removals of jobs whose run was dropped (a stop), still under way: a
+/// process that ends with them would leave a service holding every node's
+/// docker socket until a later run finds it.
+static REMOVALS: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Waits, at most `limit`, for the removals of volume jobs that a stop
+/// left under way. A process that may have run volume jobs calls it before
+/// its runtime ends; what is not removed by then is logged, and removed by
+/// the next run's listing job.
+pub async fn finish_job_removals(limit: std::time::Duration) {
+    let pending: Vec<_> = std::mem::take(
+        &mut *REMOVALS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    if pending.is_empty() {
+        return;
+    }
+    if tokio::time::timeout(limit, futures::future::join_all(pending))
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            ?limit,
+            "a volume job's removal did not finish in time; the next run removes it"
+        );
     }
 }
 

@@ -48,7 +48,9 @@ pub use configs::{CONFIG_LIMIT, DATA_LIMIT, MAX_CONFIGS};
 pub use context::{ContextError, Resolved};
 pub use endpoint::{Endpoint, EndpointError, TlsFiles, DEFAULT_DOCKER_HOST};
 pub use files::{read_limited, Accept, ReadError};
-pub use job::{JobSettings, DEFAULT_AGENT_SOCKET, JOB_LABEL, JOB_STARTED_LABEL};
+pub use job::{
+    finish_job_removals, JobSettings, DEFAULT_AGENT_SOCKET, JOB_LABEL, JOB_STARTED_LABEL,
+};
 pub use registry::{FileRegistry, LocalRegistry};
 /// The one duration parser, shared with the core's policy.
 pub use sweep_core::duration;

@@ -382,14 +382,17 @@ impl WatchHost {
             .is_some_and(|n| n.swept(plan, report))
     }
 
-    /// Waits, within [`EXIT_WAIT`], for notifications still under way.
+    /// Waits, within [`EXIT_WAIT`] each, for volume jobs' removals and
+    /// notifications still under way.
     async fn settle_notifications(&self) {
         // Stopped at once by a second signal: nothing more is waited for.
-        if let Some(n) = self
-            .notifier
-            .as_ref()
-            .filter(|_| !crate::signals::aborted())
-        {
+        if crate::signals::aborted() {
+            return;
+        }
+        // A stop may have dropped a volume job: its service holds every
+        // node's docker socket, so its removal is waited for.
+        sweep_docker::finish_job_removals(EXIT_WAIT).await;
+        if let Some(n) = &self.notifier {
             n.settle(EXIT_WAIT).await;
         }
     }
