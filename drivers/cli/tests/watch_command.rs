@@ -66,6 +66,40 @@ fn once_ends_with_the_status_apply_would_have() {
     assert!(once.stdout.is_empty());
 }
 
+/// A grace period with no `--state` keeps its first-seen times in the
+/// process only: `watch --once` says that it can then never delete, and
+/// with `--state` it says nothing of the kind.
+#[test]
+fn once_with_a_grace_period_and_no_state_says_it_can_never_delete() {
+    let dir = tempfile::tempdir().unwrap();
+    let apps = apps(dir.path());
+    let out = run(&[
+        "watch",
+        "--once",
+        "--app-set",
+        &apps,
+        "--min-departed-for",
+        "30m",
+    ]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("none is ever deleted; give --state FILE"),
+        "{err}"
+    );
+    let state = dir.path().join("state.json").display().to_string();
+    let out = run(&[
+        "watch",
+        "--once",
+        "--app-set",
+        &apps,
+        "--min-departed-for",
+        "30m",
+        "--state",
+        &state,
+    ]);
+    assert!(!stderr(&out).contains("--state FILE"), "{}", stderr(&out));
+}
+
 /// A one-shot run, `watch --once` as `apply`: an app set that cannot be
 /// read is bad input, and nothing is read from any swarm.
 #[test]

@@ -107,6 +107,11 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         Some(grace) => grace,
         None => GraceState::empty(crate::state::now()?),
     };
+    if state.is_none() {
+        if let Some(window) = policy.min_departed_for {
+            output::warn_line(&grace_without_state(window, once));
+        }
+    }
     let limit = source.timeout_or_default();
     let registry = input::registry(&source, limit)?;
     let app_set_file = source.app_set.clone();
@@ -474,6 +479,22 @@ impl Host for WatchHost {
             // of a sweep nobody watches.
             _ => {}
         }
+    }
+}
+
+/// What `watch` says when a grace period is set and no `--state` keeps its
+/// first-seen times: they live in this process only, so `--once` (a new
+/// process each time) never sees a release departed long enough.
+fn grace_without_state(window: Duration, once: bool) -> String {
+    let window = sweep_core::duration::show(window);
+    if once {
+        format!(
+            "min_departed_for is {window} and no --state keeps when releases were first seen departed: every run of watch --once starts their clocks again, so none is ever deleted; give --state FILE"
+        )
+    } else {
+        format!(
+            "min_departed_for is {window} and no --state keeps when releases were first seen departed: they are kept in memory only, and a restart starts every clock again; give --state FILE to keep them"
+        )
     }
 }
 
