@@ -48,9 +48,11 @@ pub const MAX_CONNECTIONS: usize = 64;
 /// at most this many slots, and the health probe (from 127.0.0.1 in the
 /// container) and the scraper find theirs free.
 pub const MAX_CONNECTIONS_PER_ADDRESS: usize = 8;
-/// Slots only loopback clients may take: the image's healthcheck runs in
+/// Slots only 127.0.0.1 and ::1 may take: the image's healthcheck runs in
 /// the container and comes from 127.0.0.1, so clients from elsewhere, from
-/// however many addresses, never hold every slot it could use.
+/// however many addresses (the rest of 127.0.0.0/8 included, which any
+/// process sharing the network namespace may bind), never hold every slot
+/// it could use.
 pub const KEPT_FOR_LOOPBACK: usize = 8;
 
 /// Why a connection was closed unanswered.
@@ -58,7 +60,7 @@ pub const KEPT_FOR_LOOPBACK: usize = 8;
 pub enum Refused {
     #[error("{MAX_CONNECTIONS} connections are served already")]
     Full,
-    #[error("all the slots but those kept for loopback clients are taken")]
+    #[error("all the slots but those kept for the health probe (127.0.0.1, ::1) are taken")]
     KeptForLoopback,
     #[error("{MAX_CONNECTIONS_PER_ADDRESS} connections from {0} are served already")]
     AddressFull(IpAddr),
@@ -99,7 +101,7 @@ impl Admission {
         if counts.total >= MAX_CONNECTIONS {
             return Err(Refused::Full);
         }
-        if counts.total >= MAX_CONNECTIONS - KEPT_FOR_LOOPBACK && !address.is_loopback() {
+        if counts.total >= MAX_CONNECTIONS - KEPT_FOR_LOOPBACK && !is_the_probes(address) {
             return Err(Refused::KeptForLoopback);
         }
         let from_address = counts.by_address.entry(address).or_insert(0);
@@ -112,6 +114,15 @@ impl Admission {
             counts: self.0.clone(),
             address,
         })
+    }
+}
+
+/// Whether `address` is where the health probe comes from: 127.0.0.1 or
+/// ::1, the addresses a loopback connection gets unless it binds another.
+fn is_the_probes(address: IpAddr) -> bool {
+    match address {
+        IpAddr::V4(v4) => v4 == std::net::Ipv4Addr::LOCALHOST,
+        IpAddr::V6(v6) => v6 == std::net::Ipv6Addr::LOCALHOST,
     }
 }
 
@@ -599,6 +610,13 @@ mod tests {
         }
         let late: IpAddr = "198.51.100.7".parse().unwrap();
         assert_eq!(admission.admit(late).unwrap_err(), Refused::KeptForLoopback);
+        // Another loopback address, which a client of the same network
+        // namespace may bind, is no probe's.
+        let bound: IpAddr = "127.0.0.2".parse().unwrap();
+        assert_eq!(
+            admission.admit(bound).unwrap_err(),
+            Refused::KeptForLoopback
+        );
         // ...which the probe from 127.0.0.1 (or ::1) still finds.
         for i in 0..KEPT_FOR_LOOPBACK {
             let local: IpAddr = if i % 2 == 0 {
