@@ -457,15 +457,12 @@ impl DropRun {
                     "not tried again: who uses it could not be read again ({})",
                     self.read_failed(&other)
                 );
-                for (part, removal) in &mut self.parts {
-                    if removal.is_reading() {
-                        removal.failed();
-                        let objects = self.part_objects.get(part).map(Vec::as_slice);
-                        let objects = objects.unwrap_or_default();
-                        self.ledger
-                            .part(*part, objects, ObjectOutcome::Failed, Some(&message));
-                    }
-                }
+                removal::fail_reading(
+                    &mut self.parts,
+                    &self.part_objects,
+                    &mut self.ledger,
+                    &message,
+                );
                 return;
             }
         };

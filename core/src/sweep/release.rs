@@ -602,18 +602,7 @@ impl ReleaseRun {
                         }
                         services.push(service);
                     } else {
-                        self.unplanned = true;
-                        self.errors.push(ErrorEntry::new(
-                            Step::ReadUsage,
-                            ErrorKind::Other,
-                            None,
-                            None,
-                            format!(
-                                "service {:?} carries the stack's label but is not in the plan \
-                                 (created since it was made); left in place",
-                                service.name
-                            ),
-                        ));
+                        self.unplanned("service", &service.name);
                     }
                 }
                 self.parts.clear();
@@ -684,22 +673,28 @@ impl ReleaseRun {
                 {
                     into.push(object.clone());
                 } else {
-                    self.unplanned = true;
-                    self.errors.push(ErrorEntry::new(
-                        Step::ReadUsage,
-                        ErrorKind::Other,
-                        None,
-                        None,
-                        format!(
-                            "{kind} {:?} carries the stack's label but is not in the plan \
-                             (labelled since it was made); left in place",
-                            object.name
-                        ),
-                    ));
+                    self.unplanned(&kind.to_string(), &object.name);
                 }
             }
         }
         self.keep_shared(&candidates, &read.usage)
+    }
+
+    /// Notes `kind` `name`, labelled with the stack but not in the plan
+    /// (labelled since it was made): never reviewed, so it stays, and the
+    /// release fails with its records kept for the next plan to decide.
+    fn unplanned(&mut self, kind: &str, name: &str) {
+        self.unplanned = true;
+        self.errors.push(ErrorEntry::new(
+            Step::ReadUsage,
+            ErrorKind::Other,
+            None,
+            None,
+            format!(
+                "{kind} {name:?} carries the stack's label but is not in the plan (labelled \
+                 since it was made); left in place"
+            ),
+        ));
     }
 
     /// `candidates` (networks, secrets, configs) less what another
@@ -786,15 +781,12 @@ impl ReleaseRun {
         let read = match read {
             Ok(read) => read,
             Err(message) => {
-                for (part, removal) in &mut self.parts {
-                    if removal.is_reading() {
-                        removal.failed();
-                        let objects = self.part_objects.get(part).map(Vec::as_slice);
-                        let objects = objects.unwrap_or_default();
-                        self.ledger
-                            .part(*part, objects, ObjectOutcome::Failed, Some(&message));
-                    }
-                }
+                removal::fail_reading(
+                    &mut self.parts,
+                    &self.part_objects,
+                    &mut self.ledger,
+                    &message,
+                );
                 return;
             }
         };

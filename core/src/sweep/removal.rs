@@ -32,9 +32,14 @@
 //!
 //! [`ActionKind::ReadUsage`]: super::ActionKind::ReadUsage
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::action::StackPart;
+use super::ledger::Ledger;
+use super::report::ObjectOutcome;
 use super::Settings;
+use crate::objects::ObjectRef;
 use crate::time::Timestamp;
 
 /// The first follow-up after an event: long enough for a manager to take
@@ -287,6 +292,24 @@ pub(crate) fn next_retry<'a>(removals: impl IntoIterator<Item = &'a Removal>) ->
 /// The earlier of two times, either of which may be absent.
 fn earlier(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
     [a, b].into_iter().flatten().min()
+}
+
+/// Fails every part removal waiting for a read of who uses what that
+/// could not be made, each of its objects recorded failed with `message`:
+/// without the read nothing proves them unused, and the records stay.
+pub(crate) fn fail_reading(
+    parts: &mut BTreeMap<StackPart, Removal>,
+    objects: &BTreeMap<StackPart, Vec<ObjectRef>>,
+    ledger: &mut Ledger,
+    message: &str,
+) {
+    for (part, removal) in parts.iter_mut() {
+        if removal.is_reading() {
+            removal.failed();
+            let listed = objects.get(part).map(Vec::as_slice).unwrap_or_default();
+            ledger.part(*part, listed, ObjectOutcome::Failed, Some(message));
+        }
+    }
 }
 
 #[cfg(test)]
