@@ -485,16 +485,7 @@ impl DropRun {
             .collect();
         for (part, _) in waiting {
             let objects = left.remove(&part).unwrap_or_default();
-            let Some(removal) = self.parts.get_mut(&part) else {
-                continue;
-            };
-            if objects.is_empty() {
-                // All of it stays for a service: nothing to remove.
-                removal.removed();
-            } else {
-                removal.cleared();
-            }
-            self.part_objects.insert(part, objects);
+            removal::rejudged(&mut self.parts, &mut self.part_objects, part, objects);
         }
     }
 

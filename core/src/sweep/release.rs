@@ -806,16 +806,7 @@ impl ReleaseRun {
         for part in waiting {
             let objects = part_list(&mut left, part).map(std::mem::take);
             let objects = objects.unwrap_or_default();
-            let Some(removal) = self.parts.get_mut(&part) else {
-                continue;
-            };
-            if objects.is_empty() {
-                // All of it stays for another workload: nothing to remove.
-                removal.removed();
-            } else {
-                removal.cleared();
-            }
-            self.part_objects.insert(part, objects);
+            removal::rejudged(&mut self.parts, &mut self.part_objects, part, objects);
         }
     }
 

@@ -294,6 +294,26 @@ fn earlier(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
     [a, b].into_iter().flatten().min()
 }
 
+/// Takes what a read of who uses what left of `part` to remove: its
+/// removal may go with `objects`, or, nothing of it left (all of it stays
+/// for another workload), is done with nothing removed.
+pub(crate) fn rejudged(
+    parts: &mut BTreeMap<StackPart, Removal>,
+    part_objects: &mut BTreeMap<StackPart, Vec<ObjectRef>>,
+    part: StackPart,
+    objects: Vec<ObjectRef>,
+) {
+    let Some(removal) = parts.get_mut(&part) else {
+        return;
+    };
+    if objects.is_empty() {
+        removal.removed();
+    } else {
+        removal.cleared();
+    }
+    part_objects.insert(part, objects);
+}
+
 /// Fails every part removal waiting for a read of who uses what that
 /// could not be made, each of its objects recorded failed with `message`:
 /// without the read nothing proves them unused, and the records stay.
