@@ -11,9 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 mod support;
 
-use base64::Engine as _;
 use support::{stderr, stdout, sweep};
-use sweep_testkit::engine_record::EngineRecord;
 use sweep_testkit::fake_daemon::{swarm_manager, FakeDaemon, Reply};
 
 /// A swarm manager with the release `gone` of application `gone`, served
@@ -26,23 +24,7 @@ struct Swarm {
 
 impl Swarm {
     fn new(dir: &Path) -> Self {
-        let record = EngineRecord::new("gone", 1).with_owner(Some("cd/default/gone:release/gone"));
-        let labels: serde_json::Map<String, serde_json::Value> = record
-            .labels()
-            .into_iter()
-            .map(|(k, v)| (k, serde_json::Value::String(v)))
-            .collect();
-        let listing = serde_json::json!([{
-            "ID": "rec-gone-1",
-            "Version": {"Index": 11},
-            "CreatedAt": "2026-03-01T12:00:00Z",
-            "UpdatedAt": "2026-03-01T12:00:00Z",
-            "Spec": {
-                "Name": record.name(),
-                "Labels": labels,
-                "Data": base64::engine::general_purpose::STANDARD.encode(record.payload()),
-            },
-        }]);
+        let listing = support::departed_record_listing();
         let routes = swarm_manager(
             "n1",
             "host-1",
@@ -50,7 +32,7 @@ impl Swarm {
             &[("n1".to_owned(), "host-1".to_owned())],
             Duration::ZERO,
         )
-        .on("/configs", Reply::json(listing.to_string()))
+        .on("/configs", Reply::json(listing))
         .on("/tasks", Reply::json("[]"))
         .on_method("DELETE", "/configs", Reply::status(204, ""));
         let runtime = tokio::runtime::Builder::new_multi_thread()

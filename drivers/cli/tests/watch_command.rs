@@ -617,26 +617,8 @@ fn swarm_with_a_departed_release(
     sweep_testkit::fake_daemon::FakeDaemon,
     String,
 ) {
-    use base64::Engine as _;
-    use sweep_testkit::engine_record::EngineRecord;
     use sweep_testkit::fake_daemon::{swarm_manager, FakeDaemon, Reply};
-    let record = EngineRecord::new("gone", 1).with_owner(Some("cd/default/gone:release/gone"));
-    let labels: serde_json::Map<String, serde_json::Value> = record
-        .labels()
-        .into_iter()
-        .map(|(k, v)| (k, serde_json::Value::String(v)))
-        .collect();
-    let listing = serde_json::json!([{
-        "ID": "rec-gone-1",
-        "Version": {"Index": 11},
-        "CreatedAt": "2026-03-01T12:00:00Z",
-        "UpdatedAt": "2026-03-01T12:00:00Z",
-        "Spec": {
-            "Name": record.name(),
-            "Labels": labels,
-            "Data": base64::engine::general_purpose::STANDARD.encode(record.payload()),
-        },
-    }]);
+    let listing = support::departed_record_listing();
     let routes = swarm_manager(
         "n1",
         "manager",
@@ -644,7 +626,7 @@ fn swarm_with_a_departed_release(
         &[("n1".to_owned(), "manager".to_owned())],
         Duration::ZERO,
     )
-    .on("/configs", Reply::json(listing.to_string()))
+    .on("/configs", Reply::json(listing))
     .on("/tasks", Reply::json("[]"));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)

@@ -129,3 +129,29 @@ impl Drop for Killed {
         let _ = self.0.wait();
     }
 }
+
+/// A daemon's configs listing holding one release record of `gone`
+/// (revision 1, stamped for application `gone`) as the engine lists it:
+/// what a fake daemon answers for a swarm with one departed release.
+pub fn departed_record_listing() -> String {
+    use base64::Engine as _;
+    use sweep_testkit::engine_record::EngineRecord;
+    let record = EngineRecord::new("gone", 1).with_owner(Some("cd/default/gone:release/gone"));
+    let labels: serde_json::Map<String, serde_json::Value> = record
+        .labels()
+        .into_iter()
+        .map(|(k, v)| (k, serde_json::Value::String(v)))
+        .collect();
+    serde_json::json!([{
+        "ID": "rec-gone-1",
+        "Version": {"Index": 11},
+        "CreatedAt": "2026-03-01T12:00:00Z",
+        "UpdatedAt": "2026-03-01T12:00:00Z",
+        "Spec": {
+            "Name": record.name(),
+            "Labels": labels,
+            "Data": base64::engine::general_purpose::STANDARD.encode(record.payload()),
+        },
+    }])
+    .to_string()
+}
