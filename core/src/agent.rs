@@ -102,7 +102,7 @@ pub enum AgentError {
 
 /// What the job asks of every node's agent.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct AgentRequest {
     /// [`AGENT_FORMAT`].
@@ -249,7 +249,7 @@ pub struct AgentWork {
 
 /// A volume the agent would not remove, and why.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Refused {
     /// The volume's name.
@@ -271,7 +271,7 @@ impl Refused {
 
 /// A volume whose removal failed, and the daemon's words.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Failed {
     /// The volume's name.
@@ -293,7 +293,7 @@ impl Failed {
 /// A container on the agent's node, running or stopped, that mounts a
 /// named volume: [`ContainerUse`] as the result line carries it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct AgentContainer {
     /// The container's id.
@@ -339,7 +339,7 @@ impl AgentContainer {
 
 /// The agent's one result line.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct AgentResult {
     /// [`AGENT_FORMAT`], under the name [`RESULT_MARKER`].
@@ -920,6 +920,14 @@ pub fn leftover_job(
     } else {
         LeftoverJob::Young { age_secs }
     }
+}
+
+crate::map_only::map_only! {
+    AgentRequest => "an agent request object";
+    AgentResult => "an agent result object";
+    Refused => "a refused volume object";
+    Failed => "a failed volume object";
+    AgentContainer => "a container object";
 }
 
 #[cfg(test)]

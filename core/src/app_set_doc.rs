@@ -259,7 +259,7 @@ fn deserialize_json(text: &str, limits: Limits) -> Result<Doc, JsonFailure> {
 fn deserialize_yaml(text: &str, limits: Limits) -> Result<Doc, AppSetError> {
     let mut track = serde_path_to_error::Track::new();
     serde_saphyr::with_deserializer_from_str_with_options(text, options(limits), |de| {
-        Doc::deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
+        <Doc as Deserialize>::deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
     })
     .map_err(|e| yaml_error(text, limits, &e, track.path()))
 }

@@ -27,9 +27,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::format::FormatVersion;
+use crate::map_only::Obj;
 use crate::notify_memory::NotifyMemory;
 use crate::refs::SwarmName;
-use crate::snapshot::{one_json_document, Obj, SnapshotError};
+use crate::snapshot::{one_json_document, SnapshotError};
 use crate::time::UnixTime;
 
 /// A release the rules call departed and deletable, and since when it has
@@ -37,7 +38,7 @@ use crate::time::UnixTime;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Departed {
     /// The swarm as the plan names it (the smallest name of its cluster).
@@ -136,7 +137,7 @@ struct StateWire {
     // Required: a state that does not say when it was written cannot show
     // it was kept current.
     written_at: UnixTime,
-    departed: Vec<Obj<Departed>>,
+    departed: Vec<Departed>,
     #[serde(default)]
     notify: NotifyMemory,
 }
@@ -239,7 +240,7 @@ impl GraceState {
         let wire: Obj<StateWire> = one_json_document(text)?;
         let written_at = wire.0.written_at;
         let notify = wire.0.notify;
-        let departed: Vec<Departed> = wire.0.departed.into_iter().map(|d| d.0).collect();
+        let departed = wire.0.departed;
         let mut seen = HashSet::with_capacity(departed.len());
         for (i, d) in departed.iter().enumerate() {
             if d.release.is_empty() {
@@ -288,6 +289,10 @@ impl GraceState {
             .iter()
             .all(|d| self.since(&d.swarm, &d.release) == Some(d.since))
     }
+}
+
+crate::map_only::map_only! {
+    Departed => "a departed object";
 }
 
 #[cfg(test)]

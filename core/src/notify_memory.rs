@@ -14,7 +14,7 @@ use crate::time::UnixTime;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct NotifyMemory {
     /// Each hold of the last plan, by cause, with when it was first seen;
@@ -31,7 +31,7 @@ pub struct NotifyMemory {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct HoldSeen {
     /// The hold's cause (`notify::Event::cause`).
@@ -44,7 +44,7 @@ pub struct HoldSeen {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SentEvent {
     /// The cause (`notify::Event::cause`).
@@ -66,4 +66,10 @@ impl NotifyMemory {
             .find(|h| h.cause == cause)
             .map(|h| h.since)
     }
+}
+
+crate::map_only::map_only! {
+    NotifyMemory => "a notify memory object";
+    HoldSeen => "a hold seen object";
+    SentEvent => "a sent event object";
 }

@@ -32,7 +32,7 @@ use crate::usage::{self, ObjectKind};
 /// A plan as written by `plan --out`, with what it was made from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SavedPlan {
     /// The format version ([`FORMAT_VERSION`](crate::FORMAT_VERSION)); a
@@ -722,6 +722,10 @@ pub fn stale_text(stale: &Stale) -> String {
     }
     out.push_str("plan again to review what is there now\n");
     out
+}
+
+crate::map_only::map_only! {
+    SavedPlan => "a saved plan object";
 }
 
 #[cfg(test)]

@@ -3,10 +3,12 @@
 //! the rule itself, so a snapshot accepted by mistake still fails.
 
 mod resources;
+mod shapes;
 
 use resources::{app, release, snapshot, stamp, swarm, user, Obj, Rev};
 use sweep_core::plan::{ResourceHoldReason, UnclaimedReason};
 use sweep_core::record::Kind;
+use sweep_core::saved::SavedPlan;
 use sweep_core::{markdown, plan, render, Application, Policy, Snapshot, SweepPlan};
 
 struct Case {
@@ -449,6 +451,11 @@ fn resource_cases() {
         );
         let p = plan(&snapshot).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         (case.check)(&p);
+        // Neither the snapshot nor the saved plan takes a struct (a
+        // revision, a dropped object, a resource hold...) from an array.
+        shapes::each_object_as_array_is_refused(&text, |t| Snapshot::from_json(t).is_ok());
+        let saved = SavedPlan::new(&snapshot, p.clone(), "1.0.0").to_json_pretty();
+        shapes::each_object_as_array_is_refused(&saved, |t| SavedPlan::from_json(t).is_ok());
         assert!(p
             .dropped
             .iter()

@@ -2,6 +2,8 @@
 //! at every depth, and an edited plan cannot take a deletion out of the
 //! cluster check.
 
+mod shapes;
+
 use serde_json::Value;
 use sweep_core::saved::{check, Change, SavedPlan};
 use sweep_core::{plan, Snapshot, SnapshotError};
@@ -9,8 +11,10 @@ use sweep_core::{plan, Snapshot, SnapshotError};
 const TOOL: &str = "1.0.0";
 
 /// Every kind of struct a saved plan holds appears at least once: a hold
-/// (`beta` unreadable), a deletion with its objects and fingerprint, spared
-/// releases, an uncovered swarm with its node list, a departed entry.
+/// (`beta` unreadable), a deletion with its objects, fingerprint and an
+/// object another stack uses, spared releases, an uncovered swarm with its
+/// node list, a departed entry. (The resource rule's dropped objects and
+/// holds are in `resource_cases`.)
 const SNAPSHOT: &str = r#"{
   "policy": {"controller": "default", "purge_volumes": true, "min_departed_for": "1s"},
   "now": "2026-12-01T08:00:00Z",
@@ -28,7 +32,8 @@ const SNAPSHOT: &str = r#"{
                    "networks": ["old_default"], "secrets": ["old_s"], "configs": ["old_c"],
                    "volumes": [{"node": "n1", "volumes": ["old_data"]}]}},
       {"name": "web", "owner": "cd/default/web:release/web"}
-    ]},
+     ],
+     "usage": {"services": [{"id": "svc-web", "name": "web_app", "stack": "web", "configs": ["old_c"]}]}},
     {"swarm": "beta", "error": "cannot connect"}
   ]
 }"#;
@@ -85,6 +90,7 @@ fn the_saved_plan_holds_every_kind_of_struct_and_reads_back_as_written() {
     assert!(!p.holds.is_empty() && !p.uncovered.is_empty() && !p.departed.is_empty());
     let deletion = &p.deletions[0];
     assert!(deletion.objects.is_some() && deletion.observed.is_some());
+    assert!(!deletion.in_use_by.is_empty());
     assert!(p.swarms.iter().any(|s| s.nodes.is_some()));
     assert_eq!(SavedPlan::from_json(&saved.to_json_pretty()), Ok(saved));
 }
@@ -117,6 +123,14 @@ fn an_unknown_field_at_any_depth_is_refused_naming_its_path() {
             other => panic!("{field}: accepted or refused otherwise: {other:?}"),
         }
     }
+}
+
+#[test]
+fn no_struct_is_read_from_an_array_of_its_fields() {
+    let objects = shapes::each_object_as_array_is_refused(&saved().to_json_pretty(), |t| {
+        SavedPlan::from_json(t).is_ok()
+    });
+    assert!(objects > 15, "{objects}");
 }
 
 #[test]

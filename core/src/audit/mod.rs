@@ -58,6 +58,7 @@ named_enum! {
 /// no name can start a line of its own); [`AuditEntry::text`] escapes them
 /// for a terminal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct AuditEntry {
@@ -227,6 +228,10 @@ impl AuditEntry {
         // Plain data of strings and enums: serializing cannot fail.
         serde_json::to_string(self).unwrap_or_default()
     }
+}
+
+crate::map_only::map_only! {
+    AuditEntry => "an audit entry object";
 }
 
 #[cfg(test)]

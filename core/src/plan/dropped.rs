@@ -45,7 +45,7 @@ use crate::usage::{InUse, ObjectKind, UsageIndex};
 /// plan's `deletions`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Dropped {
     /// The swarm (its cluster's smallest name).
@@ -71,7 +71,7 @@ pub struct Dropped {
 /// One object a release dropped.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct DroppedObject {
     /// Its kind.
@@ -116,7 +116,7 @@ named_enum! {
 /// deletion.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Unclaimed {
     /// The swarm (its cluster's smallest name).
@@ -174,7 +174,7 @@ named_enum! {
 /// leaves untouched, and why.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ResourceHold {
     /// The swarm (its cluster's smallest name).
@@ -191,7 +191,7 @@ pub struct ResourceHold {
 /// proves nothing either way.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SkippedRevision {
     /// The swarm (its cluster's smallest name).
@@ -655,4 +655,12 @@ fn revisions<'a>(
 /// A label or field as a message shows it: quoted, or `none`.
 fn shown(value: Option<&str>) -> String {
     value.map_or_else(|| "none".to_owned(), |v| format!("{v:?}"))
+}
+
+crate::map_only::map_only! {
+    Dropped => "a dropped object";
+    DroppedObject => "a dropped object entry";
+    Unclaimed => "an unclaimed object";
+    ResourceHold => "a resource hold object";
+    SkippedRevision => "a skipped revision object";
 }

@@ -97,7 +97,7 @@ pub use dropped::{
 // Here and in every struct below: a saved plan is a file an operator may
 // edit, and a misspelt or invented field silently dropped would apply
 // something other than what the file says.
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SweepPlan {
     /// The format version of the document; only this one is read.
@@ -253,7 +253,7 @@ impl SweepPlan {
 /// hold keeps is listed as spared, with the reason `held`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Hold {
     /// `"sweep"` for the whole sweep, else the swarm's name.
@@ -361,7 +361,7 @@ impl HoldReason {
 /// (or moved), and held by nothing.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Deletion {
     /// The swarm it is on, by its cluster's name (the smallest one).
@@ -401,7 +401,7 @@ pub struct Deletion {
 /// stale for that release.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Observed {
     /// Sorted.
@@ -461,7 +461,7 @@ named_enum! {
 /// then whether it is still wanted, then holds and the grace period.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Spared {
     /// The swarm it is on, by its cluster's name (the smallest one).
@@ -521,7 +521,7 @@ named_enum! {
 /// A swarm whose volume purge cannot reach every node it counts.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Uncovered {
     /// The swarm, by its cluster's name.
@@ -557,7 +557,7 @@ impl Uncovered {
 /// One swarm (cluster) as the plan sees it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SwarmPlan {
     /// The name deletions use: the smallest of the cluster's names.
@@ -1025,6 +1025,16 @@ fn sort(plan: &mut SweepPlan) {
     plan.resource_holds.sort_unstable();
     plan.skipped_revisions.sort_unstable();
     plan.departed.sort_unstable();
+}
+
+crate::map_only::map_only! {
+    SweepPlan => "a plan object";
+    Hold => "a hold object";
+    Deletion => "a deletion object";
+    Observed => "an observed object";
+    Spared => "a spared object";
+    Uncovered => "an uncovered object";
+    SwarmPlan => "a swarm plan object";
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ use thiserror::Error;
 use crate::owner::OwnerError;
 use crate::refs::SwarmName;
 
-pub(crate) use read::{one_json_document, snapshot_in_place, Obj};
+pub(crate) use read::{one_json_document, snapshot_in_place};
 #[cfg(feature = "schema")]
 pub use text::SchemaStr;
 pub(crate) use text::Text;

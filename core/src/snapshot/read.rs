@@ -4,7 +4,6 @@
 
 use std::cell::Cell;
 use std::fmt;
-use std::marker::PhantomData;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -13,6 +12,7 @@ use super::text::{ReadStr, Text, WriteStr};
 use super::types::{AppSet, Application, NodeEntry, Policy, ReleaseEntry, Snapshot, SwarmSnapshot};
 use super::SnapshotError;
 use crate::bound::check_values;
+use crate::map_only::map_only;
 use crate::objects::{NodeVolumes, ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
 use crate::reads::{FailedRead, UnreadNode};
 use crate::record::{Declared, RevisionDocument, RevisionRead};
@@ -61,7 +61,7 @@ pub(crate) fn snapshot_in_place(text: &str) -> Result<Snapshot<Text<'_>>, Snapsh
 fn split(text: &str) -> Option<Snapshot<Text<'_>>> {
     let _on = SplitSwarms::on();
     let mut de = serde_json::Deserializer::from_str(text);
-    Snapshot::deserialize(&mut de)
+    <Snapshot<Text<'_>> as Deserialize>::deserialize(&mut de)
         .ok()
         .filter(|_| de.end().is_ok())
 }
@@ -133,43 +133,7 @@ fn explain<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, SnapshotError> {
     Ok(value)
 }
 
-// serde's derived `Deserialize` also reads a struct from an array of its
-// field values in order, so `"policy": ["default", true, 0]` would bind
-// values by position, past every field name and `deny_unknown_fields`.
-// Every struct of a snapshot therefore derives its reader and writer with
-// `remote = "Self"` (as inherent functions, on the struct's own fields and
-// attributes), and its `Deserialize` here calls that reader only for a map.
-// serde gives those inherent functions the struct's visibility: code that
-// names one (`Policy::deserialize(d)` rather than through the trait) reads
-// the outermost struct alone without the map check; every reader of the
-// crate and every generic serde entry point goes through the trait.
-// `[S]` marks the types generic over their strings.
-macro_rules! map_only {
-    ($($ty:ident $([$s:ident])? => $expecting:literal;)*) => {$(
-        impl<'de $(, $s: ReadStr<'de>)?> Deserialize<'de> for $ty $(<$s>)? {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                struct MapOnly<T>(PhantomData<T>);
-                impl<'de $(, $s: ReadStr<'de>)?> Visitor<'de> for MapOnly<$ty $(<$s>)?> {
-                    type Value = $ty $(<$s>)?;
-                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                        f.write_str($expecting)
-                    }
-                    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                        <$ty $(<$s>)?>::deserialize(de::value::MapAccessDeserializer::new(map))
-                    }
-                }
-                deserializer.deserialize_map(MapOnly(PhantomData))
-            }
-        }
-
-        impl$(<$s: WriteStr>)? Serialize for $ty $(<$s>)? {
-            fn serialize<W: Serializer>(&self, serializer: W) -> Result<W::Ok, W::Error> {
-                <$ty $(<$s>)?>::serialize(self, serializer)
-            }
-        }
-    )*};
-}
-
+// Every struct of a snapshot is read only from an object (see `crate::map_only`).
 map_only! {
     Snapshot[S] => "a snapshot object";
     Policy[S] => "a policy object";
@@ -217,28 +181,6 @@ impl<'de> Deserialize<'de> for ObjectRef {
 impl Serialize for ObjectRef {
     fn serialize<W: Serializer>(&self, serializer: W) -> Result<W::Ok, W::Error> {
         ObjectRef::serialize(self, serializer)
-    }
-}
-
-/// `T`, read only from a JSON object: for the crate's other documents'
-/// private structs, for the same reason as `map_only!` (a struct written
-/// as an array would bind values by position, past every field name).
-#[derive(Default)]
-pub(crate) struct Obj<T>(pub(crate) T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MapOnly<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for MapOnly<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        deserializer.deserialize_map(MapOnly(PhantomData)).map(Obj)
     }
 }
 
@@ -318,5 +260,8 @@ pub(crate) mod tests {
             "]".repeat(200)
         );
         split_reads_the_same(&deep);
+        // The whole snapshot written as an array of its fields, in order:
+        // refused both ways, as every struct written so is.
+        split_reads_the_same(r#"[2,{"purge_volumes":true},{"loaded":true,"applications":[]},[]]"#);
     }
 }

@@ -295,7 +295,7 @@ named_enum! {
 /// Who uses an object: a service, or a container on a node.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct User {
     /// A service or a container.
@@ -341,7 +341,7 @@ impl User {
 /// object stays (its release's records with it) while the user names it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
 pub struct InUse {
     /// The object's kind.
@@ -435,6 +435,11 @@ pub(crate) fn unshared(mut objects: StackObjects, shared: &[InUse]) -> StackObje
         }
     }
     objects
+}
+
+crate::map_only::map_only! {
+    User => "a user object";
+    InUse => "an in-use object";
 }
 
 #[cfg(test)]
