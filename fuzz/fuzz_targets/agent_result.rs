@@ -11,8 +11,9 @@
 //! desired task count, the time since it started, its time limit, the
 //! clock) and one start label (the rest of the line).
 //!
-//! Invariants: nothing panics; a result that reads writes back as itself;
-//! a request that reads writes back as itself, and the work it gives a
+//! Invariants: nothing panics; no object of a request or result is read
+//! from an array; a result that reads writes back as itself; a request
+//! that reads writes back as itself, and the work it gives a
 //! node removes only volumes that carry the stack label it asked them
 //! under; a node counts as reached only with a completed task there whose
 //! one result line, of this format, names it and reports no error, and
@@ -35,6 +36,7 @@ use sweep_core::agent::{
     LeftoverJob, NodeReached, TaskPhase, MAX_TASK_OUTPUT, PLACEMENT_SETTLE,
 };
 use sweep_core::UnixTime;
+use sweep_fuzz::no_object_read_from_an_array;
 
 /// The states Docker documents as a task's end.
 const END_STATES: [&str; 6] = [
@@ -100,6 +102,7 @@ fuzz_target!(|data: &[u8]| {
     // The request: the first line.
     let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
     if let Ok(request) = AgentRequest::from_json(first) {
+        no_object_read_from_an_array(first, &request.to_json());
         assert_eq!(
             AgentRequest::from_json(&request.to_json()),
             Ok(request.clone())
@@ -186,6 +189,7 @@ fuzz_target!(|data: &[u8]| {
     }
     for line in &lines {
         if let Some(Ok(result)) = parse_result_line(&line.text) {
+            no_object_read_from_an_array(&line.text, &result.to_line());
             assert_eq!(
                 parse_result_line(&result.to_line()),
                 Some(Ok(result.clone())),

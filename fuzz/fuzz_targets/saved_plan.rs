@@ -3,11 +3,12 @@
 //!
 //! Invariants: reading never panics; a saved plan that reads writes back
 //! as itself, and every field the file gave a value (not null, not an
-//! empty list) is in what it writes back, at the same path: no field at any
-//! depth was read past unknown; the bound's count of values is exactly a
-//! parser's (every key given twice counted twice); checking it never panics and never approves a deletion the
-//! file does not hold; against a snapshot with no releases, nothing it
-//! holds is approved; every change it reports is one line.
+//! empty list) is in what it writes back, at the same path: no field at
+//! any depth was read past unknown, and no object was read from an array;
+//! the bound's count of values is exactly a parser's (every key given
+//! twice counted twice); checking it never panics and never approves a
+//! deletion the file does not hold; against a snapshot with no releases,
+//! nothing it holds is approved; every change it reports is one line.
 
 #![no_main]
 
@@ -17,6 +18,7 @@ use serde_json::Value;
 use sweep_core::bound::count_values;
 use sweep_core::saved::{check, SavedPlan};
 use sweep_core::{AppSet, Snapshot, SnapshotError};
+use sweep_fuzz::no_object_read_from_an_array;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -35,6 +37,7 @@ fuzz_target!(|data: &[u8]| {
         Err(_) => return,
     };
     let written = saved.to_json_pretty();
+    no_object_read_from_an_array(text, &written);
     let again = SavedPlan::from_json(&written).expect("a written saved plan reads");
     assert_eq!(again, saved);
     if let (Ok(given), Ok(kept)) = (

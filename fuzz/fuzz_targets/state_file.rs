@@ -1,11 +1,11 @@
 //! Arbitrary bytes as a grace-period state file (`--state FILE`,
 //! `sweep_core::GraceState::from_json`).
 //!
-//! Invariants: parsing never panics; a state that reads writes back as
-//! itself, sorted, each release once; the currency rule never panics, and a
-//! state it refuses is replaced by the empty state at `now`, so no entry of
-//! a refused state can reach a plan; applying a state to a snapshot only
-//! ever sets times the state holds.
+//! Invariants: parsing never panics; a state that reads came from
+//! objects only and writes back as itself, sorted, each release once; the
+//! currency rule never panics, and a state it refuses is replaced by the
+//! empty state at `now`, so no entry of a refused state can reach a plan;
+//! applying a state to a snapshot only ever sets times the state holds.
 
 #![no_main]
 
@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use sweep_core::{GraceState, Snapshot, UnixTime};
+use sweep_fuzz::no_object_read_from_an_array;
 
 fuzz_target!(|data: &[u8]| {
     // The first 16 bytes choose `now` and the maximum age; the rest is the
@@ -43,6 +44,7 @@ fuzz_target!(|data: &[u8]| {
             .all(|w| (&w[0].swarm, &w[0].release) < (&w[1].swarm, &w[1].release)),
         "not sorted, or a release twice: {state:?}"
     );
+    no_object_read_from_an_array(text, &state.to_json_pretty());
     let again = GraceState::from_json(&state.to_json_pretty())
         .unwrap_or_else(|e| panic!("its own JSON does not read back: {e}"));
     assert_eq!(again, state, "its own JSON reads back differently");
