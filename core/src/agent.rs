@@ -40,8 +40,10 @@ use crate::usage::ContainerUse;
 /// it with its marker field, [`RESULT_MARKER`]. Version 2 added the node's
 /// containers ([`AgentResult::containers`]): an agent of version 1 would
 /// report none, and its node's volumes would look unused, so its result
-/// is refused and the node is not reached.
-pub const AGENT_FORMAT: u32 = 2;
+/// is refused and the node is not reached. Version 3 added the networks
+/// each container is attached to ([`AgentContainer::networks`]), for the
+/// same reason.
+pub const AGENT_FORMAT: u32 = 3;
 
 /// The field that marks a log line as the agent's result, holding
 /// [`AGENT_FORMAT`]: any other output of the task is not a result.
@@ -291,7 +293,8 @@ impl Failed {
 }
 
 /// A container on the agent's node, running or stopped, that mounts a
-/// named volume: [`ContainerUse`] as the result line carries it.
+/// named volume or is attached to a network: [`ContainerUse`] as the
+/// result line carries it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(remote = "Self", deny_unknown_fields)]
 #[non_exhaustive]
@@ -309,6 +312,9 @@ pub struct AgentContainer {
     /// The names of the volumes it mounts.
     #[serde(default)]
     pub volumes: BTreeSet<String>,
+    /// The networks it is attached to, by name and by id.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub networks: BTreeSet<String>,
 }
 
 impl From<&ContainerUse> for AgentContainer {
@@ -319,6 +325,7 @@ impl From<&ContainerUse> for AgentContainer {
             service: used.service.clone(),
             stack: used.stack.clone(),
             volumes: used.volumes.iter().cloned().collect(),
+            networks: used.networks.iter().cloned().collect(),
         }
     }
 }
@@ -326,7 +333,8 @@ impl From<&ContainerUse> for AgentContainer {
 impl AgentContainer {
     /// The container as the core's usage facts hold it.
     pub fn to_use(&self) -> ContainerUse {
-        let mut used = ContainerUse::new(&self.id, &self.name, &self.volumes);
+        let mut used =
+            ContainerUse::new(&self.id, &self.name, &self.volumes).with_networks(&self.networks);
         if let Some(service) = &self.service {
             used = used.of_service(service);
         }
@@ -995,15 +1003,16 @@ mod tests {
             "",
             "{}",
             r#"{"format":1}"#,
-            r#"{"format":3}"#,
-            r#"{"format":2,"extra":1}"#,
-            r#"{"format":2,"list":[""]}"#,
-            r#"{"format":2,"remove":{"N1":{"web":[""]}}}"#,
-            r#"{"format":2,"remove":{"":{}}}"#,
+            r#"{"format":2}"#,
+            r#"{"format":4}"#,
+            r#"{"format":3,"extra":1}"#,
+            r#"{"format":3,"list":[""]}"#,
+            r#"{"format":3,"remove":{"N1":{"web":[""]}}}"#,
+            r#"{"format":3,"remove":{"":{}}}"#,
         ] {
             assert!(AgentRequest::from_json(bad).is_err(), "{bad}");
         }
-        let long = format!(r#"{{"format":2,"list":["{}"]}}"#, "x".repeat(MAX_REQUEST));
+        let long = format!(r#"{{"format":3,"list":["{}"]}}"#, "x".repeat(MAX_REQUEST));
         assert!(matches!(
             AgentRequest::from_json(&long),
             Err(AgentError::TooLong { .. })
@@ -1044,24 +1053,25 @@ mod tests {
         assert_eq!(parse_result_line(r#"{"level":"info"}"#), None);
         assert_eq!(parse_result_line(r#"{"swarm_sweep_agent": 1"#), None);
         assert!(matches!(
-            parse_result_line(r#"{"swarm_sweep_agent":3,"node":"N1"}"#),
-            Some(Err(AgentError::Format { found: 3, .. }))
+            parse_result_line(r#"{"swarm_sweep_agent":4,"node":"N1"}"#),
+            Some(Err(AgentError::Format { found: 4, .. }))
         ));
         assert!(matches!(
-            parse_result_line(r#"{"swarm_sweep_agent":2,"node":""}"#),
+            parse_result_line(r#"{"swarm_sweep_agent":3,"node":""}"#),
             Some(Err(AgentError::Empty { .. }))
         ));
         let failed = AgentResult::error("", "cannot reach the node's daemon");
         assert_eq!(parse_result_line(&failed.to_line()), Some(Ok(failed)));
         assert!(matches!(
-            parse_result_line(r#"{"swarm_sweep_agent":2,"node":"N1","more":1}"#),
+            parse_result_line(r#"{"swarm_sweep_agent":3,"node":"N1","more":1}"#),
             Some(Err(AgentError::Invalid { .. }))
         ));
     }
 
     #[test]
     fn a_result_carries_the_node_s_containers_and_refuses_one_without_an_id() {
-        let stopped = ContainerUse::new("c1", "manual", ["gone_data"]);
+        let stopped =
+            ContainerUse::new("c1", "manual", ["gone_data"]).with_networks(["gone_default", "n1"]);
         let task = ContainerUse::new("c2", "web.1.x", ["web_data", "gone_data"]).of_service("s9");
         let mut result = AgentResult::new("N1");
         result.containers = vec![AgentContainer::from(&stopped), AgentContainer::from(&task)];
@@ -1071,9 +1081,9 @@ mod tests {
         sorted_task.volumes.sort();
         assert_eq!(read.container_uses(), vec![stopped, sorted_task]);
         for bad in [
-            r#"{"swarm_sweep_agent":2,"node":"N1","containers":[{"id":"","name":"x"}]}"#,
-            r#"{"swarm_sweep_agent":2,"node":"N1","containers":[{"name":"x"}]}"#,
-            r#"{"swarm_sweep_agent":2,"node":"N1","containers":[{"id":"c","name":"x","ports":1}]}"#,
+            r#"{"swarm_sweep_agent":3,"node":"N1","containers":[{"id":"","name":"x"}]}"#,
+            r#"{"swarm_sweep_agent":3,"node":"N1","containers":[{"name":"x"}]}"#,
+            r#"{"swarm_sweep_agent":3,"node":"N1","containers":[{"id":"c","name":"x","ports":1}]}"#,
         ] {
             assert!(matches!(parse_result_line(bad), Some(Err(_))), "{bad}");
         }
@@ -1087,7 +1097,7 @@ mod tests {
     }
 
     fn bad_container_line() -> &'static str {
-        r#"{"swarm_sweep_agent":2,"node":"N1","containers":[{"id":"","name":"x"}]}"#
+        r#"{"swarm_sweep_agent":3,"node":"N1","containers":[{"id":"","name":"x"}]}"#
     }
 
     #[test]
@@ -1112,7 +1122,7 @@ mod tests {
     fn a_line_split_over_entries_is_joined_and_the_output_bounded() {
         let entries = [
             "{\"swarm_sweep_",
-            "agent\":2,\"node\":\"N1\"}\n",
+            "agent\":3,\"node\":\"N1\"}\n",
             "done\r\n",
             "last",
         ];
@@ -1120,7 +1130,7 @@ mod tests {
         let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(
             texts,
-            ["{\"swarm_sweep_agent\":2,\"node\":\"N1\"}", "done", "last"]
+            ["{\"swarm_sweep_agent\":3,\"node\":\"N1\"}", "done", "last"]
         );
         assert!(lines.iter().all(|l| l.task == "T1" && l.node == "N1"));
         assert!(matches!(parse_result_line(&lines[0].text), Some(Ok(_))));

@@ -91,8 +91,12 @@ const CASES: &[Case] = &[
                 {"id": "u1", "name": "user_app", "stack": "user", "volumes": ["gone_data"], "networks": ["net1"]},
                 {"id": "m1", "name": "byhand", "configs": ["cfg1", "gone_conf"]}],
               "containers": [
-                {"node": "n1", "containers": [{"id": "c1", "name": "gone_web.1.x", "service": "s1", "volumes": ["gone_cache"]}]},
-                {"node": "n2", "containers": [{"id": "c2", "name": "backup", "volumes": ["gone_logs"]}]}]},
+                {"node": "n1", "containers": [
+                  {"id": "c1", "name": "gone_web.1.x", "service": "s1", "volumes": ["gone_cache"], "networks": ["gone_back", "net1"]},
+                  {"id": "c4", "name": "user_app.1.y", "service": "u1", "networks": ["net2"]}]},
+                {"node": "n2", "containers": [
+                  {"id": "c2", "name": "backup", "volumes": ["gone_logs"]},
+                  {"id": "c3", "name": "debug", "networks": ["gone_back", "bridge"]}]}]},
             "releases": [{"name": "gone", "owner": "cd/default/gone:release/gone",
               "records": [{"id": "r1", "version": 12}],
               "objects": {
@@ -112,13 +116,15 @@ const CASES: &[Case] = &[
                 .map(|u| (u.kind.as_str(), u.object.as_str(), u.user.name.as_str()))
                 .collect();
             // The release's own service and its task's container use
-            // nothing of it; another stack's service, a service made by
-            // hand and a lone container do.
+            // nothing of it, nor does another service's task attached to
+            // a network its spec does not name; another stack's service,
+            // a service made by hand and lone containers do.
             assert_eq!(
                 used,
                 [
                     ("volume", "gone_data", "user_app"),
                     ("volume", "gone_logs", "backup"),
+                    ("network", "gone_back", "debug"),
                     ("network", "gone_default", "user_app"),
                     ("config", "gone_conf", "byhand"),
                 ]
@@ -127,7 +133,7 @@ const CASES: &[Case] = &[
             let names = |l: &[sweep_core::objects::ObjectRef]| -> Vec<String> {
                 l.iter().map(|o| o.name.clone()).collect()
             };
-            assert_eq!(names(&objects.networks), ["gone_back"]);
+            assert!(objects.networks.is_empty());
             assert_eq!(names(&objects.secrets), ["gone_key"]);
             assert!(objects.configs.is_empty());
             let volumes = objects.volumes.as_ref().expect("volumes");
@@ -144,6 +150,12 @@ const CASES: &[Case] = &[
             );
             assert!(
                 text.contains("gone_logs in use by container backup (id c2) on node n2"),
+                "{text}"
+            );
+            assert!(
+                text.contains(
+                    "kept network: gone_back in use by container debug (id c3) on node n2"
+                ),
                 "{text}"
             );
             assert!(text.contains("release records: kept"), "{text}");

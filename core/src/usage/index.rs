@@ -68,6 +68,9 @@ pub(crate) struct UsageIndex<'u> {
     templated: Vec<usize>,
     /// Containers (node, container) by each volume they use.
     containers: HashMap<&'u str, At<(usize, usize)>>,
+    /// Containers (node, container) by each network reference (name or
+    /// id) they are attached by.
+    attached: HashMap<&'u str, At<(usize, usize)>>,
 }
 
 impl<'u> UsageIndex<'u> {
@@ -81,6 +84,7 @@ impl<'u> UsageIndex<'u> {
             volumes: HashMap::new(),
             templated: Vec::new(),
             containers: HashMap::new(),
+            attached: HashMap::new(),
         };
         index.by_stack.reserve(usage.services.len());
         index.networks.reserve(usage.services.len());
@@ -106,6 +110,9 @@ impl<'u> UsageIndex<'u> {
             for (c, container) in node.containers.iter().enumerate() {
                 for v in &container.volumes {
                     At::add(&mut index.containers, v.as_str(), (n, c));
+                }
+                for r in &container.networks {
+                    At::add(&mut index.attached, r.as_str(), (n, c));
                 }
             }
         }
@@ -160,6 +167,39 @@ impl<'u> UsageIndex<'u> {
         at
     }
 
+    /// The containers of no service attached to the network `object` by
+    /// its name or its id, each once, in the usage's order. A service's
+    /// task container is not one: the service's spec says whether it uses
+    /// the network (a service that names it is a user by that), and the
+    /// engine never starts a stopped task again, so the stopped tasks a
+    /// service keeps from before an update that dropped the network use
+    /// nothing. A container of no service (`docker run --network`) may be
+    /// started again at any time, and needs the network then.
+    fn standalone_attached_to(&self, object: &ObjectRef) -> Vec<User> {
+        let mut at: Vec<(usize, usize)> = [Some(object.name.as_str()), object.id.as_deref()]
+            .into_iter()
+            .flatten()
+            .filter_map(|key| self.attached.get(key))
+            .flat_map(At::as_slice)
+            .copied()
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        at.into_iter()
+            .map(|at| self.container_user(at))
+            .filter(|(container, _)| container.service.is_none())
+            .map(|(_, user)| user)
+            .collect()
+    }
+
+    /// The user a container listed at `(node, container)` is.
+    fn container_user(&self, (n, c): (usize, usize)) -> (&'u super::ContainerUse, User) {
+        let node = &self.usage.containers[n];
+        let container = &node.containers[c];
+        let user = User::container(&container.id, &container.name, &node.node);
+        (container, user)
+    }
+
     /// [`users_of`](super::users_of), `own` by reference.
     pub(crate) fn users_of(
         &self,
@@ -187,6 +227,11 @@ impl<'u> UsageIndex<'u> {
                         ));
                     }
                 }
+            }
+        }
+        for network in &objects.networks {
+            for user in self.standalone_attached_to(network) {
+                found.insert(InUse::new(ObjectKind::Network, &network.name, user));
             }
         }
         if volumes {
@@ -224,15 +269,10 @@ impl<'u> UsageIndex<'u> {
             }
         }
         let containers = self.containers.get(name).map_or(&[][..], At::as_slice);
-        for &(n, c) in containers {
-            let node = &self.usage.containers[n];
-            let container = &node.containers[c];
+        for &at in containers {
+            let (container, user) = self.container_user(at);
             if !container.is_of(release, own) {
-                found.insert(InUse::new(
-                    ObjectKind::Volume,
-                    name,
-                    User::container(&container.id, &container.name, &node.node),
-                ));
+                found.insert(InUse::new(ObjectKind::Volume, name, user));
             }
         }
     }
@@ -266,6 +306,11 @@ impl<'u> UsageIndex<'u> {
                         &object.name,
                         User::service(&s.id, &s.name),
                     ));
+                }
+            }
+            if kind == ObjectKind::Network {
+                for user in self.standalone_attached_to(object) {
+                    found.insert(InUse::new(kind, &object.name, user));
                 }
             }
         }
@@ -339,6 +384,9 @@ mod tests {
                 }
             }
         }
+        for network in &objects.networks {
+            found.extend(standalone_attached(network, usage));
+        }
         if volumes {
             let names: BTreeSet<&str> = objects
                 .volumes
@@ -351,6 +399,24 @@ mod tests {
             }
         }
         found.into_iter().collect()
+    }
+
+    /// Every container of no service attached to `network` by its name or
+    /// id, on any node.
+    fn standalone_attached(network: &ObjectRef, usage: &Usage) -> Vec<InUse> {
+        let mut found = Vec::new();
+        for node in &usage.containers {
+            for c in &node.containers {
+                if c.service.is_none() && c.networks.iter().any(|r| network.is_named_by(r)) {
+                    found.push(InUse::new(
+                        ObjectKind::Network,
+                        &network.name,
+                        User::container(&c.id, &c.name, &node.node),
+                    ));
+                }
+            }
+        }
+        found
     }
 
     /// Every use of the volume `name` by a service not in `own`, or by a
@@ -402,6 +468,9 @@ mod tests {
                     &object.name,
                     User::service(&s.id, &s.name),
                 ));
+            }
+            if kind == ObjectKind::Network {
+                found.extend(standalone_attached(object, usage));
             }
         }
         found.into_iter().collect()
@@ -470,9 +539,10 @@ mod tests {
             prop::option::of(name()),
             prop::option::of(name()),
             names(),
+            names(),
         )
-            .prop_map(|(id, n, service, stack, volumes)| {
-                let mut c = ContainerUse::new(id, n, volumes);
+            .prop_map(|(id, n, service, stack, volumes, networks)| {
+                let mut c = ContainerUse::new(id, n, volumes).with_networks(networks);
                 c.service = service;
                 c.stack = stack;
                 c

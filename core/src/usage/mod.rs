@@ -9,7 +9,8 @@
 //! label whoever mounts it. So an object is shared (and stays) when any
 //! service of the swarm other than the release's own names it in its spec,
 //! at any replica count and in any mode, or when a container not of the
-//! release's own services uses it on any node that was reached.
+//! release's own services uses it (a volume) or is attached to it (a
+//! network), running or stopped, on any node that was reached.
 //!
 //! The facts ([`Usage`]) are read by a driver and passed through
 //! unjudged: raw mount sources, raw network targets, raw secret and config
@@ -134,7 +135,7 @@ pub fn is_template(source: &str) -> bool {
     source.contains("{{")
 }
 
-/// One container on a node, and the named volumes it uses.
+/// One container on a node, and the named volumes and networks it uses.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(remote = "Self", deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -155,6 +156,11 @@ pub struct ContainerUse {
     /// The names of the volumes it mounts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<String>,
+    /// The networks it is attached to, by name and by id, running or
+    /// stopped: the engine removes a swarm network that a stopped
+    /// container is attached to, and that container then cannot start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub networks: Vec<String>,
 }
 
 impl ContainerUse {
@@ -170,7 +176,14 @@ impl ContainerUse {
             service: None,
             stack: None,
             volumes: volumes.into_iter().map(Into::into).collect(),
+            networks: Vec::new(),
         }
+    }
+
+    /// Attached to the networks `refs` (names and ids).
+    pub fn with_networks<S: Into<String>>(mut self, refs: impl IntoIterator<Item = S>) -> Self {
+        self.networks = refs.into_iter().map(Into::into).collect();
+        self
     }
 
     /// A task of the service with id `service`.
@@ -198,7 +211,7 @@ impl ContainerUse {
 }
 
 /// The containers one node's daemon lists (running or stopped) that use a
-/// named volume.
+/// named volume or are attached to a network.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(remote = "Self", deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -207,7 +220,7 @@ pub struct NodeContainers {
     /// The node's id (as in the swarm's node list), or `(manager)` for the
     /// manager's own daemon when the swarm has no node reach.
     pub node: String,
-    /// Its containers that use a named volume.
+    /// Its containers that use a named volume or a network.
     #[serde(default)]
     pub containers: Vec<ContainerUse>,
 }
@@ -232,7 +245,8 @@ pub struct Usage {
     /// Every service of the swarm, of any stack or none.
     #[serde(default)]
     pub services: Vec<ServiceUse>,
-    /// The containers using named volumes on each node reached.
+    /// The containers using named volumes or networks on each node
+    /// reached.
     #[serde(default)]
     pub containers: Vec<NodeContainers>,
 }
@@ -258,6 +272,7 @@ impl Usage {
         for node in &mut self.containers {
             for c in &mut node.containers {
                 c.volumes.sort();
+                c.networks.sort();
             }
             node.containers.sort();
         }
@@ -579,6 +594,56 @@ mod tests {
                 User::container("c9", "manual", "node-b")
             )]
         );
+    }
+
+    #[test]
+    fn a_container_of_no_service_attached_to_the_network_uses_it_a_task_does_not() {
+        let usage = Usage::new(
+            vec![],
+            vec![NodeContainers::new(
+                "node-b",
+                vec![
+                    // Stopped or running, by name or by id: `docker run
+                    // --network gone_default`, which cannot start again
+                    // once the network is gone.
+                    ContainerUse::new("c1", "debug", None::<String>)
+                        .with_networks(["gone_default"]),
+                    ContainerUse::new("c2", "probe", None::<String>).with_networks(["n1"]),
+                    // Another service's task, and one of the release's
+                    // own: their services' specs decide.
+                    ContainerUse::new("c3", "other_app.1", None::<String>)
+                        .with_networks(["gone_default"])
+                        .of_service("s-other"),
+                    ContainerUse::new("c4", "gone_app.1", None::<String>)
+                        .with_networks(["n1"])
+                        .of_service("s-own"),
+                    // Attached elsewhere only.
+                    ContainerUse::new("c5", "web", None::<String>).with_networks(["web_default"]),
+                ],
+            )],
+        );
+        let network = |id: &str, name: &str| {
+            InUse::new(
+                ObjectKind::Network,
+                "gone_default",
+                User::container(id, name, "node-b"),
+            )
+        };
+        let expected = vec![network("c1", "debug"), network("c2", "probe")];
+        assert_eq!(
+            users_of("gone", &objects(), false, &own(), &usage),
+            expected
+        );
+        // The resource rule's check of a dropped network: the same.
+        let dropped = ObjectRef::new("n1", "gone_default");
+        assert_eq!(
+            service_users([(ObjectKind::Network, &dropped)], &BTreeSet::new(), &usage),
+            expected
+        );
+        // Nothing else of the release is kept by them.
+        let left = without_shared(&objects(), &expected);
+        assert!(left.networks.is_empty());
+        assert_eq!(left.secrets, objects().secrets);
     }
 
     #[test]

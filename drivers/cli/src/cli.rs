@@ -290,7 +290,7 @@ pub enum Command {
     /// the job's tasks; not for people.
     #[command(hide = true)]
     Agent {
-        /// The job's request, JSON. E.g. `--request '{"format":2}'`.
+        /// The job's request, JSON. E.g. `--request '{"format":3}'`.
         #[arg(long, value_name = "JSON")]
         request: String,
         /// This node's daemon. E.g. `--socket unix:///var/run/docker.sock`.

@@ -16,6 +16,10 @@ use crate::labels::STACK_NAMESPACE;
 /// The mount type of a named volume, as a container listing spells it.
 const VOLUME_MOUNT: &str = "volume";
 
+/// The networks every daemon has of its own, which no stack creates: a
+/// container attached only to these uses nothing a sweep removes.
+const DAEMON_NETWORKS: [&str; 3] = ["bridge", "host", "none"];
+
 /// Every listed service with what its spec names, sorted by id.
 pub(crate) fn service_uses(services: Vec<Service>) -> Result<Vec<ServiceUse>, BackendError> {
     let mut uses = services
@@ -93,8 +97,9 @@ fn non_empty_label(labels: Option<&HashMap<String, String>>, key: &str) -> Optio
         .cloned()
 }
 
-/// The listed containers (running or stopped) that mount a named volume,
-/// sorted; the others use nothing a sweep removes.
+/// The listed containers (running or stopped) that mount a named volume or
+/// are attached to a network other than the daemon's own, sorted; the
+/// others use nothing a sweep removes.
 pub(crate) fn container_uses(
     containers: Vec<ContainerSummary>,
 ) -> Result<Vec<ContainerUse>, BackendError> {
@@ -108,10 +113,10 @@ pub(crate) fn container_uses(
     Ok(uses)
 }
 
-/// One container's named volumes, its name (the first of its names, without
-/// the leading `/`; its id when it has none), its service id label and its
-/// stack namespace label;
-/// `None` when it mounts no named volume.
+/// One container's named volumes, the networks it is attached to (by name
+/// and by id), its name (the first of its names, without the leading `/`;
+/// its id when it has none), its service id label and its stack namespace
+/// label; `None` when it uses neither a named volume nor a network.
 fn container_use(container: ContainerSummary) -> Result<Option<ContainerUse>, BackendError> {
     let mut volumes: Vec<String> = container
         .mounts
@@ -121,11 +126,23 @@ fn container_use(container: ContainerSummary) -> Result<Option<ContainerUse>, Ba
         .filter_map(|m| m.name)
         .filter(|n| !n.is_empty())
         .collect();
-    if volumes.is_empty() {
+    let mut networks: Vec<String> = container
+        .network_settings
+        .and_then(|settings| settings.networks)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(name, _)| !DAEMON_NETWORKS.contains(&name.as_str()))
+        .flat_map(|(name, endpoint)| [Some(name), endpoint.network_id])
+        .flatten()
+        .filter(|r| !r.is_empty())
+        .collect();
+    if volumes.is_empty() && networks.is_empty() {
         return Ok(None);
     }
     volumes.sort();
     volumes.dedup();
+    networks.sort();
+    networks.dedup();
     let names = container.names.unwrap_or_default();
     let name = names
         .first()
@@ -134,12 +151,13 @@ fn container_use(container: ContainerSummary) -> Result<Option<ContainerUse>, Ba
         return Err(BackendError::Invalid {
             what: "the container list".into(),
             message: format!(
-                "a container ({name:?}) using volumes {volumes:?} is listed without an id"
+                "a container ({name:?}) using volumes {volumes:?} and networks {networks:?} is \
+                 listed without an id"
             ),
         });
     };
     let name = name.filter(|n| !n.is_empty()).unwrap_or_else(|| id.clone());
-    let mut found = ContainerUse::new(id, name, volumes);
+    let mut found = ContainerUse::new(id, name, volumes).with_networks(networks);
     if let Some(service) = non_empty_label(container.labels.as_ref(), SERVICE_ID_LABEL) {
         found = found.of_service(service);
     }
@@ -265,5 +283,32 @@ mod tests {
             container_uses(idless),
             Err(BackendError::Invalid { .. })
         ));
+    }
+
+    #[test]
+    fn containers_attached_to_a_network_are_listed_with_its_name_and_id() {
+        let containers: Vec<ContainerSummary> = from_json(serde_json::json!([
+            // Stopped, made by hand on a stack's attachable network.
+            {"Id": "c1", "Names": ["/debug"], "State": "exited",
+                "NetworkSettings": {"Networks": {
+                    "gone_default": {"NetworkID": "n1"},
+                    "bridge": {"NetworkID": "b0"}}}},
+            // The daemon's own networks only: not listed.
+            {"Id": "c2", "Names": ["/plain"],
+                "NetworkSettings": {"Networks": {"bridge": {"NetworkID": "b0"}, "host": {}}}},
+            // A network without an id given: its name stands.
+            {"Id": "c3", "Names": ["/web.1.x"], "Labels": {SERVICE_ID_LABEL: "s9"},
+                "NetworkSettings": {"Networks": {"web_default": {"NetworkID": ""}}}},
+        ]));
+        assert_eq!(
+            container_uses(containers).unwrap(),
+            vec![
+                ContainerUse::new("c1", "debug", None::<String>)
+                    .with_networks(["gone_default", "n1"]),
+                ContainerUse::new("c3", "web.1.x", None::<String>)
+                    .with_networks(["web_default"])
+                    .of_service("s9"),
+            ]
+        );
     }
 }

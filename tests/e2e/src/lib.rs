@@ -581,7 +581,8 @@ impl Stack {
         self
     }
 
-    /// With an overlay network, a secret and a config of its own.
+    /// With an overlay network (attachable), a secret and a config of its
+    /// own.
     pub fn with_network_secret_config(mut self) -> Stack {
         self.extras = true;
         self
@@ -669,7 +670,12 @@ impl Stack {
             let config = dir.join(format!("{}.config", self.release));
             fs::write(&secret, "secret\n").expect("write the secret file");
             fs::write(&config, "config\n").expect("write the config file");
-            let _ = writeln!(y, "networks:\n  net:\n    driver: overlay");
+            // Attachable: a container of no service may join it, as an
+            // operator's debugging container would.
+            let _ = writeln!(
+                y,
+                "networks:\n  net:\n    driver: overlay\n    attachable: true"
+            );
             let _ = writeln!(y, "secrets:\n  sec:\n    file: {}", secret.display());
             let _ = writeln!(y, "configs:\n  cfg:\n    file: {}", config.display());
         }

@@ -3,7 +3,8 @@
 //! service made by hand mounts, both at 0 replicas (no container holds the
 //! volume, so the engine itself would let it go); its network and config
 //! that another stack's service names; its volume that a stopped container
-//! uses. Each time the rest of the release goes, what is used stays with
+//! uses; its network that a stopped container of no service is attached
+//! to. Each time the rest of the release goes, what is used stays with
 //! the release's records, the run ends with exit 1, and the other workload
 //! is untouched.
 
@@ -300,5 +301,51 @@ fn a_volume_a_stopped_container_uses_on_its_node_stays() {
 
     // The container gone, the next sweep finishes the release.
     docker_ok("alpha-2", &["container", "rm", &holder.name]);
+    sweep_finishes(&s, &gone);
+}
+
+#[test]
+fn a_network_a_stopped_container_of_no_service_is_attached_to_stays() {
+    let s = Scenario::new();
+    let mut cleanup = Cleanup::new(&ALPHA);
+    let gone = departed(&s, &mut cleanup, true);
+    let net = format!("{}_net", gone.release);
+    let holder = Outside {
+        node: "alpha-3",
+        kind: "container",
+        name: s.release("attached"),
+    };
+    // Created, never started, on a node the release never ran on: the
+    // engine lets a network go while no container on it runs, and this
+    // one could then never start.
+    docker_ok(
+        "alpha-3",
+        &[
+            "container",
+            "create",
+            "--name",
+            &holder.name,
+            "--network",
+            &net,
+            IMAGE,
+            "true",
+        ],
+    );
+
+    let out = sweep_keeps(&s, &gone, &[("network", &net, "container", &holder.name)]);
+    let report = one(&out["report"], "releases", &gone.release);
+    assert_eq!(report["errors"], json!([]), "{report:#}");
+    let r = Remains::read(&ALPHA, &gone.release);
+    assert!(
+        r.services.is_empty() && r.secrets.is_empty() && r.configs.is_empty(),
+        "{r:#?}"
+    );
+    assert_eq!(r.networks, [net], "{r:#?}");
+    assert!(!r.records.is_empty(), "{r:#?}");
+    // The other workload still starts on it.
+    docker_ok("alpha-3", &["container", "start", &holder.name]);
+
+    // The container gone, the next sweep finishes the release.
+    docker_ok("alpha-3", &["container", "rm", "-f", &holder.name]);
     sweep_finishes(&s, &gone);
 }
