@@ -99,7 +99,7 @@ pub mod explain;
 pub mod format;
 pub mod grace;
 mod grace_update;
-mod map_only;
+pub mod map_only;
 pub mod markdown;
 mod names;
 pub mod notify;

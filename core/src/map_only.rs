@@ -6,8 +6,9 @@
 //! document of another shape, or one edited by hand, would be read as
 //! something nobody wrote. Each such struct therefore derives its reader
 //! and writer with `remote = "Self"` (as inherent functions, on the
-//! struct's own fields and attributes), and [`map_only!`] gives it the
-//! trait impls, whose reader calls that inherent one only for a map.
+//! struct's own fields and attributes), and the crate's `map_only!` macro
+//! gives it the trait impls, whose reader calls that inherent one only for
+//! a map.
 //!
 //! serde gives those inherent functions the struct's visibility, and an
 //! inherent function wins over a trait's of the same name: code that
@@ -17,7 +18,8 @@
 //! entry point (`serde_json::from_str`), which always does.
 //!
 //! Private structs of a document, which are not worth the two impls, are
-//! read through [`Obj`].
+//! read through [`Obj`], as are the drivers' own documents' (a registry
+//! file's tables).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -65,10 +67,19 @@ macro_rules! map_only {
 }
 pub(crate) use map_only;
 
-/// `T`, read only from a JSON object: for a document's private structs,
-/// for the same reason as [`map_only!`].
-#[derive(Default)]
-pub(crate) struct Obj<T>(pub(crate) T);
+/// `T`, read only from an object (a JSON object, a TOML table): for a
+/// document's private structs, which derive their reader, for the same
+/// reason as the crate's own (see the module's docs). It reads anything
+/// else as an error, never as the struct's fields by position.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Obj<T>(pub T);
+
+impl<T> Obj<T> {
+    /// The value read.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use sweep_core::deletion_window::DeletionWindow;
+use sweep_core::map_only::Obj;
 use thiserror::Error;
 
 use crate::backend::DEFAULT_TIMEOUT;
@@ -125,7 +126,7 @@ struct RawFile {
     /// message rather than serde's.
     timeout: Option<toml::Value>,
     #[serde(default)]
-    swarm: Vec<RawSwarm>,
+    swarm: Vec<Obj<RawSwarm>>,
 }
 
 #[derive(Deserialize)]
@@ -134,9 +135,9 @@ struct RawSwarm {
     name: String,
     manager: String,
     self_stack: Option<String>,
-    tls: Option<RawTls>,
+    tls: Option<Obj<RawTls>>,
     #[serde(default)]
-    node: Vec<RawNode>,
+    node: Vec<Obj<RawNode>>,
     node_reach: Option<RawNodeReach>,
     agent_image: Option<String>,
     agent_socket: Option<String>,
@@ -165,7 +166,7 @@ struct RawTls {
 #[serde(deny_unknown_fields)]
 struct RawNode {
     endpoint: String,
-    tls: Option<RawTls>,
+    tls: Option<Obj<RawTls>>,
 }
 
 /// Turns a deserializer path (`swarm[1].node[0].tls.ca`) into the place an
@@ -290,7 +291,7 @@ impl RegistryConfig {
         // Name -> index of its first entry. A scan of `swarms` per entry was
         // quadratic: 100 000 swarms took 22 s to load.
         let mut seen: HashMap<String, usize> = HashMap::with_capacity(raw.swarm.len());
-        for (index, s) in raw.swarm.into_iter().enumerate() {
+        for (index, Obj(s)) in raw.swarm.into_iter().enumerate() {
             let label = format!("swarm {:?}", s.name);
             if let Some(&first) = seen.get(&s.name) {
                 return Err(ConfigError::DuplicateSwarm {
@@ -301,7 +302,12 @@ impl RegistryConfig {
                 });
             }
             seen.insert(s.name.clone(), index);
-            let tls = check_tls(s.tls, base, &format!("{label}: tls"), &invalid)?;
+            let tls = check_tls(
+                s.tls.map(Obj::into_inner),
+                base,
+                &format!("{label}: tls"),
+                &invalid,
+            )?;
             let manager = Endpoint::parse(&s.manager, tls)
                 .map_err(|e| invalid(format!("{label}: manager"), e.to_string()))?;
             // Two names for one manager are allowed: the planner groups
@@ -319,9 +325,14 @@ impl RegistryConfig {
             let mut nodes: Vec<Endpoint> = Vec::with_capacity(s.node.len());
             // Endpoint URL -> index of the node that has it (linear, as above).
             let mut node_seen: HashMap<String, usize> = HashMap::with_capacity(s.node.len());
-            for (n, node) in s.node.into_iter().enumerate() {
+            for (n, Obj(node)) in s.node.into_iter().enumerate() {
                 let place = format!("{label}: node #{}", n + 1);
-                let tls = check_tls(node.tls, base, &format!("{place}: tls"), &invalid)?;
+                let tls = check_tls(
+                    node.tls.map(Obj::into_inner),
+                    base,
+                    &format!("{place}: tls"),
+                    &invalid,
+                )?;
                 let endpoint = Endpoint::parse(&node.endpoint, tls)
                     .map_err(|e| invalid(format!("{place}: endpoint"), e.to_string()))?;
                 if let Some(&first) = node_seen.get(endpoint.url()) {
@@ -637,6 +648,40 @@ manager = "tcp://127.0.0.1:2375"
         assert!(
             m.starts_with("registry.toml: swarm \"a\": tls: missing field `cert`"),
             "{m}"
+        );
+    }
+
+    /// A table written as an array of its values would be read by position,
+    /// past every key: refused, naming where. The same file with tables
+    /// reads.
+    #[test]
+    fn a_table_written_as_an_array_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["ca", "cert", "key"] {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        let read = |text: &str| RegistryConfig::parse(text, "registry.toml", dir.path());
+        let swarm = "[[swarm]]\nname = \"a\"\nmanager = \"tcp://h:1\"\n";
+        let tls = "{ca = \"ca\", cert = \"cert\", key = \"key\"}";
+        let tls_array = "[\"ca\", \"cert\", \"key\"]";
+        let good = read(&format!(
+            "{swarm}tls = {tls}\nnode = [{{endpoint = \"tcp://h:2\", tls = {tls}}}]\n"
+        ));
+        assert_eq!(good.unwrap().swarms[0].nodes.len(), 1);
+        let placed = |text: String, place: &str| match read(&text) {
+            Err(ConfigError::Invalid { place: found, .. }) => assert_eq!(found, place, "{text}"),
+            other => panic!("{text}: {other:?}"),
+        };
+        placed(format!("{swarm}tls = {tls_array}\n"), "swarm \"a\": tls");
+        placed(
+            format!("{swarm}tls = {tls}\nnode = [[\"tcp://h:2\", {tls_array}]]\n"),
+            "swarm \"a\": node #1",
+        );
+        placed(
+            format!(
+                "{swarm}tls = {tls}\nnode = [{{endpoint = \"tcp://h:2\", tls = {tls_array}}}]\n"
+            ),
+            "swarm \"a\": node #1: tls",
         );
     }
 
