@@ -796,7 +796,8 @@ proptest! {
 /// A departed release `gone` whose stack has two of each kind of object,
 /// on a swarm whose other services name random ones of them (by id or by
 /// name, or every volume through a template), and whose nodes hold random
-/// containers of other workloads or of `gone`'s own service.
+/// containers of other workloads or of `gone`'s own service, some attached
+/// to its networks (by id or by name).
 fn shared_snapshot() -> impl Strategy<Value = Snapshot> {
     let reference = prop_oneof![
         Just("net-a"),
@@ -820,6 +821,9 @@ fn shared_snapshot() -> impl Strategy<Value = Snapshot> {
         any::<bool>(),
         prop::sample::select(&["gone_vol_a", "gone_vol_b", "x"][..]),
         0u8..2,
+        prop::option::of(prop::sample::select(
+            &["net-a", "gone_net_b", "other_net"][..],
+        )),
     );
     (
         prop::collection::vec(service, 0..4),
@@ -866,12 +870,13 @@ fn shared_snapshot() -> impl Strategy<Value = Snapshot> {
             let containers = containers
                 .into_iter()
                 .enumerate()
-                .map(|(i, (own, volume, node))| {
+                .map(|(i, (own, volume, node, network))| {
                     let c = sweep_core::usage::ContainerUse::new(
                         format!("c{i}"),
                         format!("c{i}"),
                         [volume],
-                    );
+                    )
+                    .with_networks(network);
                     let c = if own { c.of_service("own") } else { c };
                     sweep_core::usage::NodeContainers::new(format!("n{}", node + 1), vec![c])
                 })
@@ -897,10 +902,10 @@ fn shared_snapshot() -> impl Strategy<Value = Snapshot> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
 
-    /// What any service other than the release's own names, or a container
-    /// not of its services uses, is never among the objects a deletion
-    /// removes, and is named in `in_use_by`; everything else of the
-    /// release still goes.
+    /// What any service other than the release's own names, a container not
+    /// of its services uses, or a container of no service is attached to,
+    /// is never among the objects a deletion removes, and is named in
+    /// `in_use_by`; everything else of the release still goes.
     #[test]
     fn the_objects_of_a_deletion_never_hold_what_another_workload_uses(s in shared_snapshot()) {
         let p = plan(&s).unwrap();
@@ -917,6 +922,11 @@ proptest! {
             for o in list {
                 prop_assert!(!refs.iter().any(|r| o.is_named_by(r)), "{:?} is named by another service", o);
             }
+        }
+        for o in &objects.networks {
+            let attached = usage.containers.iter().flat_map(|n| n.containers.iter())
+                .any(|c| c.service.is_none() && c.networks.iter().any(|r| o.is_named_by(r)));
+            prop_assert!(!attached, "{:?} has a container of no service attached", o);
         }
         let removed: BTreeSet<&String> = objects.volumes.iter().flatten().flat_map(|n| n.volumes.iter()).collect();
         // Without a purge no volume is removed, so none is judged.
