@@ -15,12 +15,10 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use base64::Engine as _;
 use support::{stderr, stdout, sweep};
 use sweep_core::audit::{parse_line, AuditEntry, Trigger};
 use sweep_core::saved::bytes_digest;
 use sweep_core::sweep::{ObjectKind, ObjectOutcome, ObjectReason};
-use sweep_testkit::engine_record::EngineRecord;
 use sweep_testkit::fake_daemon::{swarm_manager, FakeDaemon, Reply};
 
 /// A fake manager of cluster `c1` whose configs listing holds the record of
@@ -30,27 +28,6 @@ struct Swarm {
     _runtime: tokio::runtime::Runtime,
     daemon: FakeDaemon,
     endpoint: String,
-}
-
-fn record_listing() -> String {
-    let record = EngineRecord::new("blog", 1).with_owner(Some("cd/default/blog:release/blog"));
-    let labels: serde_json::Map<String, serde_json::Value> = record
-        .labels()
-        .into_iter()
-        .map(|(k, v)| (k, serde_json::Value::String(v)))
-        .collect();
-    serde_json::json!([{
-        "ID": "rec1",
-        "Version": {"Index": 101},
-        "CreatedAt": "2025-03-01T12:00:00Z",
-        "UpdatedAt": "2025-03-01T12:00:00Z",
-        "Spec": {
-            "Name": record.name(),
-            "Labels": labels,
-            "Data": base64::engine::general_purpose::STANDARD.encode(record.payload()),
-        },
-    }])
-    .to_string()
 }
 
 impl Swarm {
@@ -66,7 +43,10 @@ impl Swarm {
             .unwrap();
         let members = [("n1".to_owned(), "host-1".to_owned())];
         let routes = swarm_manager("n1", "host-1", "c1", &members, std::time::Duration::ZERO)
-            .on("/configs", Reply::json(record_listing()))
+            .on(
+                "/configs",
+                Reply::json(support::record_listing("blog", "rec1", 101)),
+            )
             .on("/tasks", Reply::json("[]"))
             .on_method("DELETE", "/configs", removal);
         let daemon = FakeDaemon::new(routes);

@@ -134,17 +134,25 @@ impl Drop for Killed {
 /// (revision 1, stamped for application `gone`) as the engine lists it:
 /// what a fake daemon answers for a swarm with one departed release.
 pub fn departed_record_listing() -> String {
+    record_listing("gone", "rec-gone-1", 11)
+}
+
+/// A daemon's configs listing holding one release record of `release`
+/// (revision 1, stamped for the application of the same name), with the
+/// config id `id` at version `index`, as the engine lists it.
+pub fn record_listing(release: &str, id: &str, index: u64) -> String {
     use base64::Engine as _;
     use sweep_testkit::engine_record::EngineRecord;
-    let record = EngineRecord::new("gone", 1).with_owner(Some("cd/default/gone:release/gone"));
+    let owner = format!("cd/default/{release}:release/{release}");
+    let record = EngineRecord::new(release, 1).with_owner(Some(owner.as_str()));
     let labels: serde_json::Map<String, serde_json::Value> = record
         .labels()
         .into_iter()
         .map(|(k, v)| (k, serde_json::Value::String(v)))
         .collect();
     serde_json::json!([{
-        "ID": "rec-gone-1",
-        "Version": {"Index": 11},
+        "ID": id,
+        "Version": {"Index": index},
         "CreatedAt": "2026-03-01T12:00:00Z",
         "UpdatedAt": "2026-03-01T12:00:00Z",
         "Spec": {
