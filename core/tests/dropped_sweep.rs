@@ -13,7 +13,7 @@ use sweep_core::sweep::{
     ActionKind, ObjectKind, ObjectOutcome, ObjectReason, Outcome, ReleaseOutcome, Settings,
     StackPart, StampChange, StampRead, Sweep, SweepReport, Timestamp, UsageRead,
 };
-use sweep_core::usage::{ServiceUse, Usage};
+use sweep_core::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 use sweep_core::{plan, ReleaseEntry, SweepPlan};
 
 /// The scenario of the rule: revision 2 of `web` dropped worker, back and
@@ -615,4 +615,68 @@ mod faults {
             prop_assert_eq!(said, removed);
         }
     }
+}
+
+/// A stopped container of no service attached to a dropped network since
+/// the plan, on one of the nodes the plan reached: the read before the
+/// network goes lists the containers at every such node, and the network
+/// stays. The engine would let it go, and the container could not start
+/// again.
+#[test]
+fn a_dropped_network_a_container_attached_since_the_plan_is_kept() {
+    let mut s = {
+        let p = the_plan();
+        assert_eq!(p.dropped.len(), 1);
+        p
+    };
+    // The plan reached two nodes.
+    let nodes = vec![
+        sweep_core::NodeEntry::new("n1", "node-1"),
+        sweep_core::NodeEntry::new("n2", "node-2"),
+    ];
+    if let Some(swarm) = s.swarms.iter_mut().find(|w| w.swarm.as_str() == "alpha") {
+        swarm.nodes = Some(nodes);
+    }
+    let mut places = Vec::new();
+    let (log, report) = run(&s, |kind| match kind {
+        ActionKind::ReadStamps { .. } => stamps(&["rec-web-1", "rec-web-2"]),
+        ActionKind::ReadUsage { at, .. } => {
+            let ids: Vec<String> = at
+                .iter()
+                .map(|w| w.node_id().unwrap_or("manager").to_owned())
+                .collect();
+            places.push(ids.clone());
+            let containers = ids
+                .into_iter()
+                .map(|node| {
+                    let list = if node == "n2" {
+                        let c = ContainerUse::new("c-byhand", "byhand", [""; 0]);
+                        vec![c.with_networks(["id-network-web_back"])]
+                    } else {
+                        Vec::new()
+                    };
+                    NodeContainers::new(node, list)
+                })
+                .collect();
+            let Outcome::Usage(read) = usage(Vec::new()) else {
+                unreachable!()
+            };
+            Outcome::Usage(UsageRead::new(
+                read.stack,
+                Usage::new(Vec::new(), containers),
+            ))
+        }
+        ActionKind::RemoveStack { .. } => Outcome::Done,
+        other => panic!("{other:?}"),
+    });
+    assert_eq!(places, [vec!["n1".to_owned(), "n2".to_owned()]]);
+    assert!(!log.iter().any(|l| l.contains("web_back")), "{log:#?}");
+    let d = &report.dropped[0];
+    assert_eq!(d.outcome, ReleaseOutcome::InUse);
+    assert_eq!(d.in_use_by.len(), 1);
+    assert_eq!(d.in_use_by[0].object, "web_back");
+    assert_eq!(d.in_use_by[0].user.name, "byhand");
+    assert_eq!(d.in_use_by[0].user.node.as_deref(), Some("n2"));
+    let gone: Vec<&str> = d.removed.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(gone, ["web_worker", "web_conf2"]);
 }

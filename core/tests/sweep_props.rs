@@ -30,13 +30,17 @@ struct ReleaseGen {
     stack: StepFault,
     records: StepFault,
     /// A part of its stack another workload's service names (0 networks,
-    /// 1 secrets, 2 configs), and whether another workload's container
-    /// uses its first volume.
+    /// 1 secrets, 2 configs) or a container of no service is attached to
+    /// since the plan (3, its network), and whether another workload's
+    /// container uses its first volume.
     shared: Option<u8>,
     shared_volume: bool,
     /// Another workload starts to name its first waiting volume and its
     /// network when their removal is first refused "in use".
     named_later: bool,
+    /// A container of no service is attached to its network when the
+    /// network's removal is first refused "in use".
+    attached_later: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -87,7 +91,7 @@ fn release_gen(faults: bool) -> impl Strategy<Value = ReleaseGen> {
         step_fault(faults),
         step_fault(faults),
         if faults {
-            prop_oneof![5 => Just(None), 1 => (0u8..3).prop_map(Some)].boxed()
+            prop_oneof![5 => Just(None), 1 => (0u8..4).prop_map(Some)].boxed()
         } else {
             Just(None).boxed()
         },
@@ -101,9 +105,24 @@ fn release_gen(faults: bool) -> impl Strategy<Value = ReleaseGen> {
         } else {
             Just(false).boxed()
         },
+        if faults {
+            prop::bool::weighted(0.1).boxed()
+        } else {
+            Just(false).boxed()
+        },
     )
         .prop_map(
-            |(departed, own, volumes, stack, records, shared, shared_volume, named_later)| {
+            |(
+                departed,
+                own,
+                volumes,
+                stack,
+                records,
+                shared,
+                shared_volume,
+                named_later,
+                attached_later,
+            )| {
                 ReleaseGen {
                     departed,
                     own,
@@ -113,6 +132,7 @@ fn release_gen(faults: bool) -> impl Strategy<Value = ReleaseGen> {
                     shared,
                     shared_volume,
                     named_later,
+                    attached_later,
                 }
             },
         )
@@ -265,10 +285,19 @@ fn build(g: &WorldGen) -> World {
                     w.faults.records_lie.insert(rr.clone(), 1);
                 }
             }
-            if let Some(part) = r.shared {
-                let part = [StackPart::Networks, StackPart::Secrets, StackPart::Configs]
-                    [usize::from(part) % 3];
-                w.faults.shared.insert(rr.clone(), [part].into());
+            match r.shared {
+                None => {}
+                Some(3) => {
+                    w.faults.attached.insert(rr.clone());
+                }
+                Some(part) => {
+                    let part = [StackPart::Networks, StackPart::Secrets, StackPart::Configs]
+                        [usize::from(part) % 3];
+                    w.faults.shared.insert(rr.clone(), [part].into());
+                }
+            }
+            if r.attached_later {
+                w.faults.attached_on_in_use.insert(rr.clone());
             }
             if let (true, Some((_, v))) = (r.shared_volume, vols.first()) {
                 w.faults
@@ -458,8 +487,7 @@ proptest! {
             // A user that appears while a removal waits on "in use" counts
             // from then on: the retry is judged again.
             let rref = ReleaseRef::new(s, name);
-            let shares = run.world.faults.shared.contains_key(&rref)
-                || run.world.named_since(&rref);
+            let shares = run.world.shares(&rref);
             prop_assert!(!(shares && r.outcome == ReleaseOutcome::Deleted), "{}/{} deleted though shared", s, name);
             match r.outcome {
                 ReleaseOutcome::Deleted => {

@@ -681,7 +681,13 @@ fn rule6_reached_node_that_is_unreachable_fails_the_purge_and_keeps_records() {
         assert!(run.world.has_records("alpha", "web"));
         assert!(r.volumes_deleted.is_empty());
         assert_eq!(run.world.count(|k| k.step() == Step::RemoveVolume), 0);
-        assert!(!run.world.has_stack("alpha", "web"));
+        // The services go; the networks, secrets and configs wait for
+        // the same read (a container of no service on n2 may be attached
+        // to the network), so they stay too.
+        assert!(!run.world.has_part("alpha", "web", StackPart::Services));
+        for part in [StackPart::Networks, StackPart::Secrets, StackPart::Configs] {
+            assert!(run.world.has_part("alpha", "web", part), "{part}");
+        }
         // No re-listing: it cannot tell whether a volume is gone.
         assert_eq!(run.world.count(|k| k.step() == Step::ListReleases), 0);
         assert!(report.uncovered.is_empty());
@@ -2040,5 +2046,139 @@ fn rule13_a_network_named_while_it_waits_is_kept_not_retried_into_a_failure() {
         // The rest went, volumes included; the records stay.
         assert!(run.world.volumes("alpha", "web").is_empty());
         assert!(run.world.has_records("alpha", "web"));
+    }
+}
+
+/// A stopped container of no service attached to the network since the
+/// plan, on the last node reached: the engine would let the network go
+/// (it refuses only while such a container runs), and the container could
+/// never start again. The read before the networks go lists every place's
+/// containers, so the network stays, with the records.
+#[test]
+fn rule13_a_network_a_container_attached_since_the_plan_stays() {
+    for reach in [Reach::Nodes, Reach::ManagerOnly] {
+        for seed in 0..SEEDS {
+            let mut w = World::new(true);
+            w.swarm(
+                "alpha",
+                &[
+                    ("n1", "node-1", true),
+                    ("n2", "node-2", true),
+                    ("n3", "node-3", true),
+                ],
+                reach,
+                true,
+            );
+            w.release("alpha", "web", "shop", &[("n1", "data")]);
+            let web = rr("alpha", "web");
+            w.faults.attached.insert(web.clone());
+            let (report, run) = sweep(w, seed, 4);
+            assert!(
+                run.world.violations.is_empty(),
+                "{:?}",
+                run.world.violations
+            );
+            let r = &report.releases[0];
+            assert_eq!(r.outcome, ReleaseOutcome::InUse, "{:?}", r.errors);
+            assert!(r.errors.is_empty(), "{:?}", r.errors);
+            let kept: Vec<(&str, &str, Option<&str>)> = r
+                .in_use_by
+                .iter()
+                .map(|u| {
+                    let user = &u.user;
+                    (u.object.as_str(), user.name.as_str(), user.node.as_deref())
+                })
+                .collect();
+            // The model names the manager's daemon by its node's id.
+            let node = match reach {
+                Reach::Nodes => "n3",
+                Reach::ManagerOnly => "n1",
+            };
+            assert_eq!(kept, [("web_networks", "byhand", Some(node))]);
+            assert!(run.world.has_part("alpha", "web", StackPart::Networks));
+            for part in [StackPart::Services, StackPart::Secrets, StackPart::Configs] {
+                assert!(!run.world.has_part("alpha", "web", part), "{part}");
+            }
+            assert_eq!(
+                run.world.count(|k| k.part() == Some(StackPart::Networks)),
+                0
+            );
+            assert!(run.world.volumes("alpha", "web").is_empty());
+            assert!(run.world.has_records("alpha", "web"));
+        }
+    }
+}
+
+/// A network refused "in use" while a container of no service runs
+/// attached to it, and that container then stops (still attached): the
+/// read before the retry lists every place's containers, and the network
+/// is kept at once, not removed from under the stopped container.
+#[test]
+fn rule13_a_network_a_container_stopped_on_while_it_waited_stays() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release("alpha", "web", "shop", &[("n1", "data")]);
+        let web = rr("alpha", "web");
+        w.faults
+            .part_in_use
+            .insert((web.clone(), StackPart::Networks), u32::MAX);
+        w.faults.attached_on_in_use.insert(web.clone());
+        let (report, run) = sweep(w, seed, 4);
+        assert!(
+            run.world.violations.is_empty(),
+            "{:?}",
+            run.world.violations
+        );
+        assert!(run.world.named_since(&web));
+        let networks = run.world.count(|k| k.part() == Some(StackPart::Networks));
+        assert_eq!(networks, 1, "seed {seed}");
+        let r = &report.releases[0];
+        assert_eq!(r.outcome, ReleaseOutcome::InUse);
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        assert_eq!(r.in_use_by.len(), 1);
+        assert_eq!(r.in_use_by[0].user.name, "byhand");
+        assert!(run.world.has_part("alpha", "web", StackPart::Networks));
+        assert!(run.world.has_records("alpha", "web"));
+    }
+}
+
+/// The read before the networks go lists the containers where the plan
+/// read them; a release whose plan lists no network reads none there.
+#[test]
+fn rule13_the_read_before_the_networks_lists_containers_only_for_networks() {
+    let mut w = World::new(false);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[]);
+    let unlisted = w.plan();
+    let stack = |networks: Vec<ObjectRef>| {
+        let mut plan = unlisted.clone();
+        let secrets = vec![ObjectRef::new("secrets-web", "web_secrets")];
+        let services = vec![ServiceEntry::new("svc-web", "web_web", 1)];
+        plan.deletions[0].objects =
+            Some(StackObjects::new(services, networks, secrets, Vec::new()));
+        plan
+    };
+    let with = stack(vec![ObjectRef::new("networks-web", "web_networks")]);
+    let without = stack(Vec::new());
+    // A plan that lists no objects at all proves no network absent.
+    for (plan, places) in [(with, 3), (without, 0), (unlisted, 3)] {
+        let mut sweep = Sweep::new(&plan, Settings::default());
+        let t = Timestamp::ZERO;
+        let mut reads = Vec::new();
+        while let Some(action) = sweep.poll_action(t) {
+            let outcome = match &action.kind {
+                read @ ActionKind::ReadStamps { .. } => unchanged(read),
+                ActionKind::ReadUsage { at, .. } => {
+                    reads.push(at.len());
+                    Outcome::Usage(UsageRead::default())
+                }
+                _ => Outcome::Done,
+            };
+            sweep.handle_outcome(action.id, outcome, t).unwrap();
+        }
+        // Before the services, then before the networks, secrets and
+        // configs.
+        assert_eq!(reads, [0, places]);
     }
 }

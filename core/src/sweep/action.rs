@@ -153,8 +153,9 @@ pub enum ActionKind {
     },
     /// Read what the release's stack holds now and what uses what on its
     /// swarm now: every service of the swarm with what its spec names,
-    /// and the containers using named volumes at each of `at` (none for
-    /// the stack's swarm-wide parts). Answer with
+    /// and the containers at each of `at` that use a named volume or are
+    /// attached to a network (`at` is empty when neither a volume nor a
+    /// network is judged by the read). Answer with
     /// [`Outcome::Usage`](super::Outcome::Usage). Handed out before the
     /// services go, before the networks, secrets and configs go, and
     /// before the volumes go: another workload may have started to use an

@@ -13,11 +13,13 @@
 //! included: those are left in place (`in_use_by`), never retried into a
 //! failure. Each retry of one the engine found in use is judged again the
 //! same way, after a fresh read of who uses what: a service that started
-//! to name it meanwhile leaves it in place too.
+//! to name it meanwhile leaves it in place too, and so does a container of
+//! no service attached to a dropped network (the reads before a network
+//! is judged list the containers where the plan read them).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::action::{ActionKind, StackPart, Step, Target};
+use super::action::{ActionKind, StackPart, Step, Target, Where};
 use super::ledger::{self, Ledger};
 use super::outcome::{Outcome, StampRead, UsageRead};
 use super::release::{answer_part, judge, next_part, note_part, PartAnswer};
@@ -83,10 +85,15 @@ pub(crate) struct DropRun {
     own_stack: bool,
     /// What became of each object touched.
     ledger: Ledger,
+    /// Where the plan read the swarm's containers: read there again before
+    /// a dropped network is judged.
+    places: Vec<Where>,
 }
 
 impl DropRun {
-    pub(crate) fn new(target: Target, dropped: &Dropped) -> Self {
+    /// `places`: where the plan read the containers of the release's swarm
+    /// (each reached node, or the manager).
+    pub(crate) fn new(target: Target, dropped: &Dropped, places: Vec<Where>) -> Self {
         let mut ledger = Ledger::default();
         for u in &dropped.in_use_by {
             ledger.in_use(u.kind, &u.object, None);
@@ -114,6 +121,19 @@ impl DropRun {
                 .collect(),
             own_stack: false,
             ledger,
+            places,
+        }
+    }
+
+    /// Where a read of who uses what lists containers: at the places when
+    /// `networks` (a dropped network is judged by it), else nowhere. A
+    /// container of no service keeps a network it is attached to, even
+    /// stopped, and the engine refuses the removal only while it runs.
+    fn container_places(&self, networks: bool) -> Vec<Where> {
+        if networks {
+            self.places.clone()
+        } else {
+            Vec::new()
         }
     }
 
@@ -160,19 +180,15 @@ impl DropRun {
             }
             Phase::Usage(slot @ Slot::Ready) => {
                 *slot = Slot::Outstanding;
-                let kind = ActionKind::ReadUsage {
-                    target,
-                    at: Vec::new(),
-                };
-                Some((DropKey::Usage, kind))
+                let networks = self.planned_of(Kind::Network).next().is_some();
+                let at = self.container_places(networks);
+                Some((DropKey::Usage, ActionKind::ReadUsage { target, at }))
             }
             Phase::Services | Phase::Others => {
                 if removal::start_reread(self.parts.values_mut(), now) {
-                    let kind = ActionKind::ReadUsage {
-                        target,
-                        at: Vec::new(),
-                    };
-                    return Some((DropKey::Recheck, kind));
+                    let networks = self.parts.get(&StackPart::Networks);
+                    let at = self.container_places(networks.is_some_and(Removal::is_reading));
+                    return Some((DropKey::Recheck, ActionKind::ReadUsage { target, at }));
                 }
                 let (part, kind) =
                     next_part(&mut self.parts, &self.part_objects, target, now, settings)?;

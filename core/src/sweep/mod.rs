@@ -422,7 +422,9 @@ impl Sweep {
                         .unwrap_or_default(),
                 )
                 .live();
-            drops.push(DropRun::new(target, d));
+            let places = places(plan.swarm(&d.swarm).and_then(|s| s.nodes.as_deref()));
+            let places = places.into_iter().map(|p| p.at).collect();
+            drops.push(DropRun::new(target, d, places));
         }
         let drop_by_ref = drops
             .iter()

@@ -17,7 +17,10 @@
 //! before the networks, secrets and configs go, and before the volumes go,
 //! the stack and what uses what on the swarm are read again
 //! ([`ActionKind::ReadUsage`]) and judged by the planner's own rule
-//! ([`usage::users_of`]). Each removal names its objects explicitly: what
+//! ([`usage::users_of`]). Before networks or volumes go, that read lists
+//! the containers where the plan read them: the engine lets a network go
+//! under a stopped container attached to it, and a volume under a
+//! service at 0 replicas. Each removal names its objects explicitly: what
 //! the plan listed (less what it found shared), as still labelled now, less
 //! what is used now. An object left for another workload keeps the
 //! release's records too (outcome `in_use`), so a later sweep finishes it
@@ -307,20 +310,24 @@ impl ReleaseRun {
                 Some((Key::Check, kind))
             }
             Phase::Usage(gate, slot @ Slot::Ready) => {
+                let gate = *gate;
                 *slot = Slot::Outstanding;
                 let at = match gate {
                     UsageGate::Purge => places_of(&self.purges),
+                    UsageGate::Parts if self.networks_may_go() => places_of(&self.purges),
                     UsageGate::Services | UsageGate::Parts => Vec::new(),
                 };
                 Some((Key::Usage, ActionKind::ReadUsage { target, at }))
             }
             Phase::Stack => {
                 if removal::start_reread(self.parts.values_mut(), now) {
-                    let kind = ActionKind::ReadUsage {
-                        target,
-                        at: Vec::new(),
+                    let networks = self.parts.get(&StackPart::Networks);
+                    let at = if networks.is_some_and(Removal::is_reading) {
+                        places_of(&self.purges)
+                    } else {
+                        Vec::new()
                     };
-                    return Some((Key::Recheck, kind));
+                    return Some((Key::Recheck, ActionKind::ReadUsage { target, at }));
                 }
                 let (part, kind) =
                     next_part(&mut self.parts, &self.part_objects, target, now, settings)?;
@@ -695,6 +702,13 @@ impl ReleaseRun {
                  since it was made); left in place"
             ),
         ));
+    }
+
+    /// Whether the parts' gate may find networks to remove: the plan
+    /// listed one (shared ones are left out of it), or listed none of its
+    /// objects at all.
+    fn networks_may_go(&self) -> bool {
+        self.planned.as_ref().is_none_or(|p| !p.networks.is_empty())
     }
 
     /// `candidates` (networks, secrets, configs) less what another
@@ -1315,6 +1329,11 @@ fn note_gone(ledger: &mut Ledger, kind: ReportKind, planned: &[ObjectRef], now: 
 }
 
 /// Where the purge runs, every place of it.
+/// Where the containers are read: every place the plan read them, for a
+/// volume's users and for a network's. A container of no service keeps a
+/// network it is attached to even stopped, and the engine refuses a
+/// network's removal only while such a container runs, so a stopped one
+/// attached since the plan is found only by reading the places again.
 fn places_of(purges: &[PlacePurge]) -> Vec<Where> {
     purges.iter().map(|p| p.place.at.clone()).collect()
 }

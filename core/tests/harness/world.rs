@@ -141,8 +141,19 @@ pub struct Faults {
     pub named_on_in_use: BTreeSet<(ReleaseRef, String)>,
     /// The volumes such a service mounts now.
     pub named_volumes: BTreeSet<(ReleaseRef, String)>,
-    /// The releases one of those two faults fired for.
+    /// The releases one of those faults fired for.
     pub named_since: BTreeSet<ReleaseRef>,
+    /// Releases whose network a stopped container of no service is
+    /// attached to, on the last node the plan reached (the manager without
+    /// node reach; nowhere when it reached none), since the plan: the
+    /// engine lets the network go, and only a read of that node's
+    /// containers finds the container.
+    pub attached: BTreeSet<ReleaseRef>,
+    /// Releases whose network such a container is attached to at the
+    /// moment its removal is answered "in use" (a `part_in_use` fault of
+    /// the networks firing): the container that held it stopped, and stays
+    /// attached from then on.
+    pub attached_on_in_use: BTreeSet<ReleaseRef>,
 }
 
 /// One action as the world saw it.
@@ -378,13 +389,35 @@ impl World {
 
     /// The stack stands but for what another workload uses.
     pub fn has_own_stack(&self, swarm: &str, release: &str) -> bool {
-        let shared = self.faults.shared.get(&ReleaseRef::new(swarm, release));
+        let shared = self.shared_parts(&ReleaseRef::new(swarm, release));
         self.swarms.get(&SwarmName::new(swarm)).is_some_and(|s| {
-            s.stacks.get(release).is_some_and(|p| {
-                p.iter()
-                    .any(|part| !shared.is_some_and(|sh| sh.contains(part)))
-            })
+            s.stacks
+                .get(release)
+                .is_some_and(|p| p.iter().any(|part| !shared.contains(part)))
         })
+    }
+
+    /// The parts of `release`'s stack another workload uses now: named by
+    /// a service, or (the networks) attached to a container.
+    pub fn shared_parts(&self, release: &ReleaseRef) -> BTreeSet<StackPart> {
+        let mut parts = self.faults.shared.get(release).cloned().unwrap_or_default();
+        // A container where nothing reaches is beyond any read: the limit
+        // the guide states, not this rule's to model.
+        let reached = self
+            .swarms
+            .get(&release.swarm)
+            .and_then(attached_node)
+            .is_some();
+        if reached && self.faults.attached.contains(release) {
+            parts.insert(StackPart::Networks);
+        }
+        parts
+    }
+
+    /// Whether another workload uses something of `release` (a part of
+    /// its stack, or one started to use something during the sweep).
+    pub fn shares(&self, release: &ReleaseRef) -> bool {
+        !self.shared_parts(release).is_empty() || self.named_since(release)
     }
 
     /// Whether another workload started to use an object of `release`
@@ -608,12 +641,7 @@ impl World {
                     .push(format!("stack part removed before its services: {kind:?}"));
             }
             ActionKind::RemoveStack { part, objects, .. }
-                if !objects.is_empty()
-                    && self
-                        .faults
-                        .shared
-                        .get(&t.release)
-                        .is_some_and(|parts| parts.contains(part)) =>
+                if !objects.is_empty() && self.shared_parts(&t.release).contains(part) =>
             {
                 self.violations
                     .push(format!("removal of what another workload uses: {kind:?}"));
@@ -790,6 +818,15 @@ impl World {
                     }
                 }
             }
+            if attached_node(swarm).as_ref() == Some(&node) {
+                for of in &self.faults.attached {
+                    if of.swarm == target.release.swarm {
+                        let network = part_object(StackPart::Networks, &of.release);
+                        let container = ContainerUse::new("c-byhand", "byhand", [""; 0]);
+                        list.push(container.with_networks(network.id));
+                    }
+                }
+            }
             containers.push(NodeContainers::new(node, list));
         }
         Outcome::Usage(UsageRead::new(stack, Usage::new(services, containers)))
@@ -822,6 +859,13 @@ impl World {
                     return Outcome::other(format!("service {release}_web: rpc error"));
                 }
                 if take(&mut faults.part_in_use, &(target.release.clone(), *part)) {
+                    if *part == StackPart::Networks
+                        && attached_node(swarm).is_some()
+                        && faults.attached_on_in_use.remove(&target.release)
+                    {
+                        faults.attached.insert(target.release.clone());
+                        faults.named_since.insert(target.release.clone());
+                    }
                     let named = faults
                         .shared_on_in_use
                         .get_mut(&target.release)
@@ -957,6 +1001,20 @@ fn take<K: Ord>(counts: &mut BTreeMap<K, u32>, key: &K) -> bool {
             true
         }
         _ => false,
+    }
+}
+
+/// The node the `attached` faults' container is on: the last node the
+/// plan reached, or the manager's (the first) without node reach.
+fn attached_node(swarm: &ModelSwarm) -> Option<String> {
+    match swarm.reach {
+        Reach::Nodes => swarm
+            .nodes
+            .iter()
+            .filter(|n| n.listed && !n.unread && !n.stranger)
+            .next_back()
+            .map(|n| n.id.clone()),
+        Reach::ManagerOnly => swarm.nodes.first().map(|n| n.id.clone()),
     }
 }
 

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::join_all;
 use futures::stream::{FuturesUnordered, StreamExt};
 use sweep_core::sweep::{
     Action, ActionId, ActionKind, Failure, Outcome, Settings, StackPart, StampRead, Step, Sweep,
@@ -507,14 +508,22 @@ async fn read_usage(
         Ok(None) => return unread("services' specs"),
         Err(e) => return Outcome::Failed(classify_backend(&e)),
     };
-    let mut containers = Vec::with_capacity(at.len());
-    for place in at {
-        let (node, listed) = match place {
-            Where::Manager => (MANAGER.to_owned(), backend.containers().await),
+    // Every place at once: through a volume job, asks made together share
+    // one job, where one place after another would run a job each.
+    let listings = at.iter().map(|place| async move {
+        match place {
+            Where::Manager => Ok((MANAGER.to_owned(), backend.containers().await)),
             Where::Node(node) => match node_backend(registry, target, node).await {
-                Ok(n) => (node.id.clone(), n.containers().await),
-                Err(outcome) => return outcome,
+                Ok(n) => Ok((node.id.clone(), n.containers().await)),
+                Err(outcome) => Err(outcome),
             },
+        }
+    });
+    let mut containers = Vec::with_capacity(at.len());
+    for listing in join_all(listings).await {
+        let (node, listed) = match listing {
+            Ok(listing) => listing,
+            Err(outcome) => return outcome,
         };
         match listed {
             Ok(Some(list)) => containers.push(NodeContainers::new(node, list)),

@@ -251,9 +251,9 @@ async fn node_vanishing_after_listing_is_not_reached_and_keeps_records() {
     );
 }
 
-/// A node reached when planned that cannot be read when its volumes are
-/// about to go: nothing proves a volume unused by a workload there, so no
-/// volume goes on any node, and the records stay.
+/// A node reached when planned that cannot be read after the services
+/// went: nothing proves a network unused by a container there, nor a
+/// volume, so neither goes, on any node, and the records stay.
 #[tokio::test(start_paused = true)]
 async fn node_vanishing_after_the_plan_fails_the_purge_before_any_volume_goes() {
     let registry = MemoryRegistry::new().with_swarm(release(
@@ -276,7 +276,9 @@ async fn node_vanishing_after_the_plan_fails_the_purge_before_any_volume_goes() 
         "{:?}",
         r.errors
     );
-    assert!(registry.stack("alpha", "old").is_none(), "the stack went");
+    let left = registry.stack("alpha", "old").unwrap_or_default();
+    assert!(left.services.is_empty(), "the services went: {left:?}");
+    assert!(!left.networks.is_empty(), "the network stays: {left:?}");
     assert!(r.volumes_deleted.is_empty());
     assert_eq!(
         volumes_left(&registry, "alpha", &node_ids("alpha")).len(),

@@ -4,7 +4,8 @@
 //! volume, so the engine itself would let it go); its network and config
 //! that another stack's service names; its volume that a stopped container
 //! uses; its network that a stopped container of no service is attached
-//! to. Each time the rest of the release goes, what is used stays with
+//! to, whether the plan found it or it joined while the sweep ran (a saved
+//! plan it joined since is refused as stale). Each time the rest of the release goes, what is used stays with
 //! the release's records, the run ends with exit 1, and the other workload
 //! is untouched.
 
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use sweep_e2e::{
     app, create_stack_record, docker, docker_ok, one, wait_deployed, Cleanup, Remains, Scenario,
-    Stack, SwarmEntry, ALPHA, IMAGE,
+    Stack, SwarmEntry, Sweep, ALPHA, IMAGE, QUICK,
 };
 
 /// Removes a service or container made outside any stack when dropped,
@@ -348,4 +349,142 @@ fn a_network_a_stopped_container_of_no_service_is_attached_to_stays() {
     // The container gone, the next sweep finishes the release.
     docker_ok("alpha-3", &["container", "rm", "-f", &holder.name]);
     sweep_finishes(&s, &gone);
+}
+
+/// A container of no service, created (never started) on `net` on
+/// alpha-3, a node the release never ran on; removed when dropped.
+fn attach_stopped(s: &Scenario, net: &str) -> Outside {
+    let holder = Outside {
+        node: "alpha-3",
+        kind: "container",
+        name: s.release("attached"),
+    };
+    docker_ok(
+        "alpha-3",
+        &[
+            "container",
+            "create",
+            "--name",
+            &holder.name,
+            "--network",
+            net,
+            IMAGE,
+            "true",
+        ],
+    );
+    holder
+}
+
+#[test]
+fn a_saved_plan_is_refused_once_a_container_attaches_to_its_network() {
+    let s = Scenario::new();
+    let mut cleanup = Cleanup::new(&ALPHA);
+    let gone = departed(&s, &mut cleanup, true);
+    let net = format!("{}_net", gone.release);
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
+    let apps = s.app_set("apps.json", json!([app("keep", "alpha", &[])]));
+    let saved = s.dir().join("plan.json");
+    s.sweep("plan", Some(&config), &apps)
+        .arg("--out")
+        .arg(&saved)
+        .arg("--prune-volumes")
+        .run()
+        .expect_code(0);
+
+    // Reviewed with nobody on the network; a container of no service
+    // joins it before the apply.
+    let holder = attach_stopped(&s, &net);
+    let run = Sweep::new(&["apply"])
+        .arg("--config")
+        .arg(&config)
+        .arg("--app-set")
+        .arg(&apps)
+        .arg("--plan")
+        .arg(&saved)
+        .args(QUICK)
+        .run();
+    run.expect_code(3);
+    assert!(
+        run.stderr.lines().any(|l| l.contains(&gone.release)
+            && l.contains("since it was reviewed")
+            && l.contains(&holder.name)),
+        "the new user is not named:\n{}",
+        run.stderr
+    );
+    // Nothing of the release went.
+    let r = Remains::read(&ALPHA, &gone.release);
+    assert_eq!(r.services.len(), 1, "{r:#?}");
+    assert_eq!(r.networks, [net], "{r:#?}");
+    assert_eq!(r.volume_nodes(), ["alpha-2"], "{r:#?}");
+    assert!(!r.records.is_empty(), "{r:#?}");
+}
+
+/// A container of no service attached to the network while the sweep
+/// waits for the release's task to stop: after the plan, before the
+/// networks go. The read before the networks lists every node's
+/// containers, so the network stays with the records.
+#[test]
+fn a_network_a_container_attaches_to_during_the_sweep_stays() {
+    let s = Scenario::new();
+    let mut cleanup = Cleanup::new(&ALPHA);
+    let gone = s.release("gone");
+    cleanup.add(&gone);
+    // Its task ignores the stop signal for 5 s: the window to attach in.
+    let stack = Stack::new(&gone)
+        .with_volume()
+        .with_network_secret_config()
+        .on("alpha-2")
+        .stubborn(5);
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("old", &gone)));
+    s.deploy(&ALPHA, &stack);
+    wait_deployed(&ALPHA, &stack, &["alpha-2"]);
+    let net = format!("{gone}_net");
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
+    let apps = s.app_set("apps.json", json!([app("keep", "alpha", &[])]));
+    let running = s
+        .sweep("apply", Some(&config), &apps)
+        .arg("--prune-volumes")
+        .args(QUICK)
+        .spawn();
+    let started = Instant::now();
+    while service_exists(&stack.service()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the service was never removed:\n{}",
+            running.stderr_so_far()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let holder = attach_stopped(&s, &net);
+    let run = running.wait();
+    let out = run.json();
+    assert_eq!(run.code(), Some(1), "{out:#}");
+    let deletion = one(&out["plan"], "deletions", &gone);
+    assert!(
+        uses(deletion).is_empty(),
+        "the plan saw nobody on it: {out:#}"
+    );
+    let report = one(&out["report"], "releases", &gone);
+    assert_eq!(report["outcome"], "in_use", "{report:#}");
+    assert_eq!(report["errors"], json!([]), "{report:#}");
+    assert_eq!(
+        uses(report),
+        [(
+            "network".to_owned(),
+            net.clone(),
+            "container".to_owned(),
+            holder.name.clone()
+        )],
+        "{report:#}"
+    );
+    let r = Remains::read(&ALPHA, &gone);
+    assert!(
+        r.services.is_empty() && r.secrets.is_empty() && r.configs.is_empty(),
+        "{r:#?}"
+    );
+    assert_eq!(r.networks, [net], "{r:#?}");
+    assert!(r.volume_nodes().is_empty(), "{r:#?}");
+    assert!(!r.records.is_empty(), "{r:#?}");
+    // The other workload still starts on it.
+    docker_ok("alpha-3", &["container", "start", &holder.name]);
 }
