@@ -1011,8 +1011,7 @@ fn attached_node(swarm: &ModelSwarm) -> Option<String> {
         Reach::Nodes => swarm
             .nodes
             .iter()
-            .filter(|n| n.listed && !n.unread && !n.stranger)
-            .next_back()
+            .rfind(|n| n.listed && !n.unread && !n.stranger)
             .map(|n| n.id.clone()),
         Reach::ManagerOnly => swarm.nodes.first().map(|n| n.id.clone()),
     }
