@@ -527,6 +527,9 @@ pub struct JobTask {
     pub state: String,
     /// The task's error, when it has one.
     pub error: Option<String>,
+    /// Why its output could not be read, when it could not: the node is
+    /// then not reached, and the others still are.
+    pub unread_output: Option<String>,
 }
 
 impl JobTask {
@@ -543,7 +546,15 @@ impl JobTask {
             node: node.into(),
             state: state.into(),
             error,
+            unread_output: None,
         }
+    }
+
+    /// The same task, whose output could not be read, for `why`: its
+    /// node is not reached.
+    pub fn with_unread_output(mut self, why: impl Into<String>) -> Self {
+        self.unread_output = Some(why.into());
+        self
     }
 
     /// Where the task is in its life, from its state.
@@ -678,6 +689,9 @@ pub enum NodeReached {
         /// The task's error, when it has one.
         error: Option<String>,
     },
+    /// Its task completed, but its output could not be read (the node's
+    /// daemon went away meanwhile, or the manager could not fetch it).
+    OutputUnread(String),
     /// Its task completed without a result line.
     NoResult,
     /// Its task printed more than one result line.
@@ -754,6 +768,9 @@ fn from_task<'a>(
             state: task.state.clone(),
             error: task.error.clone(),
         };
+    }
+    if let Some(why) = &task.unread_output {
+        return NodeReached::OutputUnread(why.clone());
     }
     let mut found = results
         .remove(&(task.id.as_str(), node))
@@ -1141,12 +1158,7 @@ mod tests {
     }
 
     fn task(id: &str, node: &str, state: &str) -> JobTask {
-        JobTask {
-            id: id.into(),
-            node: node.into(),
-            state: state.into(),
-            error: None,
-        }
+        JobTask::new(id, node, state, None)
     }
 
     fn said(task: &str, node: &str, result: &AgentResult) -> LogLine {
@@ -1219,6 +1231,24 @@ mod tests {
             &[said("T2", "N1", &ok("N1"))],
         );
         assert_eq!(reached["N1"], NodeReached::NoResult);
+    }
+
+    #[test]
+    fn a_node_whose_output_could_not_be_read_alone_is_not_reached() {
+        let nodes = ["N1".to_owned(), "N2".to_owned()];
+        let tasks = [
+            task("T1", "N1", "complete"),
+            task("T2", "N2", "complete").with_unread_output("connection reset"),
+        ];
+        // A line read for N2 all the same (from an earlier try) proves
+        // nothing once its output is known unread.
+        let lines = [said("T1", "N1", &ok("N1")), said("T2", "N2", &ok("N2"))];
+        let reached = reach(&nodes, &tasks, &lines);
+        assert_eq!(reached["N1"], NodeReached::Reached(ok("N1")));
+        assert_eq!(
+            reached["N2"],
+            NodeReached::OutputUnread("connection reset".into())
+        );
     }
 
     #[test]

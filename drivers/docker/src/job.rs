@@ -162,7 +162,7 @@ async fn watch(
     started: Instant,
     nodes: &[String],
 ) -> Result<BTreeMap<String, NodeReached>, BackendError> {
-    let tasks = loop {
+    let mut tasks = loop {
         let tasks = tasks_of(client, id).await?;
         let desired = desired_tasks(client, id).await?;
         match JobProgress::observe(&tasks, desired, started.elapsed(), settings.limit, POLL) {
@@ -177,9 +177,15 @@ async fn watch(
         }
     };
     let mut lines = Vec::new();
-    for task in &tasks {
+    for task in &mut tasks {
         match task.phase() {
-            TaskPhase::Complete => lines.extend(output_of(client, task).await?),
+            // One node's output that cannot be read (its daemon went away
+            // after its task completed) leaves that node unreached, not
+            // the nodes whose output was read.
+            TaskPhase::Complete => match output_of(client, task).await {
+                Ok(output) => lines.extend(output),
+                Err(e) => *task = task.clone().with_unread_output(e.to_string()),
+            },
             // Only a completed task's output may hold a result.
             TaskPhase::Live | TaskPhase::Ended | TaskPhase::Unknown => {}
         }

@@ -299,6 +299,9 @@ fn why_not(outcome: Option<&NodeReached>) -> String {
             Some(error) => format!("its task ended {state}: {}", escape(error)),
             None => format!("its task ended {state}"),
         },
+        Some(NodeReached::OutputUnread(why)) => {
+            format!("its task's output could not be read: {}", escape(why))
+        }
         Some(NodeReached::NoResult) => "its task printed no result".into(),
         Some(NodeReached::SeveralResults { results }) => {
             format!("its task printed {results} results")
