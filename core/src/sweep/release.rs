@@ -19,8 +19,8 @@
 //! ([`ActionKind::ReadUsage`]) and judged by the planner's own rule
 //! ([`usage::users_of`]). Before networks or volumes go, that read lists
 //! the containers where the plan read them: the engine lets a network go
-//! under a stopped container attached to it, and a volume under a
-//! service at 0 replicas. Each removal names its objects explicitly: what
+//! under a stopped container attached to it, and a volume go on one node
+//! while a container on another mounts the same name. Each removal names its objects explicitly: what
 //! the plan listed (less what it found shared), as still labelled now, less
 //! what is used now. An object left for another workload keeps the
 //! release's records too (outcome `in_use`), so a later sweep finishes it
@@ -1328,12 +1328,12 @@ fn note_gone(ledger: &mut Ledger, kind: ReportKind, planned: &[ObjectRef], now: 
     }
 }
 
-/// Where the purge runs, every place of it.
-/// Where the containers are read: every place the plan read them, for a
-/// volume's users and for a network's. A container of no service keeps a
-/// network it is attached to even stopped, and the engine refuses a
-/// network's removal only while such a container runs, so a stopped one
-/// attached since the plan is found only by reading the places again.
+/// Every place of the purge, which are the places the plan read the
+/// containers at: they are read there again for a volume's users and for
+/// a network's. A container of no service keeps a network it is attached
+/// to even stopped, and the engine refuses a network's removal only while
+/// such a container runs, so a stopped one attached since the plan is
+/// found only by reading the places again.
 fn places_of(purges: &[PlacePurge]) -> Vec<Where> {
     purges.iter().map(|p| p.place.at.clone()).collect()
 }
