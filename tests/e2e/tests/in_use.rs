@@ -149,6 +149,42 @@ fn assert_volume_kept_with_records(gone: &Stack) {
     );
 }
 
+/// A container of no service, created (never started) on `net` on
+/// alpha-3, a node the release never ran on; removed when dropped.
+fn attach_stopped(s: &Scenario, net: &str) -> Outside {
+    let holder = Outside {
+        node: "alpha-3",
+        kind: "container",
+        name: s.release("attached"),
+    };
+    docker_ok(
+        "alpha-3",
+        &[
+            "container",
+            "create",
+            "--name",
+            &holder.name,
+            "--network",
+            net,
+            IMAGE,
+            "true",
+        ],
+    );
+    holder
+}
+
+/// Of `release`, only the network `net` and the records are left: what a
+/// container of no service attached to the network keeps.
+fn assert_network_kept_with_records(release: &str, net: &str) {
+    let r = Remains::read(&ALPHA, release);
+    assert!(
+        r.services.is_empty() && r.secrets.is_empty() && r.configs.is_empty(),
+        "{r:#?}"
+    );
+    assert_eq!(r.networks, [net], "{r:#?}");
+    assert!(!r.records.is_empty(), "{r:#?}");
+}
+
 #[test]
 fn a_volume_another_stack_mounts_as_external_at_0_replicas_stays() {
     let s = Scenario::new();
@@ -311,68 +347,21 @@ fn a_network_a_stopped_container_of_no_service_is_attached_to_stays() {
     let mut cleanup = Cleanup::new(&ALPHA);
     let gone = departed(&s, &mut cleanup, true);
     let net = format!("{}_net", gone.release);
-    let holder = Outside {
-        node: "alpha-3",
-        kind: "container",
-        name: s.release("attached"),
-    };
     // Created, never started, on a node the release never ran on: the
     // engine lets a network go while no container on it runs, and this
     // one could then never start.
-    docker_ok(
-        "alpha-3",
-        &[
-            "container",
-            "create",
-            "--name",
-            &holder.name,
-            "--network",
-            &net,
-            IMAGE,
-            "true",
-        ],
-    );
+    let holder = attach_stopped(&s, &net);
 
     let out = sweep_keeps(&s, &gone, &[("network", &net, "container", &holder.name)]);
     let report = one(&out["report"], "releases", &gone.release);
     assert_eq!(report["errors"], json!([]), "{report:#}");
-    let r = Remains::read(&ALPHA, &gone.release);
-    assert!(
-        r.services.is_empty() && r.secrets.is_empty() && r.configs.is_empty(),
-        "{r:#?}"
-    );
-    assert_eq!(r.networks, [net], "{r:#?}");
-    assert!(!r.records.is_empty(), "{r:#?}");
+    assert_network_kept_with_records(&gone.release, &net);
     // The other workload still starts on it.
     docker_ok("alpha-3", &["container", "start", &holder.name]);
 
     // The container gone, the next sweep finishes the release.
     docker_ok("alpha-3", &["container", "rm", "-f", &holder.name]);
     sweep_finishes(&s, &gone);
-}
-
-/// A container of no service, created (never started) on `net` on
-/// alpha-3, a node the release never ran on; removed when dropped.
-fn attach_stopped(s: &Scenario, net: &str) -> Outside {
-    let holder = Outside {
-        node: "alpha-3",
-        kind: "container",
-        name: s.release("attached"),
-    };
-    docker_ok(
-        "alpha-3",
-        &[
-            "container",
-            "create",
-            "--name",
-            &holder.name,
-            "--network",
-            net,
-            IMAGE,
-            "true",
-        ],
-    );
-    holder
 }
 
 #[test]
@@ -477,14 +466,9 @@ fn a_network_a_container_attaches_to_during_the_sweep_stays() {
         )],
         "{report:#}"
     );
+    assert_network_kept_with_records(&gone, &net);
     let r = Remains::read(&ALPHA, &gone);
-    assert!(
-        r.services.is_empty() && r.secrets.is_empty() && r.configs.is_empty(),
-        "{r:#?}"
-    );
-    assert_eq!(r.networks, [net], "{r:#?}");
     assert!(r.volume_nodes().is_empty(), "{r:#?}");
-    assert!(!r.records.is_empty(), "{r:#?}");
     // The other workload still starts on it.
     docker_ok("alpha-3", &["container", "start", &holder.name]);
 }
