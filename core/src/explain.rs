@@ -254,20 +254,8 @@ pub fn explain(snapshot: &Snapshot, release: &ReleaseRef) -> Result<Explanation,
                 .in_use_by
                 .iter()
                 .map(|u| {
-                    let node = u
-                        .user
-                        .node
-                        .as_ref()
-                        .map(|n| format!(" on node {n}"))
-                        .unwrap_or_default();
-                    format!(
-                        "{} {} in use by {} {} (id {}){node}",
-                        u.kind.as_str(),
-                        u.object,
-                        u.user.kind.as_str(),
-                        u.user.name,
-                        u.user.id
-                    )
+                    let raw = crate::render::in_use_with(u, |name| name);
+                    format!("{} {raw}", u.kind.as_str())
                 })
                 .collect();
             say.push(format!(

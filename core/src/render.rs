@@ -414,19 +414,30 @@ fn write_kept(
 }
 
 /// `"shop_data" in use by service "user_app" (id abc)`, escaped: one use
-/// of a shared object, as the plan, `explain` and the report name it.
+/// of a shared object, as the plan and the report name it.
 pub fn in_use_text(u: &InUse) -> String {
+    in_use_with(u, Escaped)
+}
+
+/// One use of a shared object in words, each name from the other
+/// workload shown by `show` (escaped for a terminal, or raw for a
+/// sentence escaped whole when printed): the one wording of a use, for
+/// the plan, the report and `explain`.
+pub(crate) fn in_use_with<'u, N: std::fmt::Display>(
+    u: &'u InUse,
+    show: impl Fn(&'u str) -> N,
+) -> String {
     let user = &u.user;
     let place = match &user.node {
-        Some(node) => format!(" on node {}", Escaped(node)),
+        Some(node) => format!(" on node {}", show(node)),
         None => String::new(),
     };
     format!(
         "{} in use by {} {} (id {}){place}",
-        Escaped(&u.object),
+        show(&u.object),
         user.kind.as_str(),
-        Escaped(&user.name),
-        Escaped(&user.id)
+        show(&user.name),
+        show(&user.id)
     )
 }
 
