@@ -400,6 +400,11 @@ impl Judge<'_> {
                         if !of_release {
                             seen.shared.extend(c.volumes.iter().cloned());
                         }
+                        // A container of no service keeps the networks it
+                        // is attached to, running or stopped.
+                        if c.service.is_none() {
+                            seen.shared.extend(c.networks.iter().cloned());
+                        }
                     }
                     // A read before the networks, secrets and configs
                     // (after the tasks), or before a retry of one: whatever
@@ -566,7 +571,8 @@ fn fits(outcome: &Outcome, step: Step) -> bool {
 /// A usage read's answer: the release's whole stack (a service, and one
 /// network, secret and config), and for each byte of `names` another
 /// workload that uses one of them (or a volume, or every volume through a
-/// template), or a container of the release's own service.
+/// template, or a container of no service attached to its network), or
+/// a container of the release's own service.
 fn usage(kind: &ActionKind, names: &[u8]) -> Outcome {
     let ActionKind::ReadUsage { target, at } = kind else {
         return Outcome::Done;
@@ -592,16 +598,20 @@ fn usage(kind: &ActionKind, names: &[u8]) -> Outcome {
             4 => services.push(user.with_volumes([format!("v{}", n % 4)])),
             5 => services.push(user.with_volumes(["data-{{.Task.Slot}}"])),
             6 | 7 => {
-                if let Some(place) = containers.first_mut() {
+                // The last place: every place read must count.
+                if let Some(place) = containers.last_mut() {
                     let c = ContainerUse::new(
                         format!("c{i}"),
                         format!("c{i}"),
                         [format!("v{}", n % 4)],
                     );
                     // 7: a task of the release's own service, which uses
-                    // nothing of it.
+                    // nothing of it; 6 with the high bit: a container of
+                    // no service attached to the release's network.
                     let c = if n % 8 == 7 {
                         c.of_service(format!("svc-{r}"))
+                    } else if n & 0x80 != 0 {
+                        c.with_networks([format!("net-{r}")])
                     } else {
                         c
                     };
