@@ -418,12 +418,13 @@ fn a_network_a_container_attaches_to_during_the_sweep_stays() {
     let mut cleanup = Cleanup::new(&ALPHA);
     let gone = s.release("gone");
     cleanup.add(&gone);
-    // Its task ignores the stop signal for 5 s: the window to attach in.
+    // Its task ignores the stop signal for 8 s: the window to attach in,
+    // wide enough for a loaded machine's docker CLI.
     let stack = Stack::new(&gone)
         .with_volume()
         .with_network_secret_config()
         .on("alpha-2")
-        .stubborn(5);
+        .stubborn(8);
     create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("old", &gone)));
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-2"]);
