@@ -413,6 +413,7 @@ fn a_saved_plan_is_refused_once_a_container_attaches_to_its_network() {
 /// networks go. The read before the networks lists every node's
 /// containers, so the network stays with the records.
 #[test]
+#[ignore = "soak: waits out a stubborn task; the fast set keeps the network rule with a_network_a_stopped_container_of_no_service_is_attached_to_stays"]
 fn a_network_a_container_attaches_to_during_the_sweep_stays() {
     let s = Scenario::new();
     let mut cleanup = Cleanup::new(&ALPHA);
