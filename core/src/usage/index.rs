@@ -187,7 +187,7 @@ impl<'u> UsageIndex<'u> {
         at.dedup();
         at.into_iter()
             .map(|at| self.container_user(at))
-            .filter(|(container, _)| container.service.is_none())
+            .filter(|(container, _)| container.networks_count())
             .map(|(_, user)| user)
             .collect()
     }

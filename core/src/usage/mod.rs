@@ -198,6 +198,24 @@ impl ContainerUse {
         self
     }
 
+    /// Whether the networks it is attached to count as used by it: only
+    /// for a container of no service. A task's service's spec says which
+    /// networks the service uses, and the engine never starts a stopped
+    /// task again; a container of no service may be started at any time,
+    /// and needs its networks then.
+    pub fn networks_count(&self) -> bool {
+        self.service.is_none()
+    }
+
+    /// Whether anything it uses can keep an object of a release: a named
+    /// volume, or a network when [its networks count](Self::networks_count).
+    /// A listing leaves the others out: every task of every service is
+    /// attached to a network, and listing them all would only grow the
+    /// snapshot and the volume agent's result line.
+    pub fn matters(&self) -> bool {
+        !self.volumes.is_empty() || (self.networks_count() && !self.networks.is_empty())
+    }
+
     /// Whether it is a task of `release`'s own: a swarm task (it names its
     /// service's id) of a service in `own`, or labelled with the release's
     /// stack namespace (its service may be gone already, and with it the
@@ -211,7 +229,8 @@ impl ContainerUse {
 }
 
 /// The containers one node's daemon lists (running or stopped) that use a
-/// named volume or are attached to a network.
+/// named volume or, of no service, are attached to a network
+/// ([`ContainerUse::matters`]).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(remote = "Self", deny_unknown_fields)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -220,7 +239,8 @@ pub struct NodeContainers {
     /// The node's id (as in the swarm's node list), or `(manager)` for the
     /// manager's own daemon when the swarm has no node reach.
     pub node: String,
-    /// Its containers that use a named volume or a network.
+    /// Its containers that use a named volume or, of no service, a
+    /// network.
     #[serde(default)]
     pub containers: Vec<ContainerUse>,
 }

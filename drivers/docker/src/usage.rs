@@ -97,9 +97,10 @@ fn non_empty_label(labels: Option<&HashMap<String, String>>, key: &str) -> Optio
         .cloned()
 }
 
-/// The listed containers (running or stopped) that mount a named volume or
-/// are attached to a network other than the daemon's own, sorted; the
-/// others use nothing a sweep removes.
+/// The listed containers (running or stopped) whose use can keep an object
+/// of a release ([`ContainerUse::matters`]: a named volume, or, of no
+/// service, a network other than the daemon's own), sorted; the others use
+/// nothing a sweep judges.
 pub(crate) fn container_uses(
     containers: Vec<ContainerSummary>,
 ) -> Result<Vec<ContainerUse>, BackendError> {
@@ -116,7 +117,7 @@ pub(crate) fn container_uses(
 /// One container's named volumes, the networks it is attached to (by name
 /// and by id), its name (the first of its names, without the leading `/`;
 /// its id when it has none), its service id label and its stack namespace
-/// label; `None` when it uses neither a named volume nor a network.
+/// label; `None` when nothing it uses can keep an object of a release.
 fn container_use(container: ContainerSummary) -> Result<Option<ContainerUse>, BackendError> {
     let mut volumes: Vec<String> = container
         .mounts
@@ -136,9 +137,6 @@ fn container_use(container: ContainerSummary) -> Result<Option<ContainerUse>, Ba
         .flatten()
         .filter(|r| !r.is_empty())
         .collect();
-    if volumes.is_empty() && networks.is_empty() {
-        return Ok(None);
-    }
     volumes.sort();
     volumes.dedup();
     networks.sort();
@@ -147,19 +145,29 @@ fn container_use(container: ContainerSummary) -> Result<Option<ContainerUse>, Ba
     let name = names
         .first()
         .map(|n| n.strip_prefix('/').unwrap_or(n).to_owned());
-    let Some(id) = container.id.filter(|id| !id.is_empty()) else {
+    let id = container.id.filter(|id| !id.is_empty());
+    let shown = name.clone().filter(|n| !n.is_empty());
+    let mut found = ContainerUse::new(
+        id.clone().unwrap_or_default(),
+        shown.or_else(|| id.clone()).unwrap_or_default(),
+        volumes,
+    )
+    .with_networks(networks);
+    if let Some(service) = non_empty_label(container.labels.as_ref(), SERVICE_ID_LABEL) {
+        found = found.of_service(service);
+    }
+    if !found.matters() {
+        return Ok(None);
+    }
+    if id.is_none() {
         return Err(BackendError::Invalid {
             what: "the container list".into(),
             message: format!(
-                "a container ({name:?}) using volumes {volumes:?} and networks {networks:?} is \
-                 listed without an id"
+                "a container ({name:?}) using volumes {:?} and networks {:?} is listed without \
+                 an id",
+                found.volumes, found.networks
             ),
         });
-    };
-    let name = name.filter(|n| !n.is_empty()).unwrap_or_else(|| id.clone());
-    let mut found = ContainerUse::new(id, name, volumes).with_networks(networks);
-    if let Some(service) = non_empty_label(container.labels.as_ref(), SERVICE_ID_LABEL) {
-        found = found.of_service(service);
     }
     if let Some(stack) = non_empty_label(container.labels.as_ref(), STACK_NAMESPACE) {
         found = found.in_stack(stack);
@@ -297,17 +305,29 @@ mod tests {
             {"Id": "c2", "Names": ["/plain"],
                 "NetworkSettings": {"Networks": {"bridge": {"NetworkID": "b0"}, "host": {}}}},
             // A network without an id given: its name stands.
-            {"Id": "c3", "Names": ["/web.1.x"], "Labels": {SERVICE_ID_LABEL: "s9"},
+            {"Id": "c3", "Names": ["/probe"],
                 "NetworkSettings": {"Networks": {"web_default": {"NetworkID": ""}}}},
+            // A service's task attached to its network: its service's spec
+            // says what it uses, so it is not listed.
+            {"Id": "c4", "Names": ["/web.1.x"], "Labels": {SERVICE_ID_LABEL: "s9"},
+                "NetworkSettings": {"Networks": {"web_default": {"NetworkID": "n2"}}}},
+            // Listed for its volume, with its networks.
+            {"Id": "c5", "Names": ["/db.1.y"], "Labels": {SERVICE_ID_LABEL: "s8"},
+                "Mounts": [{"Type": "volume", "Name": "db_data"}],
+                "NetworkSettings": {"Networks": {"db_default": {"NetworkID": "n3"}}}},
+            // A task with neither, and without an id: not listed, no error.
+            {"Names": ["/web.2.z"], "Labels": {SERVICE_ID_LABEL: "s9"},
+                "NetworkSettings": {"Networks": {"web_default": {"NetworkID": "n2"}}}},
         ]));
         assert_eq!(
             container_uses(containers).unwrap(),
             vec![
                 ContainerUse::new("c1", "debug", None::<String>)
                     .with_networks(["gone_default", "n1"]),
-                ContainerUse::new("c3", "web.1.x", None::<String>)
-                    .with_networks(["web_default"])
-                    .of_service("s9"),
+                ContainerUse::new("c3", "probe", None::<String>).with_networks(["web_default"]),
+                ContainerUse::new("c5", "db.1.y", ["db_data"])
+                    .with_networks(["db_default", "n3"])
+                    .of_service("s8"),
             ]
         );
     }

@@ -1,8 +1,10 @@
 //! Against the real engines of the test bed (swarm alpha): what uses what.
 //! Every service of the swarm names its volumes, networks, secrets and
 //! configs whatever its stack, mode or replica count; a node lists its
-//! containers that use named volumes, stopped ones and tasks alike, and so
-//! does the volume job's agent in its result; and a stack part is removed
+//! containers that use named volumes, stopped ones and tasks alike, and
+//! those of no service attached to a network (a task attached to networks
+//! only is its service's spec's to judge), and so does the volume job's
+//! agent in its result; and a stack part is removed
 //! object by object, only those handed over.
 //!
 //! Each test uses names of its own and removes what it created, also when
@@ -277,6 +279,39 @@ async fn a_node_lists_its_stopped_and_task_containers_with_their_volumes() {
     );
     wait_running(MANAGER, &task);
     let task_service = id_of("service", &task);
+    // On an attachable network: a service's task with no volume, and a
+    // container of no service, created and never started.
+    let net = format!("{g}_net");
+    docker(
+        MANAGER,
+        &["network", "create", "-d", "overlay", "--attachable", &net],
+    );
+    let plain = format!("{g}_plain");
+    service(
+        &mut cleanup,
+        &plain,
+        &[
+            "--constraint",
+            &constraint,
+            "--network",
+            &net,
+            "--endpoint-mode",
+            "dnsrr",
+            IMAGE,
+            "sleep",
+            "3600",
+        ],
+    );
+    let debug = format!("{g}_debug");
+    cleanup.add(worker, &["rm", "-f", &debug]);
+    cleanup.add(MANAGER, &["network", "rm", &net]);
+    wait_running(MANAGER, &plain);
+    let plain_service = id_of("service", &plain);
+    docker(
+        worker,
+        &["create", "--name", &debug, "--network", &net, IMAGE, "true"],
+    );
+    let debug_id = docker(worker, &["inspect", "--format", "{{.Id}}", &debug]);
 
     let reg = registry();
     let target = Target::new("alpha");
@@ -308,6 +343,21 @@ async fn a_node_lists_its_stopped_and_task_containers_with_their_volumes() {
     );
     // Only the worker's own: the manager's stopped container is not there.
     assert!(containers.iter().all(|c| c.id != here_id));
+    // The task attached to a network only is left out: its service's spec
+    // says what it uses. The container of no service is listed with the
+    // network, by name (one never started has no network id yet).
+    assert!(
+        containers
+            .iter()
+            .all(|c| c.service.as_deref() != Some(plain_service.as_str())),
+        "{containers:#?}"
+    );
+    let debug_use = containers
+        .iter()
+        .find(|c| c.id == debug_id)
+        .unwrap_or_else(|| panic!("{debug} not among {containers:#?}"));
+    assert!(debug_use.networks.contains(&net), "{debug_use:?}");
+    assert!(debug_use.service.is_none() && debug_use.volumes.is_empty());
 
     // The manager's own daemon, through the swarm's backend.
     let alpha = reg.backend(&target).await.unwrap();
