@@ -2,9 +2,8 @@
 //! Every service of the swarm names its volumes, networks, secrets and
 //! configs whatever its stack, mode or replica count; a node lists its
 //! containers that use named volumes, stopped ones and tasks alike, and
-//! those of no service attached to a network (a task attached to networks
-//! only is its service's spec's to judge), and so does the volume job's
-//! agent in its result; and a stack part is removed
+//! those of no service attached to a network, and so does the volume
+//! job's agent in its result; and a stack part is removed
 //! object by object, only those handed over.
 //!
 //! Each test uses names of its own and removes what it created, also when
@@ -279,34 +278,18 @@ async fn a_node_lists_its_stopped_and_task_containers_with_their_volumes() {
     );
     wait_running(MANAGER, &task);
     let task_service = id_of("service", &task);
-    // On an attachable network: a service's task with no volume, and a
-    // container of no service, created and never started.
+    // On an attachable network, a container of no service, created and
+    // never started. (A task attached to networks only is left out by the
+    // listing's unit test: every task carries its service's id label, as
+    // the task above shows.)
     let net = format!("{g}_net");
     docker(
         MANAGER,
         &["network", "create", "-d", "overlay", "--attachable", &net],
     );
-    let plain = format!("{g}_plain");
-    service(
-        &mut cleanup,
-        &plain,
-        &[
-            "--constraint",
-            &constraint,
-            "--network",
-            &net,
-            "--endpoint-mode",
-            "dnsrr",
-            IMAGE,
-            "sleep",
-            "3600",
-        ],
-    );
     let debug = format!("{g}_debug");
     cleanup.add(worker, &["rm", "-f", &debug]);
     cleanup.add(MANAGER, &["network", "rm", &net]);
-    wait_running(MANAGER, &plain);
-    let plain_service = id_of("service", &plain);
     docker(
         worker,
         &["create", "--name", &debug, "--network", &net, IMAGE, "true"],
@@ -343,15 +326,8 @@ async fn a_node_lists_its_stopped_and_task_containers_with_their_volumes() {
     );
     // Only the worker's own: the manager's stopped container is not there.
     assert!(containers.iter().all(|c| c.id != here_id));
-    // The task attached to a network only is left out: its service's spec
-    // says what it uses. The container of no service is listed with the
-    // network, by name (one never started has no network id yet).
-    assert!(
-        containers
-            .iter()
-            .all(|c| c.service.as_deref() != Some(plain_service.as_str())),
-        "{containers:#?}"
-    );
+    // The container of no service is listed with the network, by name
+    // (one never started has no network id yet).
     let debug_use = containers
         .iter()
         .find(|c| c.id == debug_id)
