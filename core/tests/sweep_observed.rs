@@ -183,3 +183,135 @@ fn a_keep_label_put_on_since_the_plan_leaves_the_release_whole() {
     assert!(!handed.iter().any(|k| k.step() == Step::DeleteRecords));
     assert_eq!(report.releases[0].outcome, ReleaseOutcome::Failed);
 }
+
+/// `web` departed from alpha with volumes purged: one record, one service,
+/// and the volume `web_data` on the node n1.
+fn departed_with_volume() -> SweepPlan {
+    let snapshot = Snapshot::from_json(
+        r#"{
+          "policy": {"purge_volumes": true},
+          "app_set": {"loaded": true, "applications": [
+            {"name": "keep", "swarm": "alpha", "releases": []}]},
+          "swarms": [{"swarm": "alpha", "cluster_id": "A", "node_count": 1,
+            "nodes": [{"id": "n1", "hostname": "alpha-1"}],
+            "members": [{"id": "n1", "hostname": "alpha-1"}],
+            "usage": {"services": [
+              {"id": "svc-app", "name": "web_app", "stack": "web", "volumes": ["web_data"]}],
+              "containers": [{"node": "n1", "containers": []}]},
+            "releases": [
+            {"name": "web", "owner": "cd/default/shop:release/web",
+             "records": [{"id": "rec-1", "version": 10}],
+             "objects": {"services": [{"id": "svc-app", "name": "web_app", "version": 3}],
+                         "networks": [], "secrets": [], "configs": [],
+                         "volumes": [{"node": "n1", "volumes": ["web_data"]}]}}]}]
+        }"#,
+    )
+    .unwrap();
+    let plan = plan(&snapshot).unwrap();
+    assert_eq!(plan.deletions.len(), 1);
+    assert!(plan.deletions[0].observed.is_some());
+    plan
+}
+
+/// A service labelled with the stack since the plan stays, and so does
+/// what it uses: its label makes it no task of the release, since the
+/// sweep leaves it standing. Here it mounts the volume the plan listed
+/// (at 0 replicas, or its task runs on another node, so the engine would
+/// let the volume go), and, in the second run, its task on n1 does too.
+#[test]
+fn a_volume_a_service_labelled_since_the_plan_mounts_stays() {
+    use sweep_core::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
+    let plan = departed_with_volume();
+    for with_task in [false, true] {
+        let mut sweep = Sweep::new(&plan, Settings::default());
+        let now = Timestamp::ZERO;
+        let stamp = plan.controller.stamp("shop", "web");
+        let mut handed = Vec::new();
+        let mut services_gone = false;
+        for _ in 0..1000 {
+            let Some(action) = sweep.poll_action(now) else {
+                break;
+            };
+            let outcome = match &action.kind {
+                ActionKind::ReadStamps { target, .. } => {
+                    let entry = ReleaseEntry::new("web", Some(stamp.clone()))
+                        .with_records(vec![ObjectVersion::new("rec-1", 10)]);
+                    Outcome::Stamps(
+                        target
+                            .names
+                            .iter()
+                            .map(|n| StampRead::new(n.clone(), Some(entry.clone())))
+                            .collect(),
+                    )
+                }
+                ActionKind::ReadUsage { .. } => {
+                    let mut stack = vec![ServiceEntry::new("svc-late", "web_late", 1)];
+                    let mut services = vec![ServiceUse::new("svc-late", "web_late")
+                        .in_stack("web")
+                        .with_volumes(["web_data"])];
+                    if !services_gone {
+                        stack.push(ServiceEntry::new("svc-app", "web_app", 3));
+                        services.push(
+                            ServiceUse::new("svc-app", "web_app")
+                                .in_stack("web")
+                                .with_volumes(["web_data"]),
+                        );
+                    }
+                    let containers = if with_task {
+                        vec![ContainerUse::new("c-late", "web_late.1.x", ["web_data"])
+                            .of_service("svc-late")
+                            .in_stack("web")]
+                    } else {
+                        Vec::new()
+                    };
+                    Outcome::Usage(UsageRead::new(
+                        StackObjects::new(stack, vec![], vec![], vec![]),
+                        Usage::new(services, vec![NodeContainers::new("n1", containers)]),
+                    ))
+                }
+                ActionKind::RemoveStack {
+                    part: StackPart::Services,
+                    ..
+                } => {
+                    services_gone = true;
+                    Outcome::Done
+                }
+                ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+                ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["web_data".to_owned()]),
+                _ => Outcome::Done,
+            };
+            handed.push(action.kind.clone());
+            sweep.handle_outcome(action.id, outcome, now).unwrap();
+        }
+        assert!(sweep.is_done());
+        let report = sweep.report();
+        let removed_volumes: Vec<&String> = handed
+            .iter()
+            .filter_map(|k| match k {
+                ActionKind::RemoveVolume { volume, .. } => Some(volume),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            removed_volumes.is_empty(),
+            "with_task {with_task}: {handed:?}"
+        );
+        assert_eq!(
+            removals(&handed)
+                .into_iter()
+                .filter(|(part, _)| *part == StackPart::Services)
+                .collect::<Vec<_>>(),
+            [(StackPart::Services, vec!["web_app".to_owned()])]
+        );
+        let r = &report.releases[0];
+        assert_eq!(r.outcome, ReleaseOutcome::Failed, "with_task {with_task}");
+        assert!(!handed.iter().any(|k| k.step() == Step::DeleteRecords));
+        assert!(
+            r.in_use_by
+                .iter()
+                .any(|u| u.object == "web_data" && u.user.name.starts_with("web_late")),
+            "with_task {with_task}: {:?}",
+            r.in_use_by
+        );
+    }
+}

@@ -20,6 +20,7 @@ mod moved;
 mod reads;
 pub(crate) mod swarms;
 
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
@@ -715,7 +716,7 @@ fn shared(
     let own = objects.services.iter().map(|s| s.id.as_str()).collect();
     let mut found: Vec<InUse> = usage
         .iter()
-        .flat_map(|u| u.users_of(release, objects, purge, &own))
+        .flat_map(|u| u.users_of(release, objects, purge, &own, &BTreeSet::new()))
         .collect();
     found.sort();
     found.dedup();

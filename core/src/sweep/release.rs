@@ -194,6 +194,10 @@ pub(crate) struct ReleaseRun {
     /// The ids of the release's services, as planned and as read before
     /// they were removed: their tasks' containers are the release's own.
     own: BTreeSet<String>,
+    /// The ids of services labelled with the stack since the plan: left
+    /// standing, never reviewed, so never the release's own. What they
+    /// and their tasks use stays.
+    foreign: BTreeSet<String>,
     /// What uses what, as read before the purge.
     usage: Option<Usage>,
     /// A part was refused as the controller's own stack.
@@ -253,6 +257,7 @@ impl ReleaseRun {
             kept: BTreeSet::new(),
             unplanned: false,
             own,
+            foreign: BTreeSet::new(),
             usage: None,
             own_stack: false,
             purges: places
@@ -609,6 +614,9 @@ impl ReleaseRun {
                         }
                         services.push(service);
                     } else {
+                        if let Some(id) = &service.id {
+                            self.foreign.insert(id.clone());
+                        }
                         self.unplanned("service", &service.name);
                     }
                 }
@@ -718,8 +726,13 @@ impl ReleaseRun {
     /// before each retry.
     fn keep_shared(&mut self, candidates: &StackObjects, usage: &Usage) -> StackObjects {
         let release = &self.target.release.release;
-        self.in_use.extend(usage::users_of(
-            release, candidates, false, &self.own, usage,
+        self.in_use.extend(usage::users_of_but(
+            release,
+            candidates,
+            false,
+            &self.own,
+            &self.foreign,
+            usage,
         ));
         let shared: Vec<InUse> = self.in_use.iter().cloned().collect();
         let left = usage::without_shared(candidates, &shared);
@@ -744,8 +757,13 @@ impl ReleaseRun {
     fn judge_volume(&mut self, name: &str, label: &str) -> Verdict {
         if let Some(usage) = &self.usage {
             let release = &self.target.release.release;
-            self.in_use
-                .extend(usage::volume_users_of(release, name, &self.own, usage));
+            self.in_use.extend(usage::volume_users_of_but(
+                release,
+                name,
+                &self.own,
+                &self.foreign,
+                usage,
+            ));
         }
         let shared = self
             .in_use

@@ -120,14 +120,20 @@ impl<'u> UsageIndex<'u> {
     }
 
     /// The ids of `release`'s own services: `own`, and those labelled
-    /// with its stack namespace (as `own_services`).
-    fn own<'a>(&'a self, release: &str, own: &BTreeSet<&'a str>) -> BTreeSet<&'a str> {
+    /// with its stack namespace (as `own_services`) but for `foreign`.
+    fn own<'a>(
+        &'a self,
+        release: &str,
+        own: &BTreeSet<&'a str>,
+        foreign: &BTreeSet<&str>,
+    ) -> BTreeSet<&'a str> {
         let mut ids = own.clone();
         if let Some(at) = self.by_stack.get(release) {
             ids.extend(
                 at.as_slice()
                     .iter()
-                    .map(|&i| self.usage.services[i].id.as_str()),
+                    .map(|&i| self.usage.services[i].id.as_str())
+                    .filter(|id| !foreign.contains(id)),
             );
         }
         ids
@@ -207,8 +213,9 @@ impl<'u> UsageIndex<'u> {
         objects: &StackObjects,
         volumes: bool,
         own: &BTreeSet<&str>,
+        foreign: &BTreeSet<&str>,
     ) -> Vec<InUse> {
-        let own = self.own(release, own);
+        let own = self.own(release, own, foreign);
         let mut found = BTreeSet::new();
         let kinds = [
             (ObjectKind::Network, &objects.networks),
@@ -242,19 +249,21 @@ impl<'u> UsageIndex<'u> {
                 .flat_map(|n| n.volumes.iter().map(String::as_str))
                 .collect();
             for name in names {
-                self.volume_users(release, name, &own, &mut found);
+                self.volume_users(release, name, &own, foreign, &mut found);
             }
         }
         found.into_iter().collect()
     }
 
     /// Every use of the volume `name` by a service not in `own`, or by a
-    /// container that is not a task of one in `own` (as `volume_users`).
+    /// container that is not a task of one in `own` (as `volume_users`);
+    /// a task of one in `foreign` never is.
     fn volume_users(
         &self,
         release: &str,
         name: &str,
         own: &BTreeSet<&str>,
+        foreign: &BTreeSet<&str>,
         found: &mut BTreeSet<InUse>,
     ) {
         let sources = self.volumes.get(name).map_or(&[][..], At::as_slice);
@@ -271,7 +280,7 @@ impl<'u> UsageIndex<'u> {
         let containers = self.containers.get(name).map_or(&[][..], At::as_slice);
         for &at in containers {
             let (container, user) = self.container_user(at);
-            if !container.is_of(release, own) {
+            if !container.is_of(release, own, foreign) {
                 found.insert(InUse::new(ObjectKind::Volume, name, user));
             }
         }
@@ -283,10 +292,11 @@ impl<'u> UsageIndex<'u> {
         release: &str,
         name: &str,
         own: &BTreeSet<&str>,
+        foreign: &BTreeSet<&str>,
     ) -> Vec<InUse> {
-        let own = self.own(release, own);
+        let own = self.own(release, own, foreign);
         let mut found = BTreeSet::new();
-        self.volume_users(release, name, &own, &mut found);
+        self.volume_users(release, name, &own, foreign, &mut found);
         found.into_iter().collect()
     }
 
@@ -326,11 +336,13 @@ mod tests {
     // The rule written out plainly, as scans of every service and
     // container: what the index must answer.
     /// The services that are the release's own: those labelled with its stack
-    /// namespace, and those `own` lists (its services as planned, which a
-    /// container's service label still names after they are removed).
+    /// namespace but for those in `foreign` (labelled since the plan), and
+    /// those `own` lists (its services as planned, which a container's
+    /// service label still names after they are removed).
     fn own_services<'a>(
         release: &str,
         own: &'a BTreeSet<String>,
+        foreign: &BTreeSet<String>,
         usage: &'a Usage,
     ) -> BTreeSet<&'a str> {
         let mut ids: BTreeSet<&str> = own.iter().map(String::as_str).collect();
@@ -338,7 +350,7 @@ mod tests {
             usage
                 .services
                 .iter()
-                .filter(|s| s.stack.as_deref() == Some(release))
+                .filter(|s| s.stack.as_deref() == Some(release) && !foreign.contains(&s.id))
                 .map(|s| s.id.as_str()),
         );
         ids
@@ -358,9 +370,10 @@ mod tests {
         objects: &StackObjects,
         volumes: bool,
         own: &BTreeSet<String>,
+        foreign: &BTreeSet<String>,
         usage: &Usage,
     ) -> Vec<InUse> {
-        let own = own_services(release, own, usage);
+        let own = own_services(release, own, foreign, usage);
         let others = || {
             usage
                 .services
@@ -395,7 +408,7 @@ mod tests {
                 .flat_map(|n| n.volumes.iter().map(String::as_str))
                 .collect();
             for name in names {
-                found.extend(volume_users(release, name, &own, usage));
+                found.extend(volume_users(release, name, &own, foreign, usage));
             }
         }
         found.into_iter().collect()
@@ -420,8 +433,16 @@ mod tests {
     }
 
     /// Every use of the volume `name` by a service not in `own`, or by a
-    /// container on any node that is not a task of one in `own`.
-    fn volume_users(release: &str, name: &str, own: &BTreeSet<&str>, usage: &Usage) -> Vec<InUse> {
+    /// container on any node that is not a task of one in `own`: one
+    /// with the release's stack label and a service id is, unless that
+    /// service is in `foreign`.
+    fn volume_users(
+        release: &str,
+        name: &str,
+        own: &BTreeSet<&str>,
+        foreign: &BTreeSet<String>,
+        usage: &Usage,
+    ) -> Vec<InUse> {
         let mut found = Vec::new();
         for s in &usage.services {
             if !own.contains(s.id.as_str()) && s.names_volume(name) {
@@ -434,7 +455,11 @@ mod tests {
         }
         for node in &usage.containers {
             for c in &node.containers {
-                if !c.is_of(release, own) && c.volumes.iter().any(|v| v == name) {
+                let task_of_own = c.service.as_deref().is_some_and(|id| {
+                    own.contains(id)
+                        || (c.stack.as_deref() == Some(release) && !foreign.contains(id))
+                });
+                if !task_of_own && c.volumes.iter().any(|v| v == name) {
                     found.push(InUse::new(
                         ObjectKind::Volume,
                         name,
@@ -482,10 +507,11 @@ mod tests {
         release: &str,
         name: &str,
         own: &BTreeSet<String>,
+        foreign: &BTreeSet<String>,
         usage: &Usage,
     ) -> Vec<InUse> {
-        let own = own_services(release, own, usage);
-        let mut found = volume_users(release, name, &own, usage);
+        let own = own_services(release, own, foreign, usage);
+        let mut found = volume_users(release, name, &own, foreign, usage);
         found.sort();
         found.dedup();
         found
@@ -596,14 +622,16 @@ mod tests {
             objects in objects(),
             release in name(),
             own in prop::collection::btree_set(name(), 0..3),
+            foreign in prop::collection::btree_set(name(), 0..3),
             leaving in prop::collection::btree_set(name(), 0..3),
             volumes: bool,
         ) {
             let index = UsageIndex::new(&usage);
             let own_refs: BTreeSet<&str> = own.iter().map(String::as_str).collect();
+            let foreign_refs: BTreeSet<&str> = foreign.iter().map(String::as_str).collect();
             prop_assert_eq!(
-                index.users_of(&release, &objects, volumes, &own_refs),
-                users_of(&release, &objects, volumes, &own, &usage)
+                index.users_of(&release, &objects, volumes, &own_refs, &foreign_refs),
+                users_of(&release, &objects, volumes, &own, &foreign, &usage)
             );
             let leaving: BTreeSet<&str> = leaving.iter().map(String::as_str).collect();
             let refs = || {
@@ -622,8 +650,8 @@ mod tests {
             let names = objects.volumes.iter().flatten().flat_map(|n| &n.volumes);
             for name in names {
                 prop_assert_eq!(
-                    index.volume_users_of(&release, name, &own_refs),
-                    volume_users_of(&release, name, &own, &usage)
+                    index.volume_users_of(&release, name, &own_refs, &foreign_refs),
+                    volume_users_of(&release, name, &own, &foreign, &usage)
                 );
             }
         }

@@ -219,12 +219,13 @@ impl ContainerUse {
     /// Whether it is a task of `release`'s own: a swarm task (it names its
     /// service's id) of a service in `own`, or labelled with the release's
     /// stack namespace (its service may be gone already, and with it the
-    /// id's place in `own`). A container without a service id is nobody's
-    /// task, whatever its labels say: `docker run --label` sets any.
-    fn is_of(&self, release: &str, own: &BTreeSet<&str>) -> bool {
-        self.service
-            .as_deref()
-            .is_some_and(|id| own.contains(id) || self.stack.as_deref() == Some(release))
+    /// id's place in `own`) and not of one in `foreign`. A container
+    /// without a service id is nobody's task, whatever its labels say:
+    /// `docker run --label` sets any.
+    fn is_of(&self, release: &str, own: &BTreeSet<&str>, foreign: &BTreeSet<&str>) -> bool {
+        self.service.as_deref().is_some_and(|id| {
+            own.contains(id) || (self.stack.as_deref() == Some(release) && !foreign.contains(id))
+        })
     }
 }
 
@@ -403,7 +404,9 @@ impl InUse {
 ///
 /// The release's own are its services as planned (`own`: they may be gone
 /// by now, while their stopped tasks still name them) and every service
-/// labelled with its stack. Volumes are judged only when `volumes` is true
+/// labelled with its stack (but one the sweep found labelled since the
+/// plan and leaves standing: see `users_of_but`). Volumes are judged only
+/// when `volumes` is true
 /// (a purge is planned): otherwise none is removed anyway. A volume counts
 /// by its name on every node: a workload on one node may be placed on
 /// another tomorrow, where the same name is the volume it will mount.
@@ -416,8 +419,25 @@ pub fn users_of(
     own: &BTreeSet<String>,
     usage: &Usage,
 ) -> Vec<InUse> {
+    users_of_but(release, objects, volumes, own, &BTreeSet::new(), usage)
+}
+
+/// [`users_of`], where the services in `foreign` are never the release's
+/// own, whatever their labels say: the sweep's, for services labelled with
+/// the stack since the plan. It leaves them standing, never reviewed, so
+/// what they use is another workload's, and their tasks are not the
+/// release's either.
+pub(crate) fn users_of_but(
+    release: &str,
+    objects: &StackObjects,
+    volumes: bool,
+    own: &BTreeSet<String>,
+    foreign: &BTreeSet<String>,
+    usage: &Usage,
+) -> Vec<InUse> {
     let own: BTreeSet<&str> = own.iter().map(String::as_str).collect();
-    UsageIndex::new(usage).users_of(release, objects, volumes, &own)
+    let foreign: BTreeSet<&str> = foreign.iter().map(String::as_str).collect();
+    UsageIndex::new(usage).users_of(release, objects, volumes, &own, &foreign)
 }
 
 /// Every use of `objects` (networks, secrets, configs) by a service whose
@@ -441,8 +461,20 @@ pub fn volume_users_of(
     own: &BTreeSet<String>,
     usage: &Usage,
 ) -> Vec<InUse> {
+    volume_users_of_but(release, name, own, &BTreeSet::new(), usage)
+}
+
+/// [`volume_users_of`], with `foreign` as in [`users_of_but`].
+pub(crate) fn volume_users_of_but(
+    release: &str,
+    name: &str,
+    own: &BTreeSet<String>,
+    foreign: &BTreeSet<String>,
+    usage: &Usage,
+) -> Vec<InUse> {
     let own: BTreeSet<&str> = own.iter().map(String::as_str).collect();
-    UsageIndex::new(usage).volume_users_of(release, name, &own)
+    let foreign: BTreeSet<&str> = foreign.iter().map(String::as_str).collect();
+    UsageIndex::new(usage).volume_users_of(release, name, &own, &foreign)
 }
 
 /// `objects` without what `shared` names: what a release's deletion may
