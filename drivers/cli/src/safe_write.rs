@@ -11,7 +11,9 @@
 //! (`O_CREAT|O_EXCL` refuses anything planted), and the target must be a
 //! regular file or nothing: checked before anything is read from a swarm
 //! ([`check_target`]) and again right before the rename, since `rename(2)`
-//! itself checks nothing.
+//! itself checks nothing; where nothing was there, the rename refuses to
+//! replace whatever appeared in between. The directory named is the
+//! operator's choice and is taken as given, links in it included.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -70,29 +72,49 @@ pub fn check_target(file: &Path) -> Result<(), WriteError> {
 /// file or the new one, never half of one, whenever the process or the
 /// machine stops; on any failure the temporary file is removed.
 pub fn replace(file: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    replace_then(file, bytes, || {})
+}
+
+/// [`replace`], calling `before_rename` right before the rename: where a
+/// test puts something in the target's place.
+fn replace_then(file: &Path, bytes: &[u8], before_rename: impl FnOnce()) -> Result<(), WriteError> {
     let failed = |source: std::io::Error| WriteError::Io {
         file: file.to_owned(),
         source,
     };
     check_target(file)?;
     let dir = directory_of(file);
-    let mut tmp = temporary_beside(file, dir).map_err(failed)?;
     // A file replaced keeps its permissions: a plan someone made readable
-    // by its owner only must not become readable by all.
-    if let Ok(meta) = std::fs::symlink_metadata(file) {
-        if meta.file_type().is_file() {
-            use std::os::unix::fs::{MetadataExt, PermissionsExt};
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o777))
-                .map_err(failed)?;
-        }
-    }
+    // by its owner only must not become readable by all. Its replacement
+    // is written readable by its owner only, and given the old mode once
+    // written: anyone who opened it while it was wider could read what is
+    // written into it afterwards.
+    let replaced = std::fs::symlink_metadata(file)
+        .ok()
+        .filter(|meta| meta.file_type().is_file())
+        .map(|meta| {
+            use std::os::unix::fs::MetadataExt;
+            meta.mode() & 0o777
+        });
+    let mode = if replaced.is_some() { 0o600 } else { 0o666 };
+    let mut tmp = temporary_beside(file, dir, mode).map_err(failed)?;
     tmp.write_all(bytes).map_err(failed)?;
+    if let Some(old) = replaced {
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(old))
+            .map_err(failed)?;
+    }
     tmp.as_file().sync_all().map_err(failed)?;
     // Checked again right before the rename: something else may have been
     // put in the target's place since (dropping `tmp` removes it).
     check_target(file)?;
-    tmp.persist(file).map_err(|e| failed(e.error))?;
+    before_rename();
+    match replaced {
+        Some(_) => tmp.persist(file).map_err(|e| failed(e.error))?,
+        // Nothing was there when checked: whatever appeared since (a
+        // device, a FIFO) is not replaced, and the write is refused.
+        None => tmp.persist_noclobber(file).map_err(|e| failed(e.error))?,
+    };
     sync_directory(dir);
     Ok(())
 }
@@ -131,17 +153,20 @@ fn directory_of(file: &Path) -> &Path {
     }
 }
 
-/// A new, empty temporary file in `dir`, named `.<name>.<random>.tmp`.
-/// The mode is what `File::create` gives (0666 less the umask), as a new
-/// file's would be; [`replace`] gives it the mode of the file it replaces.
-fn temporary_beside(file: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+/// A new, empty temporary file in `dir`, named `.<name>.<random>.tmp`,
+/// created with `mode` less the umask.
+fn temporary_beside(
+    file: &Path,
+    dir: &Path,
+    mode: u32,
+) -> std::io::Result<tempfile::NamedTempFile> {
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(file.file_name().unwrap_or_default());
     prefix.push(".");
     tempfile::Builder::new()
         .prefix(&prefix)
         .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(0o666))
+        .permissions(std::fs::Permissions::from_mode(mode))
         .tempfile_in(dir)
 }
 
@@ -189,6 +214,33 @@ mod tests {
         let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(std::fs::read(&file).unwrap(), b"two\n");
+    }
+
+    #[test]
+    fn something_put_where_nothing_was_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plan.json");
+        let e = replace_then(&file, b"one\n", || {
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                &file,
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o600),
+                0,
+            )
+            .unwrap();
+        })
+        .unwrap_err();
+        assert!(
+            matches!(&e, WriteError::Io { source, .. } if source.kind() == std::io::ErrorKind::AlreadyExists),
+            "{e:?}"
+        );
+        let meta = std::fs::symlink_metadata(&file).unwrap();
+        assert!(
+            std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()),
+            "the FIFO was replaced"
+        );
+        assert_eq!(names(dir.path()), ["plan.json"]);
     }
 
     #[test]

@@ -118,6 +118,11 @@ pub enum ReadFailure {
         /// How long it was waited for.
         after: Duration,
     },
+    /// A regular file that had no data to give without waiting: a kernel
+    /// interface dressed as a file (`/proc/kmsg`, a tracing pipe), whose
+    /// read would wait for events for ever. Never taken for a file's text.
+    #[error("is no file of text: it has nothing to read without waiting (a kernel interface such as /proc/kmsg)")]
+    WouldWait,
     /// A pipe or FIFO that did not reach its end within this long.
     #[error("a pipe that did not reach its end within {}s", .within.as_secs())]
     PipeUnfinished {
@@ -250,6 +255,18 @@ fn open_input(path: &Path, accept: Accept) -> Result<Opened, ReadFailure> {
     // NOCTTY: a terminal named as an input must not become the process's
     // controlling terminal before it is refused.
     let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    // Opening a device can act on it (a watchdog arms, a tape rewinds
+    // when closed): one the path already names is refused unopened. The
+    // descriptor's type below stays the judgement; this only spares the
+    // open when the path tells beforehand.
+    if let Ok(meta) = std::fs::metadata(path) {
+        let file_type = meta.file_type();
+        if file_type.is_char_device() || file_type.is_block_device() || file_type.is_socket() {
+            return Err(ReadFailure::NotRegular {
+                kind: kind_of(&file_type).to_owned(),
+            });
+        }
+    }
     let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(|e| open_failed(path, e))?;
     let file = File::from(fd);
     let meta = file.metadata().map_err(io_failure)?;
@@ -306,11 +323,15 @@ fn read_to_end(
         match file.read(&mut chunk) {
             Ok(0) => return Ok(buf.bytes),
             Ok(n) => buf.push(&chunk[..n])?,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
-                ) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // A pipe said it had data: a race with its writer, waited for
+            // again above, within the deadlines.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && deadlines.is_some() => {}
+            // A regular file that would block has no deadline to bound a
+            // retry: trying again at once would spin for ever.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                return Err(ReadFailure::WouldWait)
+            }
             Err(e) => return Err(io_failure(e)),
         }
     }
@@ -453,6 +474,26 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "/dev/zero: is not a regular file (it is a character device)"
+        );
+    }
+
+    #[test]
+    fn a_file_that_would_wait_is_refused_not_read_again_and_again() {
+        // A pipe with a silent writer stands in for a kernel interface
+        // that fstat calls a regular file (`/proc/kmsg`): read as a
+        // regular file is, without deadlines, it must be refused at once.
+        let (reader, _writer) = std::io::pipe().unwrap();
+        let fd = std::os::fd::OwnedFd::from(reader);
+        rustix::fs::fcntl_setfl(&fd, OFlags::NONBLOCK).unwrap();
+        let file = File::from(fd);
+        let (done, result) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(read_to_end(&file, MIB, 0, None));
+        });
+        let read = result.recv_timeout(Duration::from_secs(5));
+        assert_eq!(
+            read.expect("refused at once, not retried for ever"),
+            Err(ReadFailure::WouldWait)
         );
     }
 
