@@ -315,3 +315,62 @@ fn a_volume_a_service_labelled_since_the_plan_mounts_stays() {
         );
     }
 }
+
+/// A volume labelled with the stack that the plan's listing of its node
+/// lacks appeared since the plan: never reviewed, it stays, and the
+/// release keeps its records; the volume the plan listed goes.
+#[test]
+fn a_volume_labelled_since_the_plan_stays_with_the_records() {
+    let plan = departed_with_volume();
+    let mut sweep = Sweep::new(&plan, Settings::default());
+    let now = Timestamp::ZERO;
+    let stamp = plan.controller.stamp("shop", "web");
+    let mut handed = Vec::new();
+    for _ in 0..1000 {
+        let Some(action) = sweep.poll_action(now) else {
+            break;
+        };
+        let outcome = match &action.kind {
+            ActionKind::ReadStamps { target, .. } => {
+                let entry = ReleaseEntry::new("web", Some(stamp.clone()))
+                    .with_records(vec![ObjectVersion::new("rec-1", 10)]);
+                Outcome::Stamps(
+                    target
+                        .names
+                        .iter()
+                        .map(|n| StampRead::new(n.clone(), Some(entry.clone())))
+                        .collect(),
+                )
+            }
+            ActionKind::ReadUsage { .. } => {
+                Outcome::Usage(UsageRead::new(StackObjects::default(), Default::default()))
+            }
+            ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+            ActionKind::ListVolumes { .. } => {
+                Outcome::Volumes(vec!["web_data".to_owned(), "web_restored".to_owned()])
+            }
+            _ => Outcome::Done,
+        };
+        handed.push(action.kind.clone());
+        sweep.handle_outcome(action.id, outcome, now).unwrap();
+    }
+    assert!(sweep.is_done());
+    let removed: Vec<&String> = handed
+        .iter()
+        .filter_map(|k| match k {
+            ActionKind::RemoveVolume { volume, .. } => Some(volume),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(removed, ["web_data"]);
+    let r = &sweep.report().releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    assert!(!handed.iter().any(|k| k.step() == Step::DeleteRecords));
+    assert!(
+        r.errors.iter().any(|e| e.action == Step::ListVolumes
+            && e.volume.as_deref() == Some("web_restored")
+            && e.node.as_deref() == Some("alpha-1")),
+        "{:?}",
+        r.errors
+    );
+}

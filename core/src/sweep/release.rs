@@ -749,6 +749,24 @@ impl ReleaseRun {
         left
     }
 
+    /// Whether the volume `name` may be judged for removal: the plan
+    /// listed a volume of that name on some node (a task of the release
+    /// placed on another node since leaves the same volume there), or found
+    /// it in use (and left it out), or listed no volumes at all (nothing to
+    /// hold it to). A name the plan never listed was labelled since, never
+    /// reviewed: a `plan --out` reviewed hours ago removes no data under a
+    /// name that appeared since.
+    fn volume_reviewed(&self, name: &str) -> bool {
+        let Some(nodes) = self.planned.as_ref().and_then(|p| p.volumes.as_ref()) else {
+            return true;
+        };
+        nodes.iter().any(|n| n.volumes.iter().any(|v| v == name))
+            || self
+                .in_use
+                .iter()
+                .any(|u| u.kind == ObjectKind::Volume && u.object == name)
+    }
+
     /// Whether the volume `name`, listed at the place labelled `label`,
     /// stays because another workload uses it, by the planner's rule on
     /// the latest usage read and on every use found before: one that stays
@@ -1052,6 +1070,21 @@ impl ReleaseRun {
                 let label = purge.place.label.clone();
                 let mut volumes = BTreeMap::new();
                 for name in names {
+                    if !self.volume_reviewed(&name) {
+                        self.unplanned = true;
+                        self.errors.push(ErrorEntry::new(
+                            Step::ListVolumes,
+                            ErrorKind::Other,
+                            Some(label.clone()),
+                            Some(name.clone()),
+                            format!(
+                                "volume {name:?} on {label} carries the stack's label but the \
+                                 plan listed no volume of that name (labelled since it was \
+                                 made); left in place"
+                            ),
+                        ));
+                        continue;
+                    }
                     match self.judge_volume(&name, &label) {
                         Verdict::Free => {
                             volumes.insert(name, Removal::guarded());
