@@ -92,6 +92,57 @@ fn left_behind() -> Vec<Obj> {
 
 const CASES: &[Case] = &[
     Case {
+        name: "a_current_revision_not_deployed_drops_nothing",
+        snapshot: || {
+            // Revision 2 dropped worker, conf2 and back, but its deploy
+            // failed, is under way, or was rolled back from: the stack may
+            // still run them (s2: its label says superseded, as an engine
+            // that rolls back by relabelling leaves it). One deployed, or
+            // giving no status, drops them.
+            let swarms = [
+                "failed",
+                "pending-upgrade",
+                "label:superseded",
+                "deployed",
+                "",
+            ]
+            .iter()
+            .enumerate()
+            .map(|(i, status)| {
+                let mut revisions = two_revisions(&format!("shop{i}"), "web");
+                revisions[0] = revisions[0].clone().with_status("superseded");
+                revisions[1] = match status.strip_prefix("label:") {
+                    Some(label) => revisions[1].clone().with_label_status(label),
+                    None if status.is_empty() => revisions[1].clone(),
+                    None => revisions[1].clone().with_status(status),
+                };
+                swarm(
+                    &format!("s{i}"),
+                    vec![release("web", &revisions, &left_behind())],
+                    vec![],
+                )
+            })
+            .collect();
+            let apps = (0..5)
+                .map(|i| app(&format!("shop{i}"), &format!("s{i}"), &["web"]))
+                .collect();
+            snapshot(true, apps, swarms)
+        },
+        check: |p| {
+            assert_eq!(
+                held(p),
+                [
+                    ("s0/web".to_owned(), ResourceHoldReason::NotDeployed),
+                    ("s1/web".to_owned(), ResourceHoldReason::NotDeployed),
+                    ("s2/web".to_owned(), ResourceHoldReason::NotDeployed),
+                ]
+            );
+            let dropped: Vec<&str> = p.dropped.iter().map(|d| d.swarm.as_str()).collect();
+            assert_eq!(dropped, ["s3", "s4"]);
+            assert!(p.resource_holds[0].detail.contains("\"failed\""));
+        },
+    },
+    Case {
         name: "the_revision_that_dropped_an_object_is_the_first_without_it",
         snapshot: || {
             // 1 declared worker, 2 dropped it, 3 kept it dropped.

@@ -11,8 +11,8 @@
 //! 2. `R` is declared on its swarm by exactly one live, reconciled
 //!    application `A`, which opted in (`prune_resources`);
 //! 3. `R`'s current revision (its highest) reads, is stamped for this
-//!    controller and `A` on its label and in its data alike, and does not
-//!    declare the object under its kind;
+//!    controller and `A` on its label and in its data alike, gives no status
+//!    other than `deployed`, and does not declare the object under its kind;
 //! 4. a stored revision whose data is stamped for this controller and `A`
 //!    declared it under the same kind (newest first; a revision that does
 //!    not read is skipped and named);
@@ -39,6 +39,9 @@ use crate::owner::ControllerId;
 use crate::record::{parse_record_name, Kind, Payload, RevisionDocument, RevisionRead};
 use crate::refs::SwarmName;
 use crate::usage::{InUse, ObjectKind, UsageIndex};
+
+/// The status of a revision the engine finished deploying.
+const DEPLOYED: &str = "deployed";
 
 /// Objects a live release dropped from its chart, proven ours: the sweep
 /// removes them, services first. Never a whole release: those are in the
@@ -160,6 +163,10 @@ named_enum! {
         /// Its current revision is not stamped for this controller and the
         /// application.
         NotOwned = "not_owned",
+        /// Its current revision's data gives a status other than
+        /// `deployed` (`failed`, `pending-upgrade`, `superseded`, ...):
+        /// the stack may still run what it no longer declares.
+        NotDeployed = "not_deployed",
         /// Its stack's objects were not listed.
         ObjectsUnlisted = "objects_unlisted",
         /// The names of its cluster observed it differently.
@@ -282,6 +289,7 @@ fn held_back(dropped: Dropped, reason: HoldReason) -> ResourceHold {
 struct Revision<'a> {
     number: u64,
     label_owner: Option<&'a str>,
+    label_status: Option<&'a str>,
     document: Result<&'a RevisionDocument, &'a str>,
 }
 
@@ -383,6 +391,22 @@ pub(crate) fn examine(
                 "its current revision {} is stamped {}, not {stamp:?}",
                 current.number,
                 shown(current_document.owner.as_deref())
+            ),
+        );
+    }
+    // A revision whose deploy failed, is still under way, or was rolled
+    // back from (marked superseded, on its label or in its data) is not
+    // what the stack runs: what it no longer declares may be what serves.
+    // Only a revision deployed (or one that gives no status at all) proves
+    // an object dropped.
+    let statuses = [current.label_status, current_document.status.as_deref()];
+    if let Some(status) = statuses.into_iter().flatten().find(|s| *s != DEPLOYED) {
+        return hold(
+            ResourceHoldReason::NotDeployed,
+            format!(
+                "its current revision {} is {status:?}, not {DEPLOYED:?}: the stack may still \
+                 run what it no longer declares",
+                current.number
             ),
         );
     }
@@ -640,6 +664,7 @@ fn revisions<'a>(
         let revision = Revision {
             number,
             label_owner: record.owner.as_deref(),
+            label_status: record.status.as_deref(),
             document,
         };
         if by_number.insert(number, revision).is_some() {

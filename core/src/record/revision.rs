@@ -27,6 +27,10 @@ pub struct RevisionRead {
     /// Its `com.swarmcli.owner` label; `None` without one.
     #[serde(default)]
     pub owner: Option<String>,
+    /// Its `com.swarmcli.status` label; `None` without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub status: Option<String>,
     /// What its data says; `None` when it was not read (the rule that needs
     /// it is off, or the application did not opt in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,8 +44,15 @@ impl RevisionRead {
             name: name.into(),
             revision,
             owner,
+            status: None,
             payload: None,
         }
+    }
+
+    /// With its `com.swarmcli.status` label.
+    pub fn with_status(mut self, status: impl Into<String>) -> Self {
+        self.status = Some(status.into());
+        self
     }
 
     /// With what its data says.
@@ -77,6 +88,11 @@ pub struct RevisionDocument {
     /// The document's `owner` stamp; `None` without one.
     #[serde(default)]
     pub owner: Option<String>,
+    /// The document's `status` (`deployed`, `failed`, `superseded`,
+    /// `pending-upgrade`, ...); `None` without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(default))]
+    pub status: Option<String>,
     /// The objects its manifest declares, under the release's stack.
     pub declares: Declared,
 }
@@ -94,8 +110,15 @@ impl RevisionDocument {
             release: release.into(),
             revision,
             owner,
+            status: None,
             declares,
         }
+    }
+
+    /// With the document's `status`.
+    pub fn with_status(mut self, status: impl Into<String>) -> Self {
+        self.status = Some(status.into());
+        self
     }
 }
 
@@ -125,6 +148,7 @@ pub fn read_payload(data: &[u8], release: &str) -> Payload {
             release: document.release,
             revision: document.revision,
             owner: document.owner,
+            status: document.status,
             declares,
         }),
         Err(e) => Payload::Unreadable(e.to_string()),

@@ -31,6 +31,10 @@ pub struct Rev {
     pub unreadable: Option<String>,
     /// The revision label as written, when not the number.
     pub label: Option<String>,
+    /// The status in the data; `None`: none.
+    pub status: Option<&'static str>,
+    /// The status label; `None`: none.
+    pub label_status: Option<&'static str>,
 }
 
 impl Rev {
@@ -53,7 +57,23 @@ impl Rev {
                 .collect(),
             unreadable: None,
             label: None,
+            status: None,
+            label_status: None,
         }
+    }
+
+    /// With `status` in its data.
+    pub fn with_status(mut self, status: &'static str) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// With `status` on its label only (its data says `deployed`): an
+    /// engine that rolls back by relabelling.
+    pub fn with_label_status(mut self, status: &'static str) -> Self {
+        self.status = Some("deployed");
+        self.label_status = Some(status);
+        self
     }
 }
 
@@ -104,20 +124,24 @@ pub fn release(name: &str, revisions: &[Rev], objects: &[Obj]) -> ReleaseEntry {
                         };
                         list.insert(full);
                     }
-                    Payload::Read(RevisionDocument::new(
-                        name,
-                        r.number,
-                        r.data_owner.clone(),
-                        declared,
-                    ))
+                    let document =
+                        RevisionDocument::new(name, r.number, r.data_owner.clone(), declared);
+                    Payload::Read(match r.status {
+                        Some(status) => document.with_status(status),
+                        None => document,
+                    })
                 }
             };
-            RevisionRead::new(
+            let read = RevisionRead::new(
                 record_name(name, r.number),
                 Some(r.label.clone().unwrap_or_else(|| r.number.to_string())),
                 r.label_owner.clone(),
             )
-            .with_payload(payload)
+            .with_payload(payload);
+            match r.label_status {
+                Some(status) => read.with_status(status),
+                None => read,
+            }
         })
         .collect();
     let records = revisions

@@ -27,7 +27,7 @@ use crate::client::{check_object_name, check_release, label_filter, CallFailure,
 use crate::configs::{Data, Labels, ListedConfig};
 use crate::endpoint::Endpoint;
 use crate::labels::{
-    self, ConfigLabels, OWNER, RECORD_TYPE, RELEASE, REVISION, STACK_NAMESPACE, TYPE,
+    self, ConfigLabels, OWNER, RECORD_TYPE, RELEASE, REVISION, STACK_NAMESPACE, STATUS, TYPE,
 };
 
 /// How long a daemon call may take unless configured otherwise.
@@ -357,6 +357,10 @@ fn record_revisions(
             c.labels.get(REVISION).cloned(),
             c.labels.get(OWNER).cloned(),
         );
+        let revision = match c.labels.get(STATUS) {
+            Some(status) => revision.with_status(status.clone()),
+            None => revision,
+        };
         let revision = match c.payload {
             Some(payload) => revision.with_payload(payload),
             None => revision,

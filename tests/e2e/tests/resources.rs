@@ -74,6 +74,19 @@ fn compose(
 /// Deploys `manifest` as `release` and records it as revision `revision`
 /// stamped `owner`, as the chart engine does.
 fn deploy_revision(s: &Scenario, release: &str, revision: u32, owner: &str, manifest: &str) {
+    deploy_revision_as(s, release, revision, owner, manifest, "deployed");
+}
+
+/// [`deploy_revision`], the record giving `status` (on its label and in
+/// its data): `failed` for a deploy the engine saw fail.
+fn deploy_revision_as(
+    s: &Scenario,
+    release: &str,
+    revision: u32,
+    owner: &str,
+    manifest: &str,
+    status: &str,
+) {
     let file = s.write(&format!("{release}.v{revision}.yml"), manifest);
     docker_ok(
         ALPHA.manager,
@@ -87,7 +100,9 @@ fn deploy_revision(s: &Scenario, release: &str, revision: u32, owner: &str, mani
             release,
         ],
     );
-    let record = engine_record(release, revision, Some(owner)).with_manifest(manifest);
+    let record = engine_record(release, revision, Some(owner))
+        .with_manifest(manifest)
+        .with_status(status);
     create_record_data(&ALPHA, &record, &record.payload());
 }
 
@@ -330,14 +345,29 @@ fn what_is_not_proven_dropped_stays() {
     let app_name = "shop";
     // web: revision 1 by another controller declared worker; a service is
     // added by hand with the stack's label. db: its dropped network is
-    // attached to a running service of another stack.
+    // attached to a running service of another stack. api: revision 2
+    // dropped worker, but the engine recorded its deploy as failed.
     let web = s.release("web");
     let db = s.release("db");
     let user = s.release("user");
+    let api = s.release("api");
     let mut cleanup = Cleanup::new(&ALPHA);
     cleanup.add(&web);
     cleanup.add(&db);
     cleanup.add(&user);
+    cleanup.add(&api);
+
+    let api_one = compose(
+        &s,
+        &api,
+        &[("app", &[], &[]), ("worker", &[], &[])],
+        &[],
+        &[],
+        false,
+    );
+    deploy_revision(&s, &api, 1, &s.stamp(app_name, &api), &api_one);
+    let api_two = compose(&s, &api, &[("app", &[], &[])], &[], &[], false);
+    deploy_revision_as(&s, &api, 2, &s.stamp(app_name, &api), &api_two, "failed");
 
     let one = compose(
         &s,
@@ -415,7 +445,7 @@ fn what_is_not_proven_dropped_stays() {
     let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
     let apps = s.app_set(
         "apps.json",
-        json!([{"name": app_name, "swarm": "alpha", "releases": [web, db],
+        json!([{"name": app_name, "swarm": "alpha", "releases": [web, db, api],
                 "state": "reconciled", "prune_resources": true}]),
     );
     let run = s
@@ -446,6 +476,16 @@ fn what_is_not_proven_dropped_stays() {
         reasons.contains(&(extra.clone(), "not_claimed".to_owned())),
         "{reasons:?}"
     );
+    // api: the revision that dropped its worker failed to deploy; the
+    // release is left whole, saying why.
+    assert!(planned(plan, &api).is_empty(), "{plan:#}");
+    let api_hold = plan["resource_holds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["release"] == api.as_str())
+        .expect("api is held");
+    assert_eq!(api_hold["reason"], "not_deployed", "{plan:#}");
     // db: its worker goes, its shared network stays, reported in use.
     let db_entry = plan["dropped"]
         .as_array()
@@ -467,6 +507,10 @@ fn what_is_not_proven_dropped_stays() {
         "{services:?}"
     );
     assert_eq!(stack_objects("service", &db), set(&[format!("{db}_app")]));
+    assert_eq!(
+        stack_objects("service", &api),
+        set(&[format!("{api}_app"), format!("{api}_worker")])
+    );
     assert!(stack_objects("network", &db).contains(&format!("{db}_shared")));
     let user_running = docker_ok(
         ALPHA.manager,
