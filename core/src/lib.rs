@@ -130,8 +130,8 @@ pub use objects::{
 };
 pub use owner::{is_application_name, ControllerId, OwnerError, Ownership};
 pub use plan::{
-    plan, Coverage, Deletion, DeletionReason, Hold, HoldReason, Observed, SpareReason, Spared,
-    SwarmPlan, SweepPlan, Uncovered,
+    plan, Coverage, Deletion, DeletionReason, Hold, HoldReason, Observed, PlanWindows, SpareReason,
+    Spared, SwarmPlan, SweepPlan, Uncovered,
 };
 pub use plan_diff::PlanDiff;
 pub use refs::{ReleaseRef, SwarmName};

@@ -8,6 +8,7 @@ use super::{Hold, HoldReason};
 use crate::deletion_window::{gate, Closed, ClosedCause, DeletionWindow, Gate};
 use crate::refs::SwarmName;
 use crate::snapshot::{AppState, Snapshot, SnapshotStr};
+use crate::time::UnixTime;
 
 /// Every hold the snapshot itself calls for. The blast-radius hold needs the
 /// finished plan and is added by the planner.
@@ -118,9 +119,20 @@ pub(crate) fn find_in<S: SnapshotStr>(snapshot: &Snapshot<S>, groups: &Groups<'_
 fn outside_window<S: SnapshotStr>(snapshot: &Snapshot<S>, group: &SwarmGroup<'_>) -> Option<Hold> {
     let mut lists: Vec<&[DeletionWindow]> = vec![&snapshot.policy.windows];
     lists.extend(group.windows.iter().copied());
+    window_hold(&group.swarm, &lists, snapshot.now)
+}
+
+/// The `outside_window` hold of `swarm` whose window lists `lists` do not
+/// let a deletion through at `now`: the one judgement of a swarm's
+/// windows, when planning and when a sweep starts ([`PlanWindows`]).
+fn window_hold(
+    swarm: &SwarmName,
+    lists: &[&[DeletionWindow]],
+    now: Option<UnixTime>,
+) -> Option<Hold> {
     let Gate::Closed(Closed {
         cause, opens_at, ..
-    }) = gate(&lists, snapshot.now)
+    }) = gate(lists, now)
     else {
         return None;
     };
@@ -141,13 +153,69 @@ fn outside_window<S: SnapshotStr>(snapshot: &Snapshot<S>, group: &SwarmGroup<'_>
         (_, None) => "; no window opens within a year".to_owned(),
     };
     let mut hold = Hold::swarm(
-        &group.swarm,
+        swarm,
         HoldReason::OutsideWindow,
         Vec::new(),
         Some(format!("{why}{when}")),
     );
     hold.opens_at = opens_at;
     Some(hold)
+}
+
+/// The deletion windows of every swarm a plan deletes on, kept to be
+/// checked again when its sweep starts: an approval can come long after
+/// the plan (a prompt left waiting over lunch), and a window that closed
+/// since must stop the sweep before anything is deleted.
+#[derive(Debug, Clone, Default)]
+pub struct PlanWindows {
+    /// Per swarm the plan deletes on: the policy's windows and those of
+    /// each of its cluster's names that has some.
+    swarms: Vec<(SwarmName, Vec<Vec<DeletionWindow>>)>,
+}
+
+impl PlanWindows {
+    /// The windows `plan`, made from `snapshot`, is to be swept under.
+    pub fn of<S: SnapshotStr>(snapshot: &Snapshot<S>, plan: &super::SweepPlan) -> Self {
+        let deletes_on = |swarm: &SwarmName| {
+            plan.deletions.iter().any(|d| &d.swarm == swarm)
+                || plan.dropped.iter().any(|d| &d.swarm == swarm)
+        };
+        let swarms = plan
+            .swarms
+            .iter()
+            .filter(|s| deletes_on(&s.swarm))
+            .map(|s| {
+                let mut lists = vec![snapshot.policy.windows.clone()];
+                lists.extend(
+                    snapshot
+                        .swarms
+                        .iter()
+                        .filter(|own| {
+                            s.names
+                                .iter()
+                                .any(|n| n.as_str() == S::swarm_str(&own.swarm))
+                        })
+                        .map(|own| own.windows.clone())
+                        .filter(|w| !w.is_empty()),
+                );
+                (s.swarm.clone(), lists)
+            })
+            .filter(|(_, lists)| lists.iter().any(|l| !l.is_empty()))
+            .collect();
+        PlanWindows { swarms }
+    }
+
+    /// The `outside_window` holds of the swarms whose windows do not let a
+    /// deletion through at `now`; none when every one does.
+    pub fn closed_at(&self, now: UnixTime) -> Vec<Hold> {
+        self.swarms
+            .iter()
+            .filter_map(|(swarm, lists)| {
+                let lists: Vec<&[DeletionWindow]> = lists.iter().map(Vec::as_slice).collect();
+                window_hold(swarm, &lists, Some(now))
+            })
+            .collect()
+    }
 }
 
 /// Which hold stops deletions on each swarm, indexed once so that a plan
@@ -178,5 +246,46 @@ impl<'a> HoldIndex<'a> {
     /// first.
     pub(crate) fn get(&self, swarm: &SwarmName) -> Option<HoldReason> {
         self.sweep.or_else(|| self.swarms.get(swarm).copied())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::plan;
+
+    fn at(t: &str) -> UnixTime {
+        UnixTime::parse_rfc3339(t).unwrap()
+    }
+
+    /// Planned inside the policy's window on a Thursday; checked again at
+    /// later times, the swarm it deletes on is held once its own deny
+    /// window or the end of the policy's allow window comes, and a swarm it
+    /// deletes nothing on is never named.
+    #[test]
+    fn a_window_that_closed_since_the_plan_holds_the_swarm_it_deletes_on() {
+        let snapshot = Snapshot::from_json(
+            r#"{"policy":{"windows":["allow Thu 02:00-05:00 UTC"]},"now":"2026-12-03T03:00:00Z",
+            "app_set":{"loaded":true,"applications":[{"name":"keep","swarm":"b","releases":[]}]},
+            "swarms":[{"swarm":"a","windows":["deny Thu 04:00-04:30 UTC"],
+                       "releases":[{"name":"old","owner":"cd/default/gone:release/old"}]},
+                      {"swarm":"b","windows":["allow Mon 01:00-02:00 UTC"]}]}"#,
+        )
+        .unwrap();
+        let plan = plan(&snapshot).unwrap();
+        assert_eq!(plan.deletions.len(), 1);
+        let windows = PlanWindows::of(&snapshot, &plan);
+        assert!(windows.closed_at(at("2026-12-03T03:59:59Z")).is_empty());
+        // Each hold says when the windows next let a deletion through.
+        for (t, opens) in [
+            ("2026-12-03T04:10:00Z", "2026-12-03T04:30:00Z"),
+            ("2026-12-03T05:00:00Z", "2026-12-10T02:00:00Z"),
+        ] {
+            let holds = windows.closed_at(at(t));
+            assert_eq!(holds.len(), 1, "{t}: {holds:?}");
+            assert_eq!(holds[0].reason, HoldReason::OutsideWindow);
+            assert_eq!(holds[0].swarm.as_ref().map(SwarmName::as_str), Some("a"));
+            assert_eq!(holds[0].opens_at, Some(at(opens)), "{t}");
+        }
     }
 }

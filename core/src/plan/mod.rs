@@ -41,6 +41,7 @@ pub use dropped::{
     Dropped, DroppedObject, ResourceHold, ResourceHoldReason, SkippedRevision, Unclaimed,
     UnclaimedReason,
 };
+pub use holds::PlanWindows;
 
 /// The plan for one sweep. Every list is sorted.
 ///

@@ -290,6 +290,7 @@ impl Host for ApplyHost {
             }
             Event::Progress(p) => (self.progress.borrow_mut())(p),
             Event::Trace(trace) => *self.trace.borrow_mut() = Some(trace.clone()),
+            Event::WindowClosed(holds) => output::window_closed(holds),
             Event::Gathered { snapshot, .. } => {
                 if let Some(audit) = &self.audit {
                     audit.gathered(snapshot);

@@ -38,6 +38,21 @@ pub fn warn_line(text: &str) {
     let _ = crate::terminal::around_progress(|err| writeln!(err, "swarm-sweep: {}", escape(text)));
 }
 
+/// Says, one line per swarm, that its deletion window closed between the
+/// plan and its approval, and that nothing was deleted.
+pub fn window_closed(holds: &[sweep_core::Hold]) {
+    for hold in holds {
+        let swarm = hold
+            .swarm
+            .as_ref()
+            .map_or_else(String::new, |s| s.as_str().to_owned());
+        warn_line(&format!(
+            "swarm {swarm}: the deletion window closed while the plan waited for approval ({}); nothing was deleted, run again inside a window",
+            hold.message.as_deref().unwrap_or("outside_window")
+        ));
+    }
+}
+
 /// The log writer: every log event goes to stderr with control and bidi
 /// characters escaped, so a name in a log field cannot add a line or move
 /// the cursor. The fmt layer hands over one whole event per write, ending

@@ -17,8 +17,8 @@ use sweep_core::saved::{check, SavedPlan, Stale};
 use sweep_core::sweep::{SweepReport, SweepTrace};
 use sweep_core::verdict::{apply_status, plan_status, Status};
 use sweep_core::{
-    plan, AppSet, GraceState, NotCurrent, Policy, ReleaseRef, Snapshot, SnapshotError, SweepPlan,
-    UnixTime,
+    plan, AppSet, GraceState, Hold, NotCurrent, PlanWindows, Policy, ReleaseRef, Snapshot,
+    SnapshotError, SweepPlan, UnixTime,
 };
 use sweep_swarms::Registry;
 use thiserror::Error;
@@ -88,6 +88,10 @@ pub enum Event<'a> {
     Progress(&'a Progress),
     /// The sweep's trace, once it ended, when the settings asked for one.
     Trace(&'a SweepTrace),
+    /// A deletion window of a swarm the plan deletes on closed between the
+    /// plan and its approval (each `outside_window` hold says which and
+    /// when it opens next): nothing is deleted.
+    WindowClosed(&'a [Hold]),
 }
 
 /// Where a cycle's IO other than the swarms' goes: the commands differ
@@ -287,6 +291,7 @@ impl<'a> Cycle<'a> {
             Decided::Plan(plan) => plan,
             Decided::Stale(ended) => return Ok(ended),
         };
+        let windows = PlanWindows::of(&snapshot, &plan);
         drop(snapshot);
         host.event(Event::Planned(&plan));
         // Kept before anything is deleted: a run cut short (a kill, a
@@ -306,6 +311,20 @@ impl<'a> Cycle<'a> {
             return Ok(Ended {
                 outcome: Outcome::Declined,
                 status,
+                plan: Some(plan),
+                report: None,
+            }
+            .kept(kept));
+        }
+        // The approval can come long after the plan (a prompt left
+        // waiting): a window that closed since stops the sweep before
+        // anything is deleted, as it would have stopped the plan.
+        let closed = windows.closed_at(host.now().ok_or(CycleError::Clock)?);
+        if !closed.is_empty() {
+            host.event(Event::WindowClosed(&closed));
+            return Ok(Ended {
+                outcome: Outcome::Held,
+                status: Status::NeedsAttention,
                 plan: Some(plan),
                 report: None,
             }

@@ -57,11 +57,14 @@ enum Seen {
     Stale,
     Saved { entries: usize },
     Asked,
+    WindowClosed { swarms: Vec<String> },
 }
 
 struct TestHost {
     app_set: Option<AppSet>,
-    now: Option<UnixTime>,
+    now: std::cell::Cell<Option<UnixTime>>,
+    /// The clock once the host was asked: an answer that came later.
+    now_when_asked: Option<UnixTime>,
     approval: Approval,
     /// Whether writing the state works.
     saves: bool,
@@ -79,7 +82,8 @@ impl TestHost {
     fn new(app_set: Option<AppSet>) -> Self {
         TestHost {
             app_set,
-            now: Some(UnixTime::from_secs(NOW)),
+            now: std::cell::Cell::new(Some(UnixTime::from_secs(NOW))),
+            now_when_asked: None,
             approval: Approval::Proceed,
             saves: true,
             stop_when_asked: None,
@@ -102,7 +106,7 @@ impl Host for TestHost {
     }
 
     fn now(&self) -> Option<UnixTime> {
-        self.now
+        self.now.get()
     }
 
     fn save_state(&self, state: &GraceState) -> bool {
@@ -114,6 +118,9 @@ impl Host for TestHost {
 
     fn approve(&self, _plan: &SweepPlan) -> Approval {
         self.seen.borrow_mut().push(Seen::Asked);
+        if let Some(later) = self.now_when_asked {
+            self.now.set(Some(later));
+        }
         if let Some(trigger) = &self.stop_when_asked {
             trigger.stop();
         }
@@ -140,6 +147,12 @@ impl Host for TestHost {
                 held: plan.is_held(),
             },
             Event::Stale(_) => Seen::Stale,
+            Event::WindowClosed(holds) => Seen::WindowClosed {
+                swarms: holds
+                    .iter()
+                    .filter_map(|h| h.swarm.as_ref().map(|s| s.as_str().to_owned()))
+                    .collect(),
+            },
             _ => return,
         };
         self.seen.borrow_mut().push(seen);
@@ -369,8 +382,8 @@ async fn the_gathered_snapshot_carries_the_time_and_the_first_seen_times() {
 async fn a_clock_before_1970_deletes_nothing() {
     let registry = registry();
     let cycle = cycle(&registry, Runs::Once);
-    let mut host = TestHost::new(Some(apps()));
-    host.now = None;
+    let host = TestHost::new(Some(apps()));
+    host.now.set(None);
     assert!(matches!(
         cycle.run(&host, &Stop::never()).await,
         Err(CycleError::Clock)
@@ -410,4 +423,41 @@ async fn a_stale_saved_plan_deletes_nothing_and_keeps_the_fresh_state() {
             Seen::Saved { entries: 1 }
         ]
     );
+}
+
+/// Planned inside the deletion window, approved after it closed (a prompt
+/// left waiting): nothing is deleted, and the host is told why.
+#[tokio::test(start_paused = true)]
+async fn a_window_that_closed_before_the_approval_deletes_nothing() {
+    let registry = registry();
+    // NOW is a Friday, 08:00 UTC.
+    let window = sweep_core::deletion_window::DeletionWindow::parse("allow Fri 07:00-09:00 UTC")
+        .expect("a window");
+    let cycle = Cycle::new(
+        &registry,
+        Policy::new("default", false, None).with_windows(vec![window]),
+        GatherSettings::default(),
+        ExecuteSettings::new(Settings::default(), 2, Duration::from_secs(60)),
+        Runs::Once,
+    );
+    let mut host = TestHost::new(Some(apps()));
+    host.now_when_asked = Some(UnixTime::from_secs(NOW + 2 * 3600));
+    let ended = cycle.run(&host, &Stop::never()).await.expect("it ran");
+    assert_eq!(ended.outcome, Outcome::Held);
+    assert_eq!(ended.status, Status::NeedsAttention);
+    assert!(ended.report.is_none());
+    assert_eq!(releases(&registry), ["old", "web"]);
+    assert_eq!(
+        host.seen().last(),
+        Some(&Seen::WindowClosed {
+            swarms: vec!["alpha".to_owned()]
+        })
+    );
+
+    // Answered while the window is still open, it deletes.
+    let mut host = TestHost::new(Some(apps()));
+    host.now_when_asked = Some(UnixTime::from_secs(NOW + 3599));
+    let ended = cycle.run(&host, &Stop::never()).await.expect("it ran");
+    assert_eq!(ended.outcome, Outcome::Success);
+    assert_eq!(releases(&registry), ["web"]);
 }

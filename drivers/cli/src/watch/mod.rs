@@ -475,6 +475,7 @@ impl Host for WatchHost {
                 None => crate::state::not_current_in_memory(why),
             }),
             Event::Planned(plan) => self.shared.planned(plan),
+            Event::WindowClosed(holds) => output::window_closed(holds),
             // No progress line: the log's line per deletion is the record
             // of a sweep nobody watches.
             _ => {}
