@@ -4,9 +4,10 @@
 //!
 //! The release stays: its records are never touched here, and nothing of
 //! it but the objects the plan proved dropped is removed. The re-read
-//! stands before the first removal: a release redeployed since the plan
-//! (a new record, whatever its stamp) may declare those objects again, and
-//! one restamped is no longer the plan's to touch. The networks, secrets
+//! stands before the first removal, and again before the configs, secrets
+//! and networks once the dropped services' tasks stopped: a release
+//! redeployed since the plan (a new record, whatever its stamp) may declare
+//! those objects again, and one restamped is no longer the plan's to touch. The networks, secrets
 //! and configs go only once the dropped services' tasks have stopped (a
 //! node keeps its copy of a network until its task there has), and only
 //! those no remaining service names, the release's own current services
@@ -52,10 +53,21 @@ enum Slot {
     Outstanding,
 }
 
+/// Which removals a re-read of the records stands before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    /// The first: the dropped services (or, without any, the others).
+    First,
+    /// The configs, secrets and networks, once the dropped services' tasks
+    /// stopped: that wait can be long, and a revision deployed meanwhile
+    /// (a rollback) may declare them again.
+    Others,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    /// Re-reading the records before the first removal.
-    Check(Slot),
+    /// Re-reading the records before removals.
+    Check(Gate, Slot),
     /// Removing the dropped services, then waiting for their tasks.
     Services,
     /// Re-reading the stack and what uses what before the other removals.
@@ -109,7 +121,7 @@ impl DropRun {
             in_use: dropped.in_use_by.iter().cloned().collect(),
             parts: BTreeMap::new(),
             part_objects: BTreeMap::new(),
-            phase: Phase::Check(Slot::Ready),
+            phase: Phase::Check(Gate::First, Slot::Ready),
             errors: Vec::new(),
             gone: BTreeSet::new(),
             // What the plan found in use is not among the objects to
@@ -170,7 +182,7 @@ impl DropRun {
     ) -> Option<(DropKey, ActionKind)> {
         let target = self.target.clone();
         match &mut self.phase {
-            Phase::Check(slot @ Slot::Ready) => {
+            Phase::Check(_, slot @ Slot::Ready) => {
                 *slot = Slot::Outstanding;
                 let kind = ActionKind::ReadStamps {
                     target,
@@ -194,7 +206,7 @@ impl DropRun {
                     next_part(&mut self.parts, &self.part_objects, target, now, settings)?;
                 Some((DropKey::Part(part), kind))
             }
-            Phase::Check(Slot::Outstanding)
+            Phase::Check(_, Slot::Outstanding)
             | Phase::Usage(Slot::Outstanding)
             | Phase::Finished(_) => None,
         }
@@ -244,10 +256,10 @@ impl DropRun {
     }
 
     fn checked(&mut self, outcome: Outcome, controller: &ControllerId) {
-        if self.phase != Phase::Check(Slot::Outstanding) {
+        let Phase::Check(gate, Slot::Outstanding) = self.phase else {
             debug_assert!(false, "a re-read answered outside its check");
             return;
-        }
+        };
         let verdict = match outcome {
             Outcome::Stamps(reads) => {
                 judge(&self.target, &reads, controller).and_then(|()| self.unchanged(&reads))
@@ -261,9 +273,10 @@ impl DropRun {
                 format!("unexpected {} outcome to a re-read; nothing removed", other.kind_str()),
             )),
         };
-        match verdict {
-            Ok(()) => self.start_services(),
-            Err((change, message)) => {
+        match (verdict, gate) {
+            (Ok(()), Gate::First) => self.start_services(),
+            (Ok(()), Gate::Others) => self.phase = Phase::Usage(Slot::Ready),
+            (Err((change, message)), _) => {
                 self.errors.push(ErrorEntry::stamp_changed(change, message));
                 self.phase = Phase::Finished(ReleaseOutcome::Failed);
             }
@@ -562,7 +575,7 @@ impl DropRun {
         } else if self.parts.values().any(Removal::is_failed) {
             Phase::Finished(ReleaseOutcome::Failed)
         } else if self.phase == Phase::Services {
-            Phase::Usage(Slot::Ready)
+            Phase::Check(Gate::Others, Slot::Ready)
         } else if !self.kept.is_empty() {
             Phase::Finished(ReleaseOutcome::InUse)
         } else {
@@ -578,7 +591,7 @@ impl DropRun {
             Phase::Finished(outcome) => outcome,
             unfinished => {
                 let step = match unfinished {
-                    Phase::Check(_) => Step::ReadStamps,
+                    Phase::Check(..) => Step::ReadStamps,
                     Phase::Usage(_) => Step::ReadUsage,
                     _ => Step::RemoveStack,
                 };
