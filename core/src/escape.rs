@@ -13,16 +13,26 @@ use std::borrow::Cow;
 use std::fmt::{self, Display, Write};
 
 /// Whether `c` must not reach a terminal as it is: C0 controls (line breaks
-/// and tabs included: the renderers write their own), DEL, C1 controls, and
-/// the bidi controls that reorder what follows them.
+/// and tabs included: the renderers write their own), DEL, C1 controls, the
+/// line and paragraph separators some renderers break lines at, the bidi
+/// controls that reorder what follows them, and the characters that show
+/// nothing at all (zero-width spaces and joiners, the soft hyphen, the byte
+/// order mark, tag characters): `db` and `db` with one of those inside are
+/// two names that would print alike.
 pub fn is_unsafe(c: char) -> bool {
     matches!(c,
         '\u{0}'..='\u{1f}'
         | '\u{7f}'..='\u{9f}'
+        | '\u{ad}'
         | '\u{61c}'
-        | '\u{200e}' | '\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}')
+        | '\u{180e}'
+        | '\u{200b}'..='\u{200f}'
+        | '\u{2028}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{feff}'
+        | '\u{fff9}'..='\u{fffb}'
+        | '\u{e0000}'..='\u{e007f}')
 }
 
 /// `text` with every unsafe character shown as `\u{..}`; borrowed when
@@ -86,6 +96,16 @@ mod tests {
         assert_eq!(escape("x\u{9b}y"), "x\\u{9b}y");
         assert_eq!(escape("\u{202e}evil\u{2066}"), "\\u{202e}evil\\u{2066}");
         assert_eq!(escape("\u{200f}\u{61c}"), "\\u{200f}\\u{61c}");
+    }
+
+    #[test]
+    fn what_shows_nothing_or_breaks_a_line_is_escaped() {
+        assert_eq!(escape("db\u{200b}"), "db\\u{200b}");
+        assert_eq!(escape("a\u{ad}b\u{feff}"), "a\\u{ad}b\\u{feff}");
+        assert_eq!(escape("x\u{2028}y\u{2029}"), "x\\u{2028}y\\u{2029}");
+        assert_eq!(escape("\u{2060}\u{e0041}"), "\\u{2060}\\u{e0041}");
+        // What shows is left alone, accents and other scripts included.
+        assert!(matches!(escape("ünïcode-ß-日本"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -228,8 +228,14 @@ fn within_limit(comment: String) -> String {
         end = at + 1;
     }
     let mut out = comment[..end].to_owned();
-    let open = out.matches("<details>").count();
-    let closed = out.matches("</details>").count();
+    // The renderer's own tags, each on a line of its own: a name may hold
+    // `</details>` too (in a code span), and counting it would leave a
+    // section open, the note hidden inside it.
+    let open = out
+        .lines()
+        .filter(|l| l.starts_with("<details><summary>"))
+        .count();
+    let closed = out.lines().filter(|l| *l == "</details>").count();
     for _ in closed..open.min(closed + 64) {
         out.push_str("\n</details>\n");
     }
@@ -725,7 +731,8 @@ mod tests {
             .map(|s| {
                 let releases: Vec<String> = (0..100)
                     .map(|r| {
-                        let name = format!("release-{r:03}-{}", "x".repeat(60));
+                        // A name may hold the tag that closes a section.
+                        let name = format!("release-{r:03}-</details>-{}", "x".repeat(50));
                         format!(
                             r#"{{"name": "{name}", "owner": "cd/default/gone:release/{name}"}}"#
                         )
@@ -748,8 +755,11 @@ mod tests {
         assert!(comment.len() <= COMMENT_LIMIT, "{}", comment.len());
         assert!(comment.contains("The comment stops here"), "{comment}");
         assert_eq!(
-            comment.matches("<details>").count(),
-            comment.matches("</details>").count()
+            comment
+                .lines()
+                .filter(|l| l.starts_with("<details><summary>"))
+                .count(),
+            comment.lines().filter(|l| *l == "</details>").count()
         );
         // A small one is whole.
         let small = crate::Snapshot::from_json(

@@ -5,9 +5,13 @@
 //! Every name comes from whoever can create a Swarm object, and Slack's
 //! markup turns `<...>` into links and mentions (`<!channel>`, `<@U1>`),
 //! while Mattermost and Rocket.Chat also ping on a bare `@channel`,
-//! `@here` or `@all`. So each name goes through [`escape`]: `&`, `<` and
-//! `>` as entities, every `@` followed by a word joiner (no mention
-//! parses), control characters shown as `\u{..}` (no name adds a line).
+//! `@here` or `@all`, and render Markdown (`[Approve](https://...)` is a
+//! link, `![](https://...)` an image every reader's client loads); Slack
+//! links bare addresses too. So each name goes through [`escape`]: `&`,
+//! `<` and `>` as entities, every `@` followed by a word joiner (no mention
+//! parses), control and invisible characters shown as `\u{..}` (no name
+//! adds a line or hides in another); and each name is shown in a code span
+//! ([`code`]), which all three render as it is, no link, image or emphasis.
 
 use serde_json::{json, Value};
 
@@ -43,15 +47,26 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// A name as shown: escaped, cut to [`MAX_NAME_CHARS`].
+/// A name as shown: escaped, cut to [`MAX_NAME_CHARS`], in a code span.
 fn name(text: &str) -> String {
     if text.chars().count() > MAX_NAME_CHARS {
         let cut: String = text.chars().take(MAX_NAME_CHARS).collect();
-        format!("{}…", escape(&cut))
+        format!("{}…", code(&cut))
     } else {
-        escape(text)
+        code(text)
     }
 }
+
+/// `text` escaped, in a code span: Slack's spans cannot hold a backtick,
+/// so one inside is shown as `ˋ` (U+02CB), and the span never ends early.
+pub fn code(text: &str) -> String {
+    format!("`{}`", escape(text).replace('`', "\u{2cb}"))
+}
+
+/// The most characters of the list's section: Slack refuses a section
+/// over 3000 (and the whole notification with it), and escaping can make a
+/// name of 100 characters ten times as long.
+const MAX_LIST_CHARS: usize = 2800;
 
 /// The webhook body for `event`, sent by `controller` at `time`, linking
 /// to `report_url` when the controller serves one.
@@ -61,7 +76,7 @@ pub fn body(event: &Event, controller: &str, time: UnixTime, report_url: Option<
         name(controller),
         escape(&summary(event))
     );
-    let mut lines: Vec<String> = event
+    let all: Vec<String> = event
         .objects
         .iter()
         .take(MAX_LINES)
@@ -81,7 +96,18 @@ pub fn body(event: &Event, controller: &str, time: UnixTime, report_url: Option<
             line
         })
         .collect();
-    let more = (event.objects.len().saturating_sub(MAX_LINES) as u64) + event.objects_omitted;
+    // Whole lines while they fit, with room for the count of the rest.
+    let mut lines = Vec::new();
+    let mut chars = 0;
+    for line in all {
+        let len = line.chars().count() + 1;
+        if chars + len > MAX_LIST_CHARS - 40 {
+            break;
+        }
+        chars += len;
+        lines.push(line);
+    }
+    let more = (event.objects.len().saturating_sub(lines.len()) as u64) + event.objects_omitted;
     if more > 0 {
         lines.push(format!("…and {more} more"));
     }
