@@ -358,7 +358,7 @@ fn a_slack_list_stays_within_a_section_whatever_the_names() {
     let list = body["blocks"][1]["text"]["text"].as_str().unwrap();
     assert!(list.chars().count() <= 3000, "{}", list.chars().count());
     let shown = list.lines().filter(|l| l.starts_with('•')).count();
-    assert!(shown >= 1 && shown < 20, "{shown}");
+    assert!((1..20).contains(&shown), "{shown}");
     assert!(
         list.ends_with(&format!("…and {} more", 20 - shown)),
         "{list}"
