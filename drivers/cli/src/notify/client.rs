@@ -106,9 +106,21 @@ async fn attempt(
             let tls = TlsConnector::from(tls()?)
                 .connect(name, tcp)
                 .await
-                .map_err(|e| PostError::Tls(e.to_string()))?;
+                .map_err(handshake_failed)?;
             exchange(tls, target, body, content_type).await
         }
+    }
+}
+
+/// Why a TLS handshake failed: TLS's own refusal (a certificate that does
+/// not verify, a protocol the receiver does not speak; rustls reports it
+/// as invalid data) stays so, while the connection breaking under it (a
+/// reset, an early close by a busy load balancer) is the network's, and
+/// may pass.
+fn handshake_failed(e: std::io::Error) -> PostError {
+    match e.kind() {
+        std::io::ErrorKind::InvalidData => PostError::Tls(e.to_string()),
+        _ => PostError::Connect(format!("TLS handshake: {e}")),
     }
 }
 
@@ -277,6 +289,32 @@ mod tests {
             server.await.unwrap().is_err(),
             "a request reached the receiver"
         );
+    }
+
+    /// A receiver that closes the connection during the handshake: tried
+    /// again, as any broken connection is.
+    #[tokio::test]
+    async fn a_connection_closed_during_the_handshake_is_tried_again() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let target = Target::parse(&format!("https://localhost:{port}/hook"), "test").unwrap();
+        let server = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            drop(stream);
+        });
+        let failed = post(
+            &target,
+            Bytes::from_static(b"{}"),
+            "application/json",
+            Duration::from_secs(20),
+        )
+        .await;
+        server.await.unwrap();
+        let Err(e) = failed else {
+            panic!("posted to a closed connection");
+        };
+        assert!(matches!(e, PostError::Connect(_)), "{e:?}");
+        assert!(e.is_transient());
     }
 
     #[test]
