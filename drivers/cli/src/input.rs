@@ -62,6 +62,17 @@ pub enum InputError {
         file: PathBuf,
         source: SnapshotError,
     },
+    /// A state file another user owns: they could date a departure back
+    /// and cut a grace period short.
+    #[error("{}: refused as the state file: it is owned by uid {owner}, not by this user (uid {user})", file.display())]
+    StateOwner {
+        file: PathBuf,
+        owner: u32,
+        user: u32,
+    },
+    /// A state file anyone may write to, for the same reason.
+    #[error("{}: refused as the state file: its mode is {mode:04o}, so anyone may write to it; make it writable by its owner only (chmod o-w)", file.display())]
+    StateWritable { file: PathBuf, mode: u32 },
     /// A file the command was asked to write (`plan --out`, `--state`)
     /// cannot be, or could not be, written.
     #[error("{0}")]

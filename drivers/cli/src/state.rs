@@ -25,12 +25,44 @@ pub fn read(file: &Path) -> Result<Option<GraceState>, InputError> {
         _ => {}
     }
     let text = read_limited(file, SNAPSHOT_LIMIT, Accept::RegularFile)?;
+    check_private(file)?;
     GraceState::from_json(&text)
         .map(Some)
         .map_err(|source| InputError::State {
             file: file.to_owned(),
             source,
         })
+}
+
+/// Refuses a state file that another user owns or anyone may write to:
+/// its first-seen times decide when a grace period ends, and whoever can
+/// write them can date a departure back and have a release deleted early.
+/// A group that may write is the owner's choice (a umask of 002).
+fn check_private(file: &Path) -> Result<(), InputError> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(file).map_err(|e| {
+        InputError::Read(sweep_docker::files::ReadError {
+            path: file.to_owned(),
+            failure: sweep_docker::files::ReadFailure::Io {
+                message: e.to_string(),
+            },
+        })
+    })?;
+    let user = rustix::process::geteuid().as_raw();
+    if meta.uid() != user {
+        return Err(InputError::StateOwner {
+            file: file.to_owned(),
+            owner: meta.uid(),
+            user,
+        });
+    }
+    if meta.mode() & 0o002 != 0 {
+        return Err(InputError::StateWritable {
+            file: file.to_owned(),
+            mode: meta.mode() & 0o7777,
+        });
+    }
+    Ok(())
 }
 
 /// The state to plan with at `now`: the file's when it is current (see

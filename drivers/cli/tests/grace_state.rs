@@ -399,3 +399,36 @@ fn state_max_age_needs_a_state_file_and_a_duration() {
     }
     nothing_written(&dir);
 }
+
+/// A state file anyone may write to, or another user owns, could date a
+/// departure back: bad input naming it, nothing planned, the file left
+/// as it was.
+#[test]
+fn a_state_file_others_could_rewrite_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, apps, state) = scene("writable");
+    let now = now_secs();
+    let text = state_text(now - 60, &[("gone", now - 3600)]);
+    std::fs::write(&state, &text).unwrap();
+    let refused_with = |word: &str| {
+        let out = with_state(&["plan"], &apps, &state, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(state.to_str().unwrap()), "{err}");
+        assert!(err.contains(word), "{err}");
+        assert!(out.stdout.is_empty(), "nothing planned");
+        assert_eq!(std::fs::read_to_string(&state).unwrap(), text);
+    };
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o666)).unwrap();
+    refused_with("chmod o-w");
+    // Its group may write (a umask of 002): the owner's choice.
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o664)).unwrap();
+    let out = with_state(&["plan"], &apps, &state, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    if rustix::process::geteuid().is_root() {
+        std::fs::write(&state, &text).unwrap();
+        std::os::unix::fs::chown(&state, Some(65534), None).unwrap();
+        refused_with("owned by uid 65534");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
