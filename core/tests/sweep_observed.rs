@@ -213,6 +213,54 @@ fn departed_with_volume() -> SweepPlan {
     plan
 }
 
+/// Drives a sweep of `plan` to its end, the records re-read unchanged
+/// (`rec-1` at version 10) and every other action answered by `answer`:
+/// every action handed out, and the report.
+fn drive(
+    plan: &SweepPlan,
+    mut answer: impl FnMut(&ActionKind) -> Outcome,
+) -> (Vec<ActionKind>, sweep_core::sweep::SweepReport) {
+    let mut sweep = Sweep::new(plan, Settings::default());
+    let now = Timestamp::ZERO;
+    let stamp = plan.controller.stamp("shop", "web");
+    let mut handed = Vec::new();
+    for _ in 0..1000 {
+        let Some(action) = sweep.poll_action(now) else {
+            break;
+        };
+        let outcome = match &action.kind {
+            ActionKind::ReadStamps { target, .. } => {
+                let entry = ReleaseEntry::new("web", Some(stamp.clone()))
+                    .with_records(vec![ObjectVersion::new("rec-1", 10)]);
+                Outcome::Stamps(
+                    target
+                        .names
+                        .iter()
+                        .map(|n| StampRead::new(n.clone(), Some(entry.clone())))
+                        .collect(),
+                )
+            }
+            ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
+            other => answer(other),
+        };
+        handed.push(action.kind.clone());
+        sweep.handle_outcome(action.id, outcome, now).unwrap();
+    }
+    assert!(sweep.is_done());
+    (handed, sweep.report())
+}
+
+/// The volumes asked to go.
+fn volumes_removed(handed: &[ActionKind]) -> Vec<&String> {
+    handed
+        .iter()
+        .filter_map(|k| match k {
+            ActionKind::RemoveVolume { volume, .. } => Some(volume),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A service labelled with the stack since the plan stays, and so does
 /// what it uses: its label makes it no task of the release, since the
 /// sweep leaves it standing. Here it mounts the volume the plan listed
@@ -223,77 +271,45 @@ fn a_volume_a_service_labelled_since_the_plan_mounts_stays() {
     use sweep_core::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
     let plan = departed_with_volume();
     for with_task in [false, true] {
-        let mut sweep = Sweep::new(&plan, Settings::default());
-        let now = Timestamp::ZERO;
-        let stamp = plan.controller.stamp("shop", "web");
-        let mut handed = Vec::new();
         let mut services_gone = false;
-        for _ in 0..1000 {
-            let Some(action) = sweep.poll_action(now) else {
-                break;
-            };
-            let outcome = match &action.kind {
-                ActionKind::ReadStamps { target, .. } => {
-                    let entry = ReleaseEntry::new("web", Some(stamp.clone()))
-                        .with_records(vec![ObjectVersion::new("rec-1", 10)]);
-                    Outcome::Stamps(
-                        target
-                            .names
-                            .iter()
-                            .map(|n| StampRead::new(n.clone(), Some(entry.clone())))
-                            .collect(),
-                    )
+        let (handed, report) = drive(&plan, |kind| match kind {
+            ActionKind::ReadUsage { .. } => {
+                let mut stack = vec![ServiceEntry::new("svc-late", "web_late", 1)];
+                let mut services = vec![ServiceUse::new("svc-late", "web_late")
+                    .in_stack("web")
+                    .with_volumes(["web_data"])];
+                if !services_gone {
+                    stack.push(ServiceEntry::new("svc-app", "web_app", 3));
+                    services.push(
+                        ServiceUse::new("svc-app", "web_app")
+                            .in_stack("web")
+                            .with_volumes(["web_data"]),
+                    );
                 }
-                ActionKind::ReadUsage { .. } => {
-                    let mut stack = vec![ServiceEntry::new("svc-late", "web_late", 1)];
-                    let mut services = vec![ServiceUse::new("svc-late", "web_late")
-                        .in_stack("web")
-                        .with_volumes(["web_data"])];
-                    if !services_gone {
-                        stack.push(ServiceEntry::new("svc-app", "web_app", 3));
-                        services.push(
-                            ServiceUse::new("svc-app", "web_app")
-                                .in_stack("web")
-                                .with_volumes(["web_data"]),
-                        );
-                    }
-                    let containers = if with_task {
-                        vec![ContainerUse::new("c-late", "web_late.1.x", ["web_data"])
-                            .of_service("svc-late")
-                            .in_stack("web")]
-                    } else {
-                        Vec::new()
-                    };
-                    Outcome::Usage(UsageRead::new(
-                        StackObjects::new(stack, vec![], vec![], vec![]),
-                        Usage::new(services, vec![NodeContainers::new("n1", containers)]),
-                    ))
-                }
-                ActionKind::RemoveStack {
-                    part: StackPart::Services,
-                    ..
-                } => {
-                    services_gone = true;
-                    Outcome::Done
-                }
-                ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
-                ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["web_data".to_owned()]),
-                _ => Outcome::Done,
-            };
-            handed.push(action.kind.clone());
-            sweep.handle_outcome(action.id, outcome, now).unwrap();
-        }
-        assert!(sweep.is_done());
-        let report = sweep.report();
-        let removed_volumes: Vec<&String> = handed
-            .iter()
-            .filter_map(|k| match k {
-                ActionKind::RemoveVolume { volume, .. } => Some(volume),
-                _ => None,
-            })
-            .collect();
+                let containers = if with_task {
+                    vec![ContainerUse::new("c-late", "web_late.1.x", ["web_data"])
+                        .of_service("svc-late")
+                        .in_stack("web")]
+                } else {
+                    Vec::new()
+                };
+                Outcome::Usage(UsageRead::new(
+                    StackObjects::new(stack, vec![], vec![], vec![]),
+                    Usage::new(services, vec![NodeContainers::new("n1", containers)]),
+                ))
+            }
+            ActionKind::RemoveStack {
+                part: StackPart::Services,
+                ..
+            } => {
+                services_gone = true;
+                Outcome::Done
+            }
+            ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["web_data".to_owned()]),
+            _ => Outcome::Done,
+        });
         assert!(
-            removed_volumes.is_empty(),
+            volumes_removed(&handed).is_empty(),
             "with_task {with_task}: {handed:?}"
         );
         assert_eq!(
@@ -322,48 +338,17 @@ fn a_volume_a_service_labelled_since_the_plan_mounts_stays() {
 #[test]
 fn a_volume_labelled_since_the_plan_stays_with_the_records() {
     let plan = departed_with_volume();
-    let mut sweep = Sweep::new(&plan, Settings::default());
-    let now = Timestamp::ZERO;
-    let stamp = plan.controller.stamp("shop", "web");
-    let mut handed = Vec::new();
-    for _ in 0..1000 {
-        let Some(action) = sweep.poll_action(now) else {
-            break;
-        };
-        let outcome = match &action.kind {
-            ActionKind::ReadStamps { target, .. } => {
-                let entry = ReleaseEntry::new("web", Some(stamp.clone()))
-                    .with_records(vec![ObjectVersion::new("rec-1", 10)]);
-                Outcome::Stamps(
-                    target
-                        .names
-                        .iter()
-                        .map(|n| StampRead::new(n.clone(), Some(entry.clone())))
-                        .collect(),
-                )
-            }
-            ActionKind::ReadUsage { .. } => {
-                Outcome::Usage(UsageRead::new(StackObjects::default(), Default::default()))
-            }
-            ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
-            ActionKind::ListVolumes { .. } => {
-                Outcome::Volumes(vec!["web_data".to_owned(), "web_restored".to_owned()])
-            }
-            _ => Outcome::Done,
-        };
-        handed.push(action.kind.clone());
-        sweep.handle_outcome(action.id, outcome, now).unwrap();
-    }
-    assert!(sweep.is_done());
-    let removed: Vec<&String> = handed
-        .iter()
-        .filter_map(|k| match k {
-            ActionKind::RemoveVolume { volume, .. } => Some(volume),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(removed, ["web_data"]);
-    let r = &sweep.report().releases[0];
+    let (handed, report) = drive(&plan, |kind| match kind {
+        ActionKind::ReadUsage { .. } => {
+            Outcome::Usage(UsageRead::new(StackObjects::default(), Default::default()))
+        }
+        ActionKind::ListVolumes { .. } => {
+            Outcome::Volumes(vec!["web_data".to_owned(), "web_restored".to_owned()])
+        }
+        _ => Outcome::Done,
+    });
+    assert_eq!(volumes_removed(&handed), ["web_data"]);
+    let r = &report.releases[0];
     assert_eq!(r.outcome, ReleaseOutcome::Failed);
     assert!(!handed.iter().any(|k| k.step() == Step::DeleteRecords));
     assert!(
