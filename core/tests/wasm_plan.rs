@@ -3,6 +3,10 @@
 //! snapshot and fuzz seed, over generated snapshots, and for bad input an
 //! error result (status `1` and the error document), never a trap.
 //!
+//! In the soak set (`cargo test -p sweep-core --test wasm_plan --
+//! --ignored`): building the module takes most of a minute of a cold run,
+//! which the contributor's `cargo test --workspace` cannot spare.
+//!
 //! The module is built for `wasm32-unknown-unknown` by this test and run
 //! through its ABI (`plan_input`, `plan`, `plan_output`, `plan_output_len`, `plan_exit_status`;
 //! see wasm/src/lib.rs) exactly as a controller in another language would
@@ -246,6 +250,7 @@ fn files(dir: &str) -> Vec<(PathBuf, String)> {
 }
 
 #[test]
+#[ignore = "soak: builds the WebAssembly module, 45 s of a cold run; .ci/run runs it with the soak set"]
 fn examples_and_seeds_plan_byte_for_byte_as_natively() {
     let examples = files("examples");
     assert!(examples.len() >= 4, "the examples are found: {examples:?}");
@@ -271,6 +276,7 @@ fn examples_and_seeds_plan_byte_for_byte_as_natively() {
 }
 
 #[test]
+#[ignore = "soak: builds the WebAssembly module, 45 s of a cold run; .ci/run runs it with the soak set"]
 fn bad_input_is_an_error_result_never_a_trap() {
     let mut planner = Planner::new();
     let deep_array = "[".repeat(100_000);
@@ -337,6 +343,7 @@ fn bad_input_is_an_error_result_never_a_trap() {
 }
 
 #[test]
+#[ignore = "soak: builds the WebAssembly module, 45 s of a cold run; .ci/run runs it with the soak set"]
 fn a_large_snapshot_plans_as_natively() {
     // Large enough that the module's memory grows while planning (the
     // interpreter of a debug build is slow: no larger).
@@ -543,6 +550,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
+    #[ignore = "soak: builds the WebAssembly module, 45 s of a cold run; .ci/run runs it with the soak set"]
     fn generated_snapshots_plan_byte_for_byte_as_natively(texts in prop::collection::vec(snapshot_text(), 1..4)) {
         // Several snapshots through one instance: nothing of one plan
         // reaches the next.
