@@ -109,7 +109,12 @@ fuzz_target!(|data: &[u8]| {
             );
         }
         let outcome = match action.kind {
-            ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["v".into()]),
+            // The volumes the plan listed of it (any name when it listed
+            // none: nothing to hold the sweep to); one it never listed
+            // would be labelled since, and stay, failing the release.
+            ActionKind::ListVolumes { ref target, .. } => {
+                Outcome::Volumes(planned_volumes(&plan, &target.release))
+            }
             ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
             // Still stamped, and its records, as planned.
             ActionKind::ReadStamps { target, .. } => Outcome::as_planned(&plan, &target),
@@ -134,4 +139,24 @@ fn plan_json(plan: &Result<sweep_core::SweepPlan, sweep_core::SnapshotError>) ->
     plan.as_ref()
         .map(|p| p.to_json_pretty())
         .unwrap_or_default()
+}
+
+/// The volume names the plan listed of `release` on any node, or `v` when
+/// it listed none at all.
+fn planned_volumes(plan: &sweep_core::SweepPlan, release: &sweep_core::ReleaseRef) -> Vec<String> {
+    let listed = plan
+        .deletions
+        .iter()
+        .find(|d| &d.release_ref() == release)
+        .and_then(|d| d.objects.as_ref())
+        .and_then(|o| o.volumes.as_ref());
+    match listed {
+        Some(nodes) => {
+            let mut names: Vec<String> = nodes.iter().flat_map(|n| n.volumes.clone()).collect();
+            names.sort();
+            names.dedup();
+            names
+        }
+        None => vec!["v".into()],
+    }
 }
