@@ -334,6 +334,102 @@ fn rule2_each_volume_has_its_own_deadline() {
     assert_eq!(r.errors[0].volume.as_deref(), Some("web_a"));
 }
 
+/// Drives a sweep by hand: the secret is in use, and the read of who uses
+/// it before its retry fails while the config's first attempt is in
+/// flight; the config is then found in use too. The failed read fails the
+/// secret, and must not hold back the read the config's retry waits for:
+/// the sweep once stopped there, with nothing to hand out and no time to
+/// wait for.
+#[test]
+fn rule2_a_failed_read_of_who_uses_what_holds_back_no_other_retry() {
+    let mut w = World::new(false);
+    w.swarm("alpha", &[("n1", "node-1", true)], Reach::Nodes, true);
+    w.release("alpha", "web", "shop", &[]);
+    let mut sweep = Sweep::new(&w.plan(), Settings::default());
+    let mut config = None;
+    let mut config_tries = 0;
+    // Re-read, usage read, services, tasks, usage read, then the other
+    // three parts: the network goes, the secret is in use, the config is
+    // left in flight.
+    for _ in 0..8 {
+        let action = sweep.poll_action(secs(0)).expect("an action at 0 s");
+        let outcome = match &action.kind {
+            read @ ActionKind::ReadStamps { .. } => unchanged(read),
+            ActionKind::ReadUsage { .. } => whole_stack("web"),
+            ActionKind::RemoveStack {
+                part: StackPart::Secrets,
+                ..
+            } => Outcome::in_use(),
+            ActionKind::RemoveStack {
+                part: StackPart::Configs,
+                ..
+            } => {
+                config_tries += 1;
+                config = Some(action.id);
+                continue;
+            }
+            ActionKind::RemoveStack { .. } => Outcome::Done,
+            other => panic!("unexpected action {other:?}"),
+        };
+        assert_eq!(sweep.handle_outcome(action.id, outcome, secs(0)), Ok(()));
+    }
+    assert!(sweep.poll_action(secs(0)).is_none());
+    // The secret's retry is due: its read goes out, and fails.
+    let read = sweep.poll_action(secs(2)).expect("the secret's read");
+    assert_eq!(read.kind.step(), Step::ReadUsage);
+    let failed = Outcome::unreachable("manager down");
+    assert_eq!(sweep.handle_outcome(read.id, failed, secs(2)), Ok(()));
+    let config = config.expect("the config was handed out");
+    assert_eq!(
+        sweep.handle_outcome(config, Outcome::in_use(), secs(2)),
+        Ok(())
+    );
+    // The config's retry, after a read of its own.
+    let mut now = secs(2);
+    while !sweep.is_done() {
+        match sweep.poll_action(now) {
+            Some(action) => {
+                let outcome = match &action.kind {
+                    ActionKind::ReadUsage { .. } => whole_stack("web"),
+                    ActionKind::RemoveStack {
+                        part: StackPart::Configs,
+                        ..
+                    } => {
+                        config_tries += 1;
+                        Outcome::Done
+                    }
+                    // Still listed: the secret's failure stands.
+                    ActionKind::ListReleases { .. } => Outcome::Releases(vec!["web".into()]),
+                    other => panic!("unexpected action {other:?}"),
+                };
+                assert_eq!(sweep.handle_outcome(action.id, outcome, now), Ok(()));
+            }
+            None => {
+                now = sweep
+                    .poll_timeout()
+                    .expect("a retry to wait for: the sweep is not done");
+            }
+        }
+    }
+    assert_eq!(config_tries, 2);
+    let report = sweep.report();
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    assert!(r
+        .errors
+        .iter()
+        .any(|e| e.action == Step::ReadUsage && e.kind == ErrorKind::Unreachable));
+    let outcome = |name: &str| {
+        report
+            .objects
+            .iter()
+            .find(|o| o.name == name)
+            .map(|o| o.outcome)
+    };
+    assert_eq!(outcome("web_key"), Some(ObjectOutcome::Failed));
+    assert_eq!(outcome("web_conf"), Some(ObjectOutcome::Removed));
+}
+
 /// Drives a sweep by hand: `web`'s volume is in use once, and its retry
 /// comes due while nothing of `web` is answered and `api` (which sorts
 /// first) keeps actions outstanding, so only the retry's time coming makes

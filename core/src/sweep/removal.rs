@@ -178,11 +178,22 @@ impl Removal {
     /// The attempt worked, or the object was already gone.
     pub fn removed(&mut self) {
         self.state = State::Removed;
+        self.settled();
     }
 
     /// The attempt failed for good.
     pub fn failed(&mut self) {
         self.state = State::Failed;
+        self.settled();
+    }
+
+    /// Finished: it waits for no read any more. One left marked reading
+    /// (failed because its read failed) would hold back every other
+    /// removal's read for good, and the sweep would never end.
+    fn settled(&mut self) {
+        if self.judged != Judged::Never {
+            self.judged = Judged::Fresh;
+        }
     }
 
     /// The attempt found the object in use at `now`: tried again after
@@ -207,7 +218,7 @@ impl Removal {
             }
             InUse::Retrying
         } else {
-            self.state = State::Failed;
+            self.failed();
             InUse::GaveUp
         }
     }
@@ -473,6 +484,25 @@ mod tests {
         );
         assert_eq!(next_retry([&a, &b, &c]), Some(at));
         assert!(start_reread([&mut c], later));
+    }
+
+    #[test]
+    fn a_removal_failed_while_reading_holds_back_no_other_read() {
+        let s = settings();
+        let (mut a, mut b) = (Removal::guarded(), Removal::guarded());
+        a.start(Timestamp::ZERO, &s);
+        a.in_use(Timestamp::ZERO, &s);
+        let at = Timestamp::from_millis(2000);
+        assert!(start_reread([&mut a, &mut b], at));
+        // The read failed: a fails, and b, tried since, is found in use.
+        a.failed();
+        assert!(!a.is_reading());
+        b.start(at, &s);
+        b.in_use(at, &s);
+        let later = Timestamp::from_millis(4000);
+        assert_eq!(next_retry([&a, &b]), Some(later));
+        assert!(start_reread([&mut a, &mut b], later));
+        assert!(b.is_reading() && !a.is_reading());
     }
 
     #[test]
