@@ -1,7 +1,7 @@
 //! A registry file whose `agent_image` is not an image reference: exit 2
 //! naming the file and the field, before any swarm is read.
 
-mod support;
+use crate::support;
 
 use support::{run_without_daemon, stderr};
 

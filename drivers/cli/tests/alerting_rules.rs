@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use serde::Deserialize;
 
-mod support;
+use crate::support;
 
 use support::{free_port, get, sweep_without_daemon as sweep, wait_for, Killed};
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 
 use support::{stderr, stdout, sweep};
 use sweep_core::audit::{parse_line, AuditEntry, Trigger};

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 #[allow(dead_code)]
 #[path = "../src/cli.rs"]
 mod cli;
-mod support;
+use crate::support;
 
 use support::{root, run, stderr, stdout, sweep};
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-mod support;
+use crate::support;
 
 use support::{stderr, stdout, sweep};
 use sweep_testkit::fake_daemon::{swarm_manager, FakeDaemon, Reply};

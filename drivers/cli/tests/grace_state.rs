@@ -2,8 +2,8 @@
 //! is read before anything is gathered, refused when it cannot be trusted,
 //! and written whole or not at all.
 
+use crate::support;
 use std::path::{Path, PathBuf};
-mod support;
 
 use support::{root, run_without_daemon, stderr};
 

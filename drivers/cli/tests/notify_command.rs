@@ -11,7 +11,7 @@ use std::process::Output;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-mod support;
+use crate::support;
 
 use support::{run_without_daemon as run, stderr, stdout, sweep_without_daemon};
 

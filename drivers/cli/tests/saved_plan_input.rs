@@ -2,7 +2,7 @@
 //! wrote: refused with exit 2 naming the file (and the field), before any
 //! swarm is read.
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 
 use support::{bash, root, stderr, sweep_without_daemon};
 

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 
 use support::{free_port, get, stderr, sweep_without_daemon as sweep, wait_for, Killed};
 

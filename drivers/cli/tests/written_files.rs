@@ -7,7 +7,7 @@ use std::os::unix::fs::{symlink, FileTypeExt};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-mod support;
+use crate::support;
 
 use support::{bash, root, stderr, stdout, sweep};
 use sweep_testkit::fake_daemon::{FakeDaemon, Routes};

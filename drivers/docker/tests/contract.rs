@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-mod bed;
+use crate::bed;
 
 use async_trait::async_trait;
 use bed::{

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-mod bed;
+use crate::bed;
 
 use bed::{
     bed, bed_script, create_config, create_record, deploy_stack, docker, docker_in, docker_raw,

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-mod bed;
+use crate::bed;
 
 use bed::{bed, docker, docker_raw, sock, unique, IMAGE};
 use futures::StreamExt;

@@ -6,7 +6,7 @@
 //! The bed is brought up first (idempotent); these tests only read it, so
 //! they run next to the other users of the bed.
 
-mod bed;
+use crate::bed;
 
 use bed::bed;
 use sweep_core::{AppSet, Policy};

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-mod bed;
+use crate::bed;
 
 use bed::{create_config, deploy_stack, docker, registry, sock, unique, Cleanup};
 use sweep_core::objects::ObjectRef;

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
-mod bed;
+use crate::bed;
 
 use bed::{docker, docker_in, registry, sock, unique, wait_running, Cleanup, IMAGE};
 use sweep_core::agent::{AgentRequest, Removal};

@@ -1,7 +1,7 @@
 //! Gathering through the docker registry from fake daemons on unix sockets:
 //! a slow or silent daemon costs only itself. No Docker engine needed.
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};

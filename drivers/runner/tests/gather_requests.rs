@@ -3,7 +3,7 @@
 //! needed, and nothing here is timed: the wall time is the benchmark's to
 //! measure (`cargo bench -p sweep-runner --bench gather`).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
