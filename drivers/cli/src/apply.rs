@@ -66,6 +66,8 @@ pub fn run(options: Options) -> Result<Status, InputError> {
     }
     // Every input is read before any swarm is: a file that does not read
     // is bad input, and nothing was gathered for it.
+    // Held until the state is written back: see `StateLock`.
+    let _state_lock = crate::state::lock_given(state.as_deref())?;
     let grace = crate::state::load_given(state.as_deref(), state_max_age)?;
     let (saved, origin) = match saved {
         None => (None, Origin::apply()),

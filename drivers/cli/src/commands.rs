@@ -174,6 +174,8 @@ fn dispatch(cli: Cli) -> Result<Status, InputError> {
                 .as_deref()
                 .map(input::read_app_set)
                 .transpose()?;
+            // Held until the state is written back: see `StateLock`.
+            let _state_lock = crate::state::lock_given(state_file.as_deref())?;
             let grace = crate::state::load_given(state_file.as_deref(), state_max_age)?;
             // A saved plan records the snapshot it was made from, and a diff
             // plans it twice, so both keep the whole snapshot; otherwise a

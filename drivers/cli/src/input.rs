@@ -73,6 +73,17 @@ pub enum InputError {
     /// A state file anyone may write to, for the same reason.
     #[error("{}: refused as the state file: its mode is {mode:04o}, so anyone may write to it; make it writable by its owner only (chmod o-w)", file.display())]
     StateWritable { file: PathBuf, mode: u32 },
+    /// A state file another run holds (its lock file is locked): runs
+    /// that share a state file take turns.
+    #[error("{}: the state file is in use by another swarm-sweep run (it holds {}); runs that share a state file take turns: stop the other run, or give this one a state file of its own", file.display(), lock.display())]
+    StateInUse { file: PathBuf, lock: PathBuf },
+    /// The state file's lock file cannot be opened or locked.
+    #[error("{}: cannot take the state file's lock {}: {source}", file.display(), lock.display())]
+    StateLock {
+        file: PathBuf,
+        lock: PathBuf,
+        source: std::io::Error,
+    },
     /// A file the command was asked to write (`plan --out`, `--state`)
     /// cannot be, or could not be, written.
     #[error("{0}")]

@@ -205,6 +205,71 @@ pub fn now() -> Result<UnixTime, InputError> {
     })
 }
 
+/// The state file held for one run: while it lives, no other run may
+/// take the same state file. Two runs that share one each read the file,
+/// then write what they made of it: the later write puts back an entry the
+/// earlier one dropped for a release declared again, dating that release's
+/// next departure back to the first, and its grace period ends early.
+#[derive(Debug)]
+pub struct StateLock {
+    // Never read: the lock is the open descriptor's, released when the
+    // file is closed (also when the process dies, so none is left stale).
+    #[allow(dead_code)]
+    file: std::fs::File,
+}
+
+/// The lock file of the state file `file`: `FILE.lock`, beside it. It is
+/// never removed: a run that removed it could let a third run lock a new
+/// file of that name while a second still holds the old one.
+pub fn lock_path(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Takes the state file `file` for this run (see [`StateLock`]), or says
+/// which file another run holds; `None` when no state file was given.
+/// Taken before the state is read, and held until the command ends.
+pub fn lock_given(file: Option<&Path>) -> Result<Option<StateLock>, InputError> {
+    use rustix::fs::{flock, FlockOperation, Mode, OFlags};
+    use std::os::unix::fs::MetadataExt;
+
+    let Some(file) = file else {
+        return Ok(None);
+    };
+    let lock = lock_path(file);
+    let failed = |source: std::io::Error| InputError::StateLock {
+        file: file.to_owned(),
+        lock: lock.clone(),
+        source,
+    };
+    // A link or a FIFO planted at its name is refused, never followed or
+    // waited on.
+    let flags = OFlags::RDWR
+        | OFlags::CREATE
+        | OFlags::NOFOLLOW
+        | OFlags::CLOEXEC
+        | OFlags::NONBLOCK
+        | OFlags::NOCTTY;
+    let fd =
+        rustix::fs::open(&lock, flags, Mode::from_raw_mode(0o600)).map_err(|e| failed(e.into()))?;
+    let opened = std::fs::File::from(fd);
+    let meta = opened.metadata().map_err(failed)?;
+    if !meta.file_type().is_file() || meta.nlink() != 1 {
+        return Err(failed(std::io::Error::other(
+            "not a regular file of its own",
+        )));
+    }
+    match flock(&opened, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(Some(StateLock { file: opened })),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(InputError::StateInUse {
+            file: file.to_owned(),
+            lock,
+        }),
+        Err(e) => Err(failed(e.into())),
+    }
+}
+
 /// [`load()`] at the system clock's now, when a state file was given.
 pub fn load_given(
     file: Option<&Path>,

@@ -79,7 +79,8 @@ fn written_at(file: &Path) -> u64 {
         .as_secs()
 }
 
-/// Only `keep` is left in `dir`, beside the app set: no temporary file.
+/// Only `keep` is left in `dir`, beside the app set: no temporary file
+/// (the state's lock file stays, and is in `keep`).
 fn only_files(dir: &Path, keep: &[&str]) {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -115,7 +116,7 @@ fn a_missing_state_file_starts_the_clock_and_is_written_whole() {
     assert_eq!(written["departed"], serde_json::json!([]));
     let at = written_at(&state);
     assert!(at <= now_secs() && at + 60 >= before, "{written}");
-    only_files(&dir, &["state.json"]);
+    only_files(&dir, &["state.json", "state.json.lock"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -133,7 +134,7 @@ fn an_entry_is_dropped_when_the_release_is_no_longer_departed() {
     let out = with_state(&["plan"], &apps, &state, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(read_state(&state)["departed"], serde_json::json!([]));
-    only_files(&dir, &["state.json"]);
+    only_files(&dir, &["state.json", "state.json.lock"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -430,5 +431,47 @@ fn a_state_file_others_could_rewrite_is_refused() {
         std::os::unix::fs::chown(&state, Some(65534), None).unwrap();
         refused_with("owned by uid 65534");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Two runs sharing one state file take turns: while another holds it,
+/// a run is bad input naming the file and reads and writes nothing; once
+/// it is free, the run goes. A link planted as the lock file is refused,
+/// never followed.
+#[test]
+fn a_state_file_another_run_holds_is_refused_until_it_is_free() {
+    use rustix::fs::{flock, FlockOperation};
+    let (dir, apps, state) = scene("held");
+    let now = now_secs();
+    let text = state_text(now - 60, &[("gone", now - 3600)]);
+    std::fs::write(&state, &text).unwrap();
+    let lock = dir.join("state.json.lock");
+    let held = std::fs::File::create(&lock).unwrap();
+    flock(&held, FlockOperation::NonBlockingLockExclusive).unwrap();
+    for command in [&["plan"][..], &["apply", "--yes"], &["watch", "--once"]] {
+        let out = with_state(command, &apps, &state, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {err}");
+        assert!(
+            err.contains(state.to_str().unwrap()) && err.contains("in use by another"),
+            "{command:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{command:?}: nothing planned");
+        assert_eq!(std::fs::read_to_string(&state).unwrap(), text);
+    }
+    drop(held);
+    let out = with_state(&["plan"], &apps, &state, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_ne!(std::fs::read_to_string(&state).unwrap(), text, "written");
+
+    // A link at the lock's name is not followed.
+    std::fs::remove_file(&lock).unwrap();
+    let elsewhere = dir.join("elsewhere");
+    std::os::unix::fs::symlink(&elsewhere, &lock).unwrap();
+    let out = with_state(&["plan"], &apps, &state, &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot take the state file's lock"), "{err}");
+    assert!(!elsewhere.exists(), "nothing made through the link");
     std::fs::remove_dir_all(&dir).unwrap();
 }

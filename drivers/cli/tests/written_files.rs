@@ -282,7 +282,11 @@ fn an_unwritable_state_keeps_the_old_file_when_the_new_state_drops_none_of_it() 
     );
     assert!(err.contains("the old state is kept"), "{err}");
     assert_eq!(std::fs::read_to_string(&state).unwrap(), old);
-    assert_eq!(names(dir.path()), ["apps.json", "state.json"]);
+    // Beside it, the lock it was held by for the run (never removed).
+    assert_eq!(
+        names(dir.path()),
+        ["apps.json", "state.json", "state.json.lock"]
+    );
 }
 
 #[test]
@@ -300,9 +304,10 @@ fn an_unwritable_state_moves_an_old_file_aside_when_the_new_state_drops_an_entry
         "{err}"
     );
     let files = names(dir.path());
-    assert_eq!(files.len(), 2, "{files:?}");
-    let aside = dir.path().join(&files[1]);
-    assert!(files[1].starts_with("state.json.stale-"), "{files:?}");
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert_eq!(files[1], "state.json.lock", "{files:?}");
+    let aside = dir.path().join(&files[2]);
+    assert!(files[2].starts_with("state.json.stale-"), "{files:?}");
     assert!(
         err.contains(&format!("moved aside to {}", aside.display())),
         "{err}"

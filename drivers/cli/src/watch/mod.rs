@@ -103,6 +103,8 @@ pub fn run(options: Options) -> Result<Status, InputError> {
     // input, never an empty state that would restart every clock. One that
     // is not current is not used; afterwards the state lives in memory.
     let max_age = state_max_age.or(default_state_max_age(interval, once));
+    // Held for as long as this watch runs: see `StateLock`.
+    let _state_lock = crate::state::lock_given(state.as_deref())?;
     let grace = match crate::state::load_given(state.as_deref(), max_age)? {
         Some(grace) => grace,
         None => GraceState::empty(crate::state::now()?),
