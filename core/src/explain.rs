@@ -334,6 +334,14 @@ fn resource_sentences(
             ));
         }
         for u in &d.in_use_by {
+            if u.user.kind == crate::usage::UserKind::Unseen {
+                say.push(format!(
+                    "Its dropped {} {} stays: it is attachable, and the containers of a node were not read, so one of no service may be attached to it there.",
+                    u.kind.as_str(),
+                    u.object,
+                ));
+                continue;
+            }
             say.push(format!(
                 "Its dropped {} {} stays: {} {} (id {}) still uses it.",
                 u.kind.as_str(),

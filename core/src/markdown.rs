@@ -528,6 +528,15 @@ fn deletion_item(purge: bool, sw: Option<&SwarmPlan>, d: &Deletion) -> String {
         }
     }
     for u in &d.in_use_by {
+        if u.user.kind == crate::usage::UserKind::Unseen {
+            let _ = write!(
+                item,
+                "\n  - kept, maybe in use: attachable {} {} by a container on a node whose containers were not read",
+                u.kind.as_str(),
+                code(&u.object),
+            );
+            continue;
+        }
         let _ = write!(
             item,
             "\n  - kept, in use: {} {} by {} {}",

@@ -110,6 +110,12 @@ pub struct ObjectRef {
     /// on those it adopted); `None` without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cd_created: Option<String>,
+    /// For a network: whether it is attachable, so that a container of no
+    /// service (`docker run --network`) may be attached to it. Such a
+    /// container, stopped, on a node whose containers were not read, is a
+    /// user nobody saw (see [`crate::usage::unseen_users`]). Absent: no.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub attachable: bool,
 }
 
 // Written as an object; read as one, or as a bare name (what snapshots
@@ -131,7 +137,8 @@ impl schemars::JsonSchema for ObjectRef {
                         "name": {"type": "string", "description": "The object's name."},
                         "id": {"type": "string", "description": "The object's id, when known."},
                         "version": {"type": "integer", "minimum": 0, "description": "Its version index, when it has one."},
-                        "cd_created": {"type": "string", "description": "Its com.swarmcli.cd.created label: the controller created it."}
+                        "cd_created": {"type": "string", "description": "Its com.swarmcli.cd.created label: the controller created it."},
+                        "attachable": {"type": "boolean", "description": "A network only: attachable, so that a container of no service may be attached to it (absent: false)."}
                     },
                     "required": ["name"],
                     "additionalProperties": false
@@ -149,6 +156,7 @@ impl ObjectRef {
             id: Some(id.into()),
             version: None,
             cd_created: None,
+            attachable: false,
         }
     }
 
@@ -164,6 +172,12 @@ impl ObjectRef {
         self
     }
 
+    /// A network that is attachable (`attachable`), or not.
+    pub fn with_attachable(mut self, attachable: bool) -> Self {
+        self.attachable = attachable;
+        self
+    }
+
     /// The object `name`, its id unknown.
     pub fn named(name: impl Into<String>) -> Self {
         ObjectRef {
@@ -171,6 +185,7 @@ impl ObjectRef {
             id: None,
             version: None,
             cd_created: None,
+            attachable: false,
         }
     }
 

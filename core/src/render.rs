@@ -428,6 +428,12 @@ pub(crate) fn in_use_with<'u, N: std::fmt::Display>(
     show: impl Fn(&'u str) -> N,
 ) -> String {
     let user = &u.user;
+    if user.kind == crate::usage::UserKind::Unseen {
+        return format!(
+            "{} (attachable) may be in use by a container on a node whose containers were not read",
+            show(&u.object)
+        );
+    }
     let place = match &user.node {
         Some(node) => format!(" on node {}", show(node)),
         None => String::new(),

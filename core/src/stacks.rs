@@ -28,6 +28,8 @@ pub struct Listed {
     pub version: Option<u64>,
     /// Its labels.
     pub labels: BTreeMap<String, String>,
+    /// A network: whether it is attachable.
+    pub attachable: bool,
 }
 
 impl Listed {
@@ -43,6 +45,12 @@ impl Listed {
     /// With its version index.
     pub fn with_version(mut self, version: Option<u64>) -> Self {
         self.version = version;
+        self
+    }
+
+    /// A network listed attachable, or not.
+    pub fn with_attachable(mut self, attachable: bool) -> Self {
+        self.attachable = attachable;
         self
     }
 
@@ -157,7 +165,7 @@ pub fn split_by_namespace(
     for network in listed.networks {
         let (id, name) = named(Kind::Network, &network)?;
         if let Some(namespace) = network.namespace() {
-            let object = ObjectRef::new(id, name);
+            let object = ObjectRef::new(id, name).with_attachable(network.attachable);
             stacks
                 .entry(namespace.to_owned())
                 .or_default()

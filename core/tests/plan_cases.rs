@@ -162,6 +162,71 @@ const CASES: &[Case] = &[
         },
     },
     Case {
+        name: "an_attachable_network_stays_where_a_node_s_containers_were_not_read",
+        // alpha: node reach, but worker a2 did not answer; beta: no node
+        // reach, only the manager's own containers seen; gamma: every node
+        // read. Each release has an attachable network and one that is
+        // not: a container of no service may be attached to the first on
+        // a node nobody read, and could never start again once it went.
+        snapshot: r#"{
+          "policy": {"purge_volumes": false},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "alpha", "releases": []},
+                                                         {"name": "keep2", "swarm": "beta", "releases": []},
+                                                         {"name": "keep3", "swarm": "gamma", "releases": []}]},
+          "swarms": [
+            {"swarm": "alpha", "cluster_id": "A", "node_count": 2,
+             "nodes": [{"id": "a1", "hostname": "alpha-1"}, {"id": "a2", "hostname": "alpha-2"}],
+             "unread_nodes": [{"id": "a2", "error": "the node's daemon did not answer"}],
+             "usage": {"services": [], "containers": [{"node": "a1", "containers": []}]},
+             "releases": [{"name": "gone", "owner": "cd/default/gone:release/gone",
+               "objects": {"services": [{"id": "s1", "name": "gone_web", "version": 3}],
+                           "networks": [{"id": "n1", "name": "gone_debug", "attachable": true},
+                                        {"id": "n2", "name": "gone_default"}]}}]},
+            {"swarm": "beta", "cluster_id": "B", "node_count": 2,
+             "usage": {"services": [], "containers": [{"node": "manager", "containers": []}]},
+             "releases": [{"name": "old", "owner": "cd/default/old:release/old",
+               "objects": {"services": [{"id": "s2", "name": "old_web", "version": 3}],
+                           "networks": [{"id": "n3", "name": "old_debug", "attachable": true},
+                                        {"id": "n4", "name": "old_default"}]}}]},
+            {"swarm": "gamma", "cluster_id": "C", "node_count": 1,
+             "nodes": [{"id": "c1", "hostname": "gamma-1"}],
+             "usage": {"services": [], "containers": [{"node": "c1", "containers": []}]},
+             "releases": [{"name": "seen", "owner": "cd/default/seen:release/seen",
+               "objects": {"services": [{"id": "s3", "name": "seen_web", "version": 3}],
+                           "networks": [{"id": "n5", "name": "seen_debug", "attachable": true},
+                                        {"id": "n6", "name": "seen_default"}]}}]}]
+        }"#,
+        check: |p| {
+            assert_eq!(deleted(p), ["alpha/gone", "beta/old", "gamma/seen"]);
+            let networks = |i: usize| -> Vec<String> {
+                let objects = p.deletions[i].objects.as_ref().expect("objects");
+                objects.networks.iter().map(|o| o.name.clone()).collect()
+            };
+            let kept = |i: usize| -> Vec<(String, &str)> {
+                p.deletions[i]
+                    .in_use_by
+                    .iter()
+                    .map(|u| (u.object.clone(), u.user.kind.as_str()))
+                    .collect()
+            };
+            assert_eq!(networks(0), ["gone_default"]);
+            assert_eq!(kept(0), [("gone_debug".to_owned(), "unseen")]);
+            assert_eq!(networks(1), ["old_default"]);
+            assert_eq!(kept(1), [("old_debug".to_owned(), "unseen")]);
+            assert_eq!(networks(2), ["seen_debug", "seen_default"]);
+            assert!(kept(2).is_empty());
+            assert_eq!(
+                sweep_core::plan_status(p),
+                sweep_core::Status::NeedsAttention
+            );
+            let text = render::plan_text(p);
+            assert!(
+                text.contains("old_debug (attachable) may be in use by a container on a node whose containers were not read"),
+                "{text}"
+            );
+        },
+    },
+    Case {
         name: "a_deletion_lists_the_objects_it_removes_records_last",
         snapshot: r#"{
           "policy": {"purge_volumes": true},

@@ -288,6 +288,61 @@ const CASES: &[Case] = &[
         },
     },
     Case {
+        name: "a_dropped_attachable_network_stays_while_a_node_s_containers_are_not_read",
+        snapshot: || {
+            // alpha: no node reach, two nodes counted: a container of no
+            // service on the worker would be seen by nobody. beta: its
+            // one node, the manager, was read.
+            let objects = |_: ()| {
+                let mut objects = left_behind();
+                objects[3] = Obj::attachable("back");
+                objects
+            };
+            let mut alpha = swarm(
+                "alpha",
+                vec![release("web", &two_revisions("shop", "web"), &objects(()))],
+                vec![],
+            );
+            alpha.node_count = Some(2);
+            let mut beta = swarm(
+                "beta",
+                vec![release(
+                    "web",
+                    &two_revisions("shop-b", "web"),
+                    &objects(()),
+                )],
+                vec![],
+            );
+            beta.node_count = Some(1);
+            snapshot(
+                true,
+                vec![
+                    app("shop", "alpha", &["web"]),
+                    app("shop-b", "beta", &["web"]),
+                ],
+                vec![alpha, beta],
+            )
+        },
+        check: |p| {
+            assert_eq!(
+                removed(p),
+                [
+                    "alpha/web service web_worker",
+                    "alpha/web config web_conf2",
+                    "beta/web service web_worker",
+                    "beta/web network web_back",
+                    "beta/web config web_conf2",
+                ]
+            );
+            let alpha = &p.dropped[0];
+            assert_eq!(alpha.swarm.as_str(), "alpha");
+            assert_eq!(alpha.in_use_by.len(), 1);
+            assert_eq!(alpha.in_use_by[0].object, "web_back");
+            assert_eq!(alpha.in_use_by[0].user.kind.as_str(), "unseen");
+            assert!(p.dropped[1].in_use_by.is_empty());
+        },
+    },
+    Case {
         name: "the_same_release_name_on_two_swarms_is_judged_on_each",
         snapshot: || {
             // beta's web is at revision 1 still: nothing dropped there.

@@ -72,6 +72,13 @@ impl GroupReach {
         }
     }
 
+    /// Whether every node the swarm counts was reached and read (its
+    /// volumes and its containers alike): what a `complete` purge needs,
+    /// and what proves that no container of the swarm went unseen.
+    pub(crate) fn every_node_read(&self) -> bool {
+        self.reach == Coverage::Complete
+    }
+
     /// See [`unreached`].
     pub(crate) fn unreached(&self) -> Option<&[String]> {
         self.unreached.as_deref()

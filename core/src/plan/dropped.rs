@@ -301,6 +301,7 @@ pub(crate) fn examine(
     release: &GroupedRelease<'_>,
     declarer: Declarer<'_>,
     usage: &[UsageIndex<'_>],
+    every_node_read: bool,
 ) -> Found {
     let hold = |reason: ResourceHoldReason, detail: String| Found {
         hold: Some(ResourceHold {
@@ -514,7 +515,7 @@ pub(crate) fn examine(
         return found;
     }
     dropped.sort();
-    let in_use_by = in_use(&dropped, objects, usage);
+    let in_use_by = in_use(&dropped, objects, usage, every_node_read);
     found.dropped = Some(Dropped {
         swarm: group.swarm.clone(),
         release: release.name.to_owned(),
@@ -574,11 +575,13 @@ impl Candidate<'_> {
 
 /// The uses of the dropped networks, secrets and configs by services that
 /// stay, as every name of the cluster saw them: a use one name saw is a
-/// use.
+/// use; and, unless `every_node_read`, each dropped attachable network's
+/// unseen user ([`crate::usage::unseen_users`]).
 fn in_use(
     dropped: &[DroppedObject],
     objects: &crate::objects::StackObjects,
     usage: &[UsageIndex<'_>],
+    every_node_read: bool,
 ) -> Vec<InUse> {
     let leaving: BTreeSet<&str> = dropped
         .iter()
@@ -600,9 +603,14 @@ fn in_use(
                 .map(|r| (kind, r))
         })
         .collect();
+    let networks = refs
+        .iter()
+        .filter(|(kind, _)| *kind == ObjectKind::Network)
+        .map(|(_, r)| *r);
     let mut found: Vec<InUse> = usage
         .iter()
         .flat_map(|u| u.service_users(refs.iter().copied(), &leaving))
+        .chain(crate::usage::unseen_users(networks, every_node_read))
         .collect();
     found.sort();
     found.dedup();

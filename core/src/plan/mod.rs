@@ -708,16 +708,20 @@ impl std::fmt::Debug for Parsed<'_> {
 
 /// The uses of `release`'s `objects` by other workloads, as every name of
 /// its cluster that read them saw them: a use one name saw is a use.
+/// `every_node_read`: whether the containers of every node the cluster
+/// counts were read ([`usage::unseen_users`]).
 fn shared(
     release: &str,
     objects: &StackObjects,
     purge: bool,
     usage: &[UsageIndex<'_>],
+    every_node_read: bool,
 ) -> Vec<InUse> {
     let own = objects.services.iter().map(|s| s.id.as_str()).collect();
     let mut found: Vec<InUse> = usage
         .iter()
         .flat_map(|u| u.users_of(release, objects, purge, &own, &BTreeSet::new()))
+        .chain(usage::unseen_users(&objects.networks, every_node_read))
         .collect();
     found.sort();
     found.dedup();
@@ -830,7 +834,14 @@ fn plan_valid<S: SnapshotStr>(
                 let declared = declared.of(release.name);
                 if prune && group.error.is_none() && !group.self_stacks.contains(release.name) {
                     if let Some(declarer) = apps.resource_declarer(declared) {
-                        let found = dropped::examine(&controller, group, release, declarer, &uses);
+                        let found = dropped::examine(
+                            &controller,
+                            group,
+                            release,
+                            declarer,
+                            &uses,
+                            reach.every_node_read(),
+                        );
                         resources.add(found, held);
                     }
                 }
@@ -891,7 +902,9 @@ fn plan_valid<S: SnapshotStr>(
                             let facts = release.facts();
                             let objects = facts.and_then(|f| f.objects);
                             let in_use_by = objects
-                                .map(|o| shared(release.name, o, purge, &uses))
+                                .map(|o| {
+                                    shared(release.name, o, purge, &uses, reach.every_node_read())
+                                })
                                 .unwrap_or_default();
                             let place = release.place().filter(|_| facts_by == FactsBy::Moving);
                             if let Some(place) = place {

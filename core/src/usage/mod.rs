@@ -325,6 +325,10 @@ named_enum! {
         Service = "service",
         /// `container`: a container using the volume on a node.
         Container = "container",
+        /// `unseen`: a container nobody could see, on a node whose
+        /// containers were not read; one of no service may be attached to
+        /// an attachable network there.
+        Unseen = "unseen",
     }
 }
 
@@ -369,6 +373,19 @@ impl User {
             name: name.into(),
             id: id.into(),
             node: Some(node.into()),
+        }
+    }
+}
+
+impl User {
+    /// The containers of the nodes that were not read (see
+    /// [`unseen_users`]): no name, no id, no node.
+    pub fn unseen() -> Self {
+        User {
+            kind: UserKind::Unseen,
+            name: String::new(),
+            id: String::new(),
+            node: None,
         }
     }
 }
@@ -438,6 +455,31 @@ pub(crate) fn users_of_but(
     let own: BTreeSet<&str> = own.iter().map(String::as_str).collect();
     let foreign: BTreeSet<&str> = foreign.iter().map(String::as_str).collect();
     UsageIndex::new(usage).users_of(release, objects, volumes, &own, &foreign)
+}
+
+/// The uses nobody could see of `networks` (a release's, or those a live
+/// release dropped): each attachable one, when the containers of some node the swarm counts were not read
+/// (`every_node_read` false: a node not reached, one whose containers did
+/// not read, or no node reach at all, where only the manager's own are
+/// seen). A container of no service may be attached to such a network on
+/// any node, and one stopped there holds it in no way the engine checks:
+/// the network would go, and the container could never start again. A
+/// network that is not attachable takes no such container (the engine
+/// refuses it), so only the services' specs, all of which are read, say
+/// who uses it. Part of the rule [`users_of`] states; the planner adds
+/// these to what it finds.
+pub fn unseen_users<'o>(
+    networks: impl IntoIterator<Item = &'o ObjectRef>,
+    every_node_read: bool,
+) -> Vec<InUse> {
+    if every_node_read {
+        return Vec::new();
+    }
+    networks
+        .into_iter()
+        .filter(|n| n.attachable)
+        .map(|n| InUse::new(ObjectKind::Network, &n.name, User::unseen()))
+        .collect()
 }
 
 /// Every use of `objects` (networks, secrets, configs) by a service whose
@@ -646,6 +688,28 @@ mod tests {
                 User::container("c9", "manual", "node-b")
             )]
         );
+    }
+
+    #[test]
+    fn an_attachable_network_is_unseen_in_use_unless_every_node_was_read() {
+        let objects = StackObjects::new(
+            Vec::new(),
+            vec![
+                ObjectRef::new("n1", "gone_debug").with_attachable(true),
+                ObjectRef::new("n2", "gone_default"),
+            ],
+            vec![ObjectRef::new("s1", "gone_key")],
+            Vec::new(),
+        );
+        assert_eq!(
+            unseen_users(&objects.networks, false),
+            [InUse::new(
+                ObjectKind::Network,
+                "gone_debug",
+                User::unseen()
+            )]
+        );
+        assert!(unseen_users(&objects.networks, true).is_empty());
     }
 
     #[test]

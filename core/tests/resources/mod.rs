@@ -83,6 +83,8 @@ pub struct Obj {
     pub kind: &'static str,
     pub key: String,
     pub marker: bool,
+    /// A network: listed attachable.
+    pub attachable: bool,
 }
 
 impl Obj {
@@ -91,6 +93,15 @@ impl Obj {
             kind,
             key: key.to_owned(),
             marker: true,
+            attachable: false,
+        }
+    }
+
+    /// The network `key`, listed attachable.
+    pub fn attachable(key: &str) -> Self {
+        Obj {
+            attachable: true,
+            ..Obj::new("network", key)
         }
     }
 
@@ -163,7 +174,9 @@ pub fn stack(release: &str, objects: &[Obj]) -> StackObjects {
         match o.kind {
             "service" => stack.services.push(ServiceEntry::new(id, name, 1)),
             // Networks have no version index, nor the marker.
-            "network" => stack.networks.push(ObjectRef::new(id, name)),
+            "network" => stack
+                .networks
+                .push(ObjectRef::new(id, name).with_attachable(o.attachable)),
             kind => {
                 let mut r = ObjectRef::new(id, name).with_version(1);
                 if o.marker {

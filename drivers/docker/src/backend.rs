@@ -185,7 +185,11 @@ fn group_stack_objects(
         .collect::<Result<_, _>>()?;
     let networks = networks
         .into_iter()
-        .map(|n| listed(Kind::Network, n.id, n.name, None, n.labels))
+        .map(|n| {
+            let attachable = n.attachable.unwrap_or(false);
+            listed(Kind::Network, n.id, n.name, None, n.labels)
+                .map(|l| l.with_attachable(attachable))
+        })
         .collect::<Result<_, _>>()?;
     let secrets = secrets
         .into_iter()
@@ -1105,6 +1109,7 @@ mod tests {
         let networks: Vec<Network> = from_json(serde_json::json!([
             {"Id": "n1", "Name": "app_front", "Labels": {STACK_NAMESPACE: "app"}},
             {"Id": "n1", "Name": "app_front", "Labels": {STACK_NAMESPACE: "app"}},
+            {"Id": "n2", "Name": "other_debug", "Attachable": true, "Labels": {STACK_NAMESPACE: "other"}},
         ]));
         let secrets: Vec<Secret> = from_json(serde_json::json!([
             {"ID": "x1", "Spec": {"Name": "other_tok", "Labels": {STACK_NAMESPACE: "other"}}},
@@ -1133,6 +1138,10 @@ mod tests {
             ]
         );
         assert_eq!(app.networks, [ObjectRef::new("n1", "app_front")]);
+        assert_eq!(
+            stacks["other"].networks,
+            [ObjectRef::new("n2", "other_debug").with_attachable(true)]
+        );
         assert!(app.secrets.is_empty());
         // Configs and secrets with their versions and the controller's
         // created marker, as read.

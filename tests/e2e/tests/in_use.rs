@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use sweep_e2e::{
-    app, create_stack_record, docker, docker_ok, one, wait_deployed, Cleanup, Remains, Scenario,
-    Stack, SwarmEntry, Sweep, ALPHA, IMAGE, QUICK,
+    app, create_stack_record, docker, docker_ok, endpoint, one, wait_deployed, Cleanup, Remains,
+    Scenario, Stack, SwarmEntry, Sweep, ALPHA, IMAGE, QUICK,
 };
 
 /// Removes a service or container made outside any stack when dropped,
@@ -360,6 +360,64 @@ fn a_network_a_stopped_container_of_no_service_is_attached_to_stays() {
     docker_ok("alpha-3", &["container", "start", &holder.name]);
 
     // The container gone, the next sweep finishes the release.
+    docker_ok("alpha-3", &["container", "rm", "-f", &holder.name]);
+    sweep_finishes(&s, &gone);
+}
+
+/// Without node reach only the manager's own containers are read: a
+/// stopped container of no service on a worker, attached to the stack's
+/// attachable network, is not seen. The network stays, named as maybe in
+/// use by a container nobody read, and so do the records; the rest of the
+/// release goes. Once every node is read, the next sweep finds the
+/// container itself.
+#[test]
+fn an_attachable_network_stays_while_a_node_s_containers_are_not_read() {
+    let s = Scenario::new();
+    let mut cleanup = Cleanup::new(&ALPHA);
+    let gone = departed(&s, &mut cleanup, true);
+    let net = format!("{}_net", gone.release);
+    let holder = attach_stopped(&s, &net);
+
+    let manager_only = s.registry(
+        "manager-only.toml",
+        &[SwarmEntry::named(ALPHA.name, &endpoint(ALPHA.manager))],
+    );
+    let apps = s.app_set("apps.json", json!([app("keep", "alpha", &[])]));
+    let run = s
+        .sweep("apply", Some(&manager_only), &apps)
+        .args(QUICK)
+        .run();
+    let out = run.json();
+    assert_eq!(run.code(), Some(1), "{out:#}");
+    let deletion = one(&out["plan"], "deletions", &gone.release);
+    assert_eq!(
+        uses(deletion),
+        [(
+            "network".to_owned(),
+            net.clone(),
+            "unseen".to_owned(),
+            String::new()
+        )]
+    );
+    let report = one(&out["report"], "releases", &gone.release);
+    assert_eq!(report["outcome"], "in_use", "{report:#}");
+    assert_network_kept_with_records(&gone.release, &net);
+    // The other workload still starts on it.
+    docker_ok("alpha-3", &["container", "start", &holder.name]);
+
+    // Every node read: the container itself is found.
+    let (code, out) = sweep(&s);
+    assert_eq!(code, Some(1), "{out:#}");
+    let deletion = one(&out["plan"], "deletions", &gone.release);
+    assert_eq!(
+        uses(deletion),
+        [(
+            "network".to_owned(),
+            net.clone(),
+            "container".to_owned(),
+            holder.name.clone()
+        )]
+    );
     docker_ok("alpha-3", &["container", "rm", "-f", &holder.name]);
     sweep_finishes(&s, &gone);
 }

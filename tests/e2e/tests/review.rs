@@ -308,8 +308,10 @@ fn a_swarm_name_that_reaches_another_cluster_makes_the_saved_plan_stale() {
     let apps =
         d.s.app_set("prod-apps.json", json!([app("edge", "prod", &[])]));
     // Without node reach a purge would be node-local; it is off here.
+    // Exit 1: the stacks' attachable networks stay, since the workers'
+    // containers are not read; the rest of each release is deleted.
     let (run, saved) = plan_out_with(&d.s, &config, &apps, "prod-plan.json", &[]);
-    run.expect_code(0);
+    run.expect_code(1);
     assert!(release_names(&read_json(&saved)["plan"], "deletions").contains(&d.web));
 
     // "prod" now names beta's manager: another cluster.
@@ -344,7 +346,8 @@ fn an_edited_plan_cannot_take_a_deletion_out_of_the_cluster_check() {
     // Reviewed against alpha, under the name "prod".
     let on_alpha = prod(ALPHA.manager, "prod-alpha.toml");
     let (run, reviewed) = plan_out_with(&d.s, &on_alpha, &apps, "alpha-plan.json", &[]);
-    run.expect_code(0);
+    // Exit 1: without node reach the stacks' attachable networks stay.
+    run.expect_code(1);
     let alpha_cluster = read_json(&reviewed)["clusters"]["prod"].clone();
     assert!(alpha_cluster.is_string(), "{alpha_cluster}");
 
