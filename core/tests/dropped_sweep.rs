@@ -693,3 +693,40 @@ fn a_dropped_network_a_container_attached_since_the_plan_is_kept() {
     let gone: Vec<&str> = d.removed.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(gone, ["web_worker", "web_conf2"]);
 }
+
+/// Each dropped service and config is handed out at the version the plan
+/// judged it at, so that a backend leaves one changed since (a redeploy
+/// that declares it again updates it in place before its record is
+/// written); the backend's refusal fails the run and removes nothing more
+/// of that part.
+#[test]
+fn dropped_objects_are_removed_only_at_the_version_they_were_judged_at() {
+    let p = the_plan();
+    let planned: Vec<(String, Option<u64>)> = p.dropped[0]
+        .objects
+        .iter()
+        .map(|o| (o.name.clone(), o.version))
+        .collect();
+    let mut handed: Vec<(String, Option<u64>)> = Vec::new();
+    let (_, report) = run(&p, |kind| match kind {
+        ActionKind::ReadStamps { .. } => stamps(&["rec-web-1", "rec-web-2"]),
+        ActionKind::ReadUsage { .. } => usage(Vec::new()),
+        ActionKind::RemoveStack { part, objects, .. } => {
+            handed.extend(objects.iter().map(|o| (o.name.clone(), o.version)));
+            if *part == StackPart::Services {
+                Outcome::other("service \"web_worker\" changed since it was judged")
+            } else {
+                Outcome::Done
+            }
+        }
+        other => panic!("not an action of a dropped object's sweep: {other:?}"),
+    });
+    assert!(
+        planned.contains(&("web_worker".to_owned(), Some(1))),
+        "{planned:?}"
+    );
+    assert_eq!(handed, [("web_worker".to_owned(), Some(1))]);
+    let d = &report.dropped[0];
+    assert_eq!(d.outcome, ReleaseOutcome::Failed);
+    assert!(d.removed.is_empty(), "{d:?}");
+}

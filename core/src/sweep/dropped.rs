@@ -167,10 +167,13 @@ impl DropRun {
         self.planned.iter().filter(move |o| o.kind == kind)
     }
 
-    /// The dropped services, by id.
+    /// The dropped services, by id, each at the version it was judged at:
+    /// the backend removes none that changed since (a redeploy that
+    /// declares it again updates it in place before its record is
+    /// written, which the re-read of the records cannot see yet).
     fn services(&self) -> Vec<ObjectRef> {
         self.planned_of(Kind::Service)
-            .map(|o| ObjectRef::new(&o.id, &o.name))
+            .map(|o| at_planned(ObjectRef::new(&o.id, &o.name), o))
             .collect()
     }
 
@@ -381,7 +384,7 @@ impl DropRun {
                 .iter()
                 .find(|l| l.id.as_deref() == Some(o.id.as_str()))
             {
-                Some(now) => candidates.push((o.kind, now.clone())),
+                Some(now) => candidates.push((o.kind, at_planned(now.clone(), o))),
                 None => {
                     self.ledger.note(
                         report_kind(o.kind),
@@ -671,5 +674,14 @@ fn part_of(kind: Kind) -> Option<StackPart> {
         Kind::Network => Some(StackPart::Networks),
         Kind::Secret => Some(StackPart::Secrets),
         Kind::Config => Some(StackPart::Configs),
+    }
+}
+
+/// `object` to be removed only at the version the plan judged `planned`
+/// at, when it has one; else as it is.
+fn at_planned(object: ObjectRef, planned: &DroppedObject) -> ObjectRef {
+    match planned.version {
+        Some(version) => object.with_version(version),
+        None => object,
     }
 }

@@ -67,12 +67,13 @@ impl Kind {
     }
 }
 
-/// An object as the daemon lists it: id, name and labels, any of them
-/// possibly missing.
+/// An object as the daemon lists it: id, name, labels and version index,
+/// any of them possibly missing.
 type RawListed = (
     Option<String>,
     Option<String>,
     Option<HashMap<String, String>>,
+    Option<u64>,
 );
 
 /// What bollard lists for one stack object kind, reduced to what removal
@@ -84,53 +85,62 @@ trait Listable {
 
 impl Listable for Service {
     fn into_raw(self) -> RawListed {
+        let version = self.version.as_ref().and_then(|v| v.index);
         let (name, labels) = self.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
-        (self.id, name, labels)
+        (self.id, name, labels, version)
     }
 }
 
 impl Listable for Network {
     fn into_raw(self) -> RawListed {
-        (self.id, self.name, self.labels)
+        (self.id, self.name, self.labels, None)
     }
 }
 
 impl Listable for Secret {
     fn into_raw(self) -> RawListed {
+        let version = self.version.as_ref().and_then(|v| v.index);
         let (name, labels) = self.spec.map(|s| (s.name, s.labels)).unwrap_or_default();
-        (self.id, name, labels)
+        (self.id, name, labels, version)
     }
 }
 
 impl Listable for ListedConfig {
     fn into_raw(self) -> RawListed {
-        (self.id, self.name, self.labels)
+        (self.id, self.name, self.labels, self.version)
     }
 }
 
-/// One listed object: its id (what is removed) and name (what is reported).
+/// One listed object: its id (what is removed), name (what is reported)
+/// and version index (what a removal at a judged version checks).
 struct Listed {
     id: String,
     name: String,
+    version: Option<u64>,
 }
 
 impl Listed {
-    /// Whether it is one of `objects`: by id where an object's id is
-    /// known, else by name ([`ObjectRef::is_same`]).
-    fn is_among(&self, objects: &[ObjectRef]) -> bool {
+    /// The one of `objects` it is: by id where an object's id is known,
+    /// else by name ([`ObjectRef::is_same`]).
+    fn among<'o>(&self, objects: &'o [ObjectRef]) -> Option<&'o ObjectRef> {
         let this = ObjectRef::new(&self.id, &self.name);
-        objects.iter().any(|o| o.is_same(&this))
+        objects.iter().find(|o| o.is_same(&this))
+    }
+
+    /// Whether it is one of `objects` ([`Listed::among`]).
+    #[cfg(test)]
+    fn is_among(&self, objects: &[ObjectRef]) -> bool {
+        self.among(objects).is_some()
     }
 
     /// Checks what the daemon listed: an object without an id cannot be
     /// removed, and one whose labels do not match was not asked for.
     fn checked(
         kind: Kind,
-        id: Option<String>,
-        name: Option<String>,
-        labels: Option<&HashMap<String, String>>,
+        (id, name, labels, version): RawListed,
         release: &str,
     ) -> Result<Option<Listed>, BackendError> {
+        let labels = labels.as_ref();
         let name = name.unwrap_or_default();
         let Some(id) = id.filter(|id| !id.is_empty()) else {
             return Err(BackendError::Invalid {
@@ -153,7 +163,7 @@ impl Listed {
             return Ok(None);
         }
         let name = if name.is_empty() { id.clone() } else { name };
-        Ok(Some(Listed { id, name }))
+        Ok(Some(Listed { id, name, version }))
     }
 }
 
@@ -385,8 +395,7 @@ fn check_listed<T: Listable>(
 ) -> Result<Vec<Listed>, BackendError> {
     let mut listed = Vec::with_capacity(raw.len());
     for object in raw {
-        let (id, name, labels) = object.into_raw();
-        if let Some(l) = Listed::checked(kind, id, name, labels.as_ref(), release)? {
+        if let Some(l) = Listed::checked(kind, object.into_raw(), release)? {
             listed.push(l);
         }
     }
@@ -627,7 +636,25 @@ impl DockerSwarm {
         let mut first = None;
         let mut refused_networks = Vec::new();
         let listed = self.list(kind, release).await?;
-        for object in listed.into_iter().filter(|l| l.is_among(objects)) {
+        for (object, asked) in listed
+            .into_iter()
+            .filter_map(|l| l.among(objects).map(|asked| (l, asked)))
+        {
+            // Given at the version it was judged at, it goes only at that
+            // version: one changed since (a redeploy that declares it
+            // again, updated in place) is no longer what was judged.
+            if let (Some(judged), Some(now)) = (asked.version, object.version) {
+                if judged != now {
+                    first.get_or_insert(BackendError::Other {
+                        message: format!(
+                            "{} {:?} changed since it was judged (version {now}, judged at {judged}); left in place",
+                            kind.noun(),
+                            object.name
+                        ),
+                    });
+                    continue;
+                }
+            }
             match self.remove(kind, &object).await {
                 Ok(()) => {}
                 Err(BackendError::Refused { .. }) if matches!(kind, Kind::Network) => {
@@ -909,7 +936,11 @@ impl SwarmBackend for DockerSwarm {
                 });
             };
             let name = if name.is_empty() { id.clone() } else { name };
-            objects.push(Listed { id, name });
+            objects.push(Listed {
+                id,
+                name,
+                version: c.version,
+            });
         }
         // Oldest revision first, the newest last (see `removal_order`).
         for object in &objects {
@@ -1050,31 +1081,37 @@ mod tests {
     fn listed_objects_are_checked_again() {
         let mine = labels(&[(STACK_NAMESPACE, "app")]);
         let theirs = labels(&[(STACK_NAMESPACE, "app2")]);
+        let raw = |id: Option<&str>, name: Option<&str>, labels: Option<&Labels>| {
+            (
+                id.map(str::to_owned),
+                name.map(str::to_owned),
+                labels.cloned(),
+                Some(4),
+            )
+        };
         let ok = Listed::checked(
             Kind::Service,
-            Some("abc123".into()),
-            Some("app_web".into()),
-            Some(&mine),
+            raw(Some("abc123"), Some("app_web"), Some(&mine)),
             "app",
         )
         .unwrap();
         assert_eq!(
-            ok.map(|l| (l.id, l.name)),
-            Some(("abc123".into(), "app_web".into()))
+            ok.map(|l| (l.id, l.name, l.version)),
+            Some(("abc123".into(), "app_web".into(), Some(4)))
         );
         assert!(
-            Listed::checked(Kind::Service, Some("x".into()), None, Some(&theirs), "app")
+            Listed::checked(Kind::Service, raw(Some("x"), None, Some(&theirs)), "app")
                 .unwrap()
                 .is_none()
         );
         assert!(
-            Listed::checked(Kind::Service, Some("x".into()), None, None, "app")
+            Listed::checked(Kind::Service, raw(Some("x"), None, None), "app")
                 .unwrap()
                 .is_none()
         );
-        assert!(Listed::checked(Kind::Service, None, None, Some(&mine), "app").is_err());
+        assert!(Listed::checked(Kind::Service, raw(None, None, Some(&mine)), "app").is_err());
         assert!(
-            Listed::checked(Kind::Service, Some("../x".into()), None, Some(&mine), "app").is_err()
+            Listed::checked(Kind::Service, raw(Some("../x"), None, Some(&mine)), "app").is_err()
         );
     }
 
@@ -1281,6 +1318,7 @@ mod tests {
         let listed = Listed {
             id: "n1".into(),
             name: "app_front".into(),
+            version: None,
         };
         assert!(listed.is_among(&[ObjectRef::new("n1", "app_front")]));
         // Known by its name alone (an older snapshot): the name decides.
@@ -1330,9 +1368,12 @@ mod tests {
         ]);
         let listed = Listed::checked(
             Kind::Config,
-            Some("c1".into()),
-            Some("swarmcli.release.app.v1".into()),
-            Some(&record_in_stack),
+            (
+                Some("c1".into()),
+                Some("swarmcli.release.app.v1".into()),
+                Some(record_in_stack.clone()),
+                None,
+            ),
             "app",
         )
         .unwrap();
@@ -1343,9 +1384,12 @@ mod tests {
         // Another stack's, whatever release it names: not this stack's.
         assert!(Listed::checked(
             Kind::Config,
-            Some("c1".into()),
-            Some("swarmcli.release.app.v1".into()),
-            Some(&record_in_stack),
+            (
+                Some("c1".into()),
+                Some("swarmcli.release.app.v1".into()),
+                Some(record_in_stack.clone()),
+                None,
+            ),
             "app2"
         )
         .unwrap()

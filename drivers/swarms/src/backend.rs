@@ -273,7 +273,10 @@ pub trait SwarmBackend: Send + Sync {
     /// as [`BackendError::InUse`] only when the engine's answer says it will
     /// go once what holds it goes (a network attached to a task still
     /// stopping); any other refusal is another error, never waited on. An
-    /// object already gone is not a failure.
+    /// object already gone is not a failure. An object given with a
+    /// `version` is removed only while the engine lists it at that version:
+    /// one at another version changed since it was judged, and is left in
+    /// place and reported as [`BackendError::Other`].
     ///
     /// [`StackPart::Tasks`] removes nothing (`objects` is empty): `Ok` once
     /// no task of the stack is live on a node that is up,

@@ -159,7 +159,7 @@ async fn remove_stack(backend: &dyn SwarmBackend, release: &str) {
 macro_rules! contract_suite {
     ($fixture:expr) => {
         $crate::contract_suite!(@tests $fixture;
-            listing, revisions, revision_ties, removal, in_use, node_reach, events);
+            listing, revisions, revision_ties, removal, changed, in_use, node_reach, events);
     };
     (@tests $fixture:expr; $($check:ident),*) => {
         $(
@@ -502,6 +502,64 @@ pub async fn removal(f: &mut dyn Fixture) {
     assert!(backend.stack_volumes(&app).await.unwrap().is_empty());
     let releases = backend.releases().await.unwrap();
     assert!(releases.iter().any(|r| r.name == other), "{releases:?}");
+}
+
+/// An object given at a version it is no longer at (changed since it was
+/// judged: a redeploy that declares it again updates it in place) is left
+/// in place and reported as [`BackendError::Other`], never removed; the
+/// others given with it still go. Given at the version it is at, it goes.
+pub async fn changed(f: &mut dyn Fixture) {
+    let app = f.name("ct-changed");
+    f.record(&record_name(&app, 1), &app, 1, Some("o")).await;
+    f.deploy(&app).await;
+    let backend = manager(f).await;
+    let listed = || async {
+        let stacks = backend.stack_objects().await.unwrap().unwrap_or_default();
+        stacks.get(&app).cloned().unwrap_or_default()
+    };
+    let before = listed().await;
+    assert_eq!(before.services.len(), 1, "{before:?}");
+    assert_eq!(before.configs.len(), 1, "{before:?}");
+    let service = &before.services[0];
+    let stale = [ObjectRef::new(&service.id, &service.name).with_version(service.version + 1)];
+    let refused = backend
+        .remove_stack_part(&app, StackPart::Services, &stale)
+        .await;
+    assert!(
+        matches!(refused, Err(BackendError::Other { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(
+        listed().await.services,
+        before.services,
+        "removed though changed"
+    );
+
+    let config = &before.configs[0];
+    let version = config.version.expect("a config is listed with its version");
+    let stale = [config.clone().with_version(version + 1)];
+    let refused = backend
+        .remove_stack_part(&app, StackPart::Configs, &stale)
+        .await;
+    assert!(
+        matches!(refused, Err(BackendError::Other { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(
+        listed().await.configs,
+        before.configs,
+        "removed though changed"
+    );
+
+    // At the versions they are at, they go.
+    let current = [ObjectRef::new(&service.id, &service.name).with_version(service.version)];
+    backend
+        .remove_stack_part(&app, StackPart::Services, &current)
+        .await
+        .unwrap();
+    assert!(listed().await.services.is_empty());
+    remove_stack(&*backend, &app).await;
+    backend.remove_release_records(&app).await.unwrap();
 }
 
 /// What is in use stays: a volume a stopped container uses is

@@ -1349,12 +1349,36 @@ impl SwarmBackend for MemoryBackend {
                     StackPart::Services => MemoryStack::service_id(name),
                     _ => MemoryStack::object_id(part, name),
                 };
+                // The model's versions: a service's as updated, a secret's
+                // or config's 1 (they are never updated).
+                let version = |n: &str| match part {
+                    StackPart::Services => Some(stack.versions.get(n).copied().unwrap_or(1)),
+                    StackPart::Secrets | StackPart::Configs => Some(1),
+                    StackPart::Networks | StackPart::Tasks => None,
+                };
+                let mut changed = None;
                 let named: Vec<String> = names
                     .iter()
                     .filter(|n| {
-                        objects
+                        let Some(asked) = objects
                             .iter()
-                            .any(|o| o.handle() == id(n) || o.handle() == n.as_str())
+                            .find(|o| o.handle() == id(n) || o.handle() == n.as_str())
+                        else {
+                            return false;
+                        };
+                        // Given at a version it is no longer at: left, as
+                        // the engine backend leaves it.
+                        match (asked.version, version(n)) {
+                            (Some(judged), Some(now)) if judged != now => {
+                                changed.get_or_insert(BackendError::Other {
+                                    message: format!(
+                                        "{part} {n:?} changed since it was judged (version {now}, judged at {judged}); left in place"
+                                    ),
+                                });
+                                false
+                            }
+                            _ => true,
+                        }
                     })
                     .cloned()
                     .collect();
@@ -1387,7 +1411,7 @@ impl SwarmBackend for MemoryBackend {
                 if stack.is_empty() {
                     s.stacks.remove(release);
                 }
-                Ok(())
+                changed.map_or(Ok(()), Err)
             })
     }
 
