@@ -552,6 +552,8 @@ pub struct Stack {
     global: bool,
     volume: bool,
     extras: bool,
+    /// Whether the extras' network is attachable.
+    attachable: bool,
     node: Option<String>,
     stubborn: Option<u32>,
 }
@@ -564,6 +566,7 @@ impl Stack {
             global: false,
             volume: false,
             extras: false,
+            attachable: true,
             node: None,
             stubborn: None,
         }
@@ -585,6 +588,13 @@ impl Stack {
     /// own.
     pub fn with_network_secret_config(mut self) -> Stack {
         self.extras = true;
+        self
+    }
+
+    /// With its network not attachable: one a sweep that does not read
+    /// every node's containers may remove (an attachable one stays then).
+    pub fn not_attachable(mut self) -> Stack {
+        self.attachable = false;
         self
     }
 
@@ -674,7 +684,8 @@ impl Stack {
             // operator's debugging container would.
             let _ = writeln!(
                 y,
-                "networks:\n  net:\n    driver: overlay\n    attachable: true"
+                "networks:\n  net:\n    driver: overlay\n    attachable: {}",
+                self.attachable
             );
             let _ = writeln!(y, "secrets:\n  sec:\n    file: {}", secret.display());
             let _ = writeln!(y, "configs:\n  cfg:\n    file: {}", config.display());

@@ -572,8 +572,13 @@ fn a_controller_killed_mid_sweep_is_restarted_by_swarm_and_converges_with_nothin
     cleanup.add(&kept);
     // A departed release whose task ignores SIGTERM for 25 s: its network
     // stays in use that long after its service is removed, so the sweep is
-    // caught between its first steps and its records.
-    let stubborn = Stack::new(&slow).with_network_secret_config().stubborn(25);
+    // caught between its first steps and its records. Not attachable: the
+    // controller reads the manager's containers only, so an attachable
+    // network would stay (maybe in use on a node not read).
+    let stubborn = Stack::new(&slow)
+        .with_network_secret_config()
+        .not_attachable()
+        .stubborn(25);
     create_stack_record(&ALPHA, &stubborn, 1, Some(&s.stamp("shop", &slow)));
     s.deploy(&ALPHA, &stubborn);
     let kept_stack = Stack::new(&kept).with_network_secret_config();
