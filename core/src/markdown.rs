@@ -531,9 +531,10 @@ fn deletion_item(purge: bool, sw: Option<&SwarmPlan>, d: &Deletion) -> String {
         if u.user.kind == crate::usage::UserKind::Unseen {
             let _ = write!(
                 item,
-                "\n  - kept, maybe in use: attachable {} {} by a container on a node whose containers were not read",
+                "\n  - kept, maybe in use: attachable {} {} by {}",
                 u.kind.as_str(),
                 code(&u.object),
+                crate::render::UNSEEN,
             );
             continue;
         }

@@ -419,6 +419,10 @@ pub fn in_use_text(u: &InUse) -> String {
     in_use_with(u, Escaped)
 }
 
+/// Who an `unseen` user is ([`crate::usage::unseen_users`]), in every
+/// rendering.
+pub(crate) const UNSEEN: &str = "a container on a node whose containers were not read";
+
 /// One use of a shared object in words, each name from the other
 /// workload shown by `show` (escaped for a terminal, or raw for a
 /// sentence escaped whole when printed): the one wording of a use, for
@@ -429,10 +433,7 @@ pub(crate) fn in_use_with<'u, N: std::fmt::Display>(
 ) -> String {
     let user = &u.user;
     if user.kind == crate::usage::UserKind::Unseen {
-        return format!(
-            "{} (attachable) may be in use by a container on a node whose containers were not read",
-            show(&u.object)
-        );
+        return format!("{} (attachable) may be in use by {UNSEEN}", show(&u.object));
     }
     let place = match &user.node {
         Some(node) => format!(" on node {}", show(node)),

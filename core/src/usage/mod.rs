@@ -362,6 +362,17 @@ impl User {
         }
     }
 
+    /// The containers of the nodes that were not read (see
+    /// [`unseen_users`]): no name, no id, no node.
+    pub fn unseen() -> Self {
+        User {
+            kind: UserKind::Unseen,
+            name: String::new(),
+            id: String::new(),
+            node: None,
+        }
+    }
+
     /// The container `name` with id `id` on `node`.
     pub fn container(
         id: impl Into<String>,
@@ -373,19 +384,6 @@ impl User {
             name: name.into(),
             id: id.into(),
             node: Some(node.into()),
-        }
-    }
-}
-
-impl User {
-    /// The containers of the nodes that were not read (see
-    /// [`unseen_users`]): no name, no id, no node.
-    pub fn unseen() -> Self {
-        User {
-            kind: UserKind::Unseen,
-            name: String::new(),
-            id: String::new(),
-            node: None,
         }
     }
 }
@@ -458,10 +456,10 @@ pub(crate) fn users_of_but(
 }
 
 /// The uses nobody could see of `networks` (a release's, or those a live
-/// release dropped): each attachable one, when the containers of some node the swarm counts were not read
-/// (`every_node_read` false: a node not reached, one whose containers did
-/// not read, or no node reach at all, where only the manager's own are
-/// seen). A container of no service may be attached to such a network on
+/// release dropped): each attachable one, when the containers of some
+/// node the swarm counts were not read (`every_node_read` false: a node
+/// not reached, one whose containers did not read, or no node reach at
+/// all, where only the manager's own are seen). A container of no service may be attached to such a network on
 /// any node, and one stopped there holds it in no way the engine checks:
 /// the network would go, and the container could never start again. A
 /// network that is not attachable takes no such container (the engine

@@ -221,7 +221,7 @@ pub struct StateLock {
 /// The lock file of the state file `file`: `FILE.lock`, beside it. It is
 /// never removed: a run that removed it could let a third run lock a new
 /// file of that name while a second still holds the old one.
-pub fn lock_path(file: &Path) -> PathBuf {
+fn lock_path(file: &Path) -> PathBuf {
     let mut name = file.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)
