@@ -61,6 +61,16 @@ impl NotifyMemory {
             .collect();
         admitted
     }
+
+    /// Forgets that `sent` was sent: its delivery failed, so the next
+    /// sweep that finds the same event sends it again rather than staying
+    /// silent about something nobody heard. `true` when it was
+    /// remembered; a newer event of the same cause is kept.
+    pub fn undelivered(&mut self, sent: &SentEvent) -> bool {
+        let before = self.sent.len();
+        self.sent.retain(|s| s != sent);
+        self.sent.len() != before
+    }
 }
 
 /// The kind a cause key names; `None` for a key this version did not write.

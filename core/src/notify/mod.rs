@@ -165,6 +165,16 @@ impl Event {
         serde_json::json!([kind.as_str(), swarm.map(SwarmName::as_str), reason]).to_string()
     }
 
+    /// What the memory keeps of this event once it is sent, to hand back
+    /// to [`NotifyMemory::undelivered`] if it never arrives; `None` for a
+    /// kind whose repeats are not held back (nothing is kept of it).
+    pub fn receipt(&self) -> Option<SentEvent> {
+        self.event.repeats_are_held_back().then(|| SentEvent {
+            cause: self.cause.clone(),
+            fingerprint: self.fingerprint(),
+        })
+    }
+
     /// What makes two events of one cause the same news: everything but
     /// the error texts, which may carry request ids or times and would
     /// make a failure retried every sweep look new every time.

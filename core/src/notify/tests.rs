@@ -111,6 +111,33 @@ fn a_hold_is_news_once_it_has_lasted_and_then_only_when_it_changes() {
     );
 }
 
+/// An event that never reached anyone is news again at the next sweep:
+/// the memory of having tried must not silence a hold for good. The
+/// failure of an older event forgets nothing newer of its cause.
+#[test]
+fn an_event_that_was_not_delivered_is_sent_again() {
+    let held = held_plan();
+    let mut memory = NotifyMemory::default();
+    assert!(decide(with_plan(&held), &mut memory, at(0), HOUR).is_empty());
+    let events = decide(with_plan(&held), &mut memory, at(60), HOUR);
+    assert_eq!(events.len(), 1);
+    let receipt = events[0].receipt().expect("a hold's repeats are held back");
+    assert!(decide(with_plan(&held), &mut memory, at(61), HOUR).is_empty());
+
+    let older = SentEvent {
+        cause: receipt.cause.clone(),
+        fingerprint: "sha256:an-older-event".into(),
+    };
+    assert!(!memory.undelivered(&older));
+    assert!(decide(with_plan(&held), &mut memory, at(62), HOUR).is_empty());
+
+    assert!(memory.undelivered(&receipt));
+    assert!(!memory.undelivered(&receipt), "forgotten once");
+    assert_eq!(memory.held_since(&receipt.cause), Some(at(0)), "the hold's clock runs on");
+    assert_eq!(decide(with_plan(&held), &mut memory, at(63), HOUR), events);
+    assert!(decide(with_plan(&held), &mut memory, at(64), HOUR).is_empty());
+}
+
 #[test]
 fn the_memory_survives_the_state_file_and_an_older_state_still_reads() {
     let held = held_plan();
@@ -189,6 +216,12 @@ fn a_failure_retried_every_sweep_is_sent_once_and_deletions_every_time() {
     };
     let first = memory.admit(sweep("in use (request 1)"), REMOVALS);
     assert_eq!(first.len(), 2);
+    // Nothing is kept of a deletion, so nothing is handed back if it is lost.
+    let receipts: Vec<_> = first.iter().map(|e| (e.event, e.receipt().is_some())).collect();
+    assert_eq!(
+        receipts,
+        [(EventKind::Deleted, false), (EventKind::DeletionFailed, true)]
+    );
     // The same failure, another error text: not news. The deletion is.
     let second = memory.admit(sweep("in use (request 2)"), REMOVALS);
     assert_eq!(second.len(), 1);

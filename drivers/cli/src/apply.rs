@@ -152,7 +152,7 @@ pub fn run(options: Options) -> Result<Status, InputError> {
             if !kept {
                 status = status.max(Status::NeedsAttention);
             }
-            Ok(match (trace_file, host.trace.into_inner()) {
+            Ok(match (trace_file, host.trace.take()) {
                 (Some(file), Some(trace)) => status.max(write_trace(&file, &trace)),
                 _ => status,
             })
@@ -162,12 +162,21 @@ pub fn run(options: Options) -> Result<Status, InputError> {
     // at most this bound.
     // Stopped at once by a second signal: nothing more is waited for.
     if !crate::signals::aborted() {
-        runtime.block_on(async {
+        let forgot = runtime.block_on(async {
             // A stop may have dropped a volume job: its service holds every
             // node's docker socket, so its removal is waited for.
             sweep_docker::finish_job_removals(EXIT_WAIT).await;
-            host.notifier.settle(EXIT_WAIT).await;
+            host.notifier.settle(EXIT_WAIT).await
         });
+        // What was not delivered is written as not sent, so the next run
+        // sends it.
+        if forgot {
+            if let Some(state) = cycle.grace() {
+                if !host.save_state(&state) {
+                    return status.map(|s| s.max(Status::NeedsAttention));
+                }
+            }
+        }
     }
     status
 }

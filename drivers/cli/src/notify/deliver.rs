@@ -7,10 +7,12 @@
 //! time is up ([`Limits::retry_for`]); each attempt has its own timeout,
 //! and the waits between them double. A full queue drops the new body at
 //! once. Every body dropped is logged (the webhook masked) and counted
-//! (`swarm_sweep_notify_dropped_total` in `watch`).
+//! (`swarm_sweep_notify_dropped_total` in `watch`), and its receipt, if
+//! it has one, is handed back so the memory forgets it was sent.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hyper::body::Bytes;
@@ -18,6 +20,7 @@ use tokio::sync::{mpsc, Notify};
 use tokio::time::Instant;
 
 use super::client::{post, PostError};
+use sweep_core::notify::SentEvent;
 use sweep_core::notify::webhook::Webhook as Target;
 
 /// The bounds of delivery.
@@ -50,10 +53,15 @@ impl Default for Limits {
     }
 }
 
+/// Called for every body dropped, with its receipt if it has one.
+pub type OnDrop = Box<dyn Fn(Option<&SentEvent>) + Send + Sync>;
+
 /// A body to post, and by when it must be taken.
 struct Job {
+    id: u64,
     body: Bytes,
     deadline: Instant,
+    receipt: Option<Arc<SentEvent>>,
 }
 
 /// What is left to do, shared with the workers.
@@ -63,19 +71,28 @@ struct Counters {
     dropped: AtomicU64,
     /// Woken whenever `pending` goes down.
     settled: Notify,
-    on_drop: Box<dyn Fn() + Send + Sync>,
+    on_drop: OnDrop,
+    /// The receipts of the jobs with one not yet delivered or dropped, by
+    /// job: what an exit that stops waiting must hand back.
+    unsettled: Mutex<BTreeMap<u64, Arc<SentEvent>>>,
+    next_id: AtomicU64,
 }
 
 impl Counters {
-    fn dropped(&self, target: &Target, why: &str) {
+    fn dropped(&self, target: &Target, job: &Job, why: &str) {
         tracing::warn!(webhook = %target, "notification not delivered: {why}");
         self.dropped.fetch_add(1, Ordering::SeqCst);
-        (self.on_drop)();
+        (self.on_drop)(job.receipt.as_deref());
     }
 
-    fn settle(&self) {
+    fn settle(&self, job: &Job) {
+        self.unsettled_receipts().remove(&job.id);
         self.pending.fetch_sub(1, Ordering::SeqCst);
         self.settled.notify_waiters();
+    }
+
+    fn unsettled_receipts(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<SentEvent>>> {
+        self.unsettled.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -93,13 +110,15 @@ impl Delivery {
         targets: Vec<Target>,
         content_type: &'static str,
         limits: Limits,
-        on_drop: Box<dyn Fn() + Send + Sync>,
+        on_drop: OnDrop,
     ) -> Self {
         let counters = Arc::new(Counters {
             pending: AtomicUsize::new(0),
             dropped: AtomicU64::new(0),
             settled: Notify::new(),
             on_drop,
+            unsettled: Mutex::new(BTreeMap::new()),
+            next_id: AtomicU64::new(0),
         });
         let queues = targets
             .into_iter()
@@ -124,23 +143,48 @@ impl Delivery {
     }
 
     /// Hands `body` to every webhook without waiting; a full queue drops it
-    /// for that webhook.
-    pub fn send(&self, body: Bytes) {
+    /// for that webhook. `receipt` is handed back to `on_drop` if any
+    /// webhook does not get the body, or by [`Delivery::abandoned`].
+    pub fn send(&self, body: Bytes, receipt: Option<SentEvent>) {
         let deadline = Instant::now() + self.limits.retry_for;
+        let receipt = receipt.map(Arc::new);
         for (target, queue) in &self.queues {
             self.counters.pending.fetch_add(1, Ordering::SeqCst);
             let job = Job {
+                id: self.counters.next_id.fetch_add(1, Ordering::SeqCst),
                 body: body.clone(),
                 deadline,
+                receipt: receipt.clone(),
             };
-            if queue.try_send(job).is_err() {
-                self.counters.settle();
+            if let Some(receipt) = &job.receipt {
+                self.counters
+                    .unsettled_receipts()
+                    .insert(job.id, receipt.clone());
+            }
+            if let Err(full) = queue.try_send(job) {
+                let job = full.into_inner();
+                self.counters.settle(&job);
                 self.counters.dropped(
                     target,
+                    &job,
                     "the queue is full (the receiver is too slow or down)",
                 );
             }
         }
+    }
+
+    /// The receipts of bodies still neither delivered nor dropped, each
+    /// once: what an exit abandons.
+    pub fn abandoned(&self) -> Vec<SentEvent> {
+        let mut receipts: Vec<SentEvent> = self
+            .counters
+            .unsettled_receipts()
+            .values()
+            .map(|r| SentEvent::clone(r))
+            .collect();
+        receipts.sort();
+        receipts.dedup();
+        receipts
     }
 
     /// Waits until every body handed over is delivered or dropped, or
@@ -180,9 +224,9 @@ async fn work(
     while let Some(job) = rx.recv().await {
         match deliver(&target, &job, content_type, limits).await {
             Ok(()) => tracing::debug!(webhook = %target, "notification delivered"),
-            Err(why) => counters.dropped(&target, &why),
+            Err(why) => counters.dropped(&target, &job, &why),
         }
-        counters.settle();
+        counters.settle(&job);
     }
 }
 

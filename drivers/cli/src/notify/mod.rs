@@ -9,7 +9,8 @@
 mod client;
 mod deliver;
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hyper::body::Bytes;
@@ -23,7 +24,7 @@ use thiserror::Error;
 
 use crate::cli::{NotifyArgs, NotifyFormat, NOTIFY_ENV};
 
-pub use deliver::{Delivery, Limits};
+pub use deliver::{Delivery, Limits, OnDrop};
 
 /// The largest `--notify-file`: 64 KiB, hundreds of URLs.
 pub const FILE_LIMIT: u64 = 64 * 1024;
@@ -87,6 +88,29 @@ impl Settings {
     }
 }
 
+/// The core's memory, shared with delivery, which hands back what it
+/// could not deliver.
+struct Remembered {
+    memory: Mutex<NotifyMemory>,
+    /// Set when delivery made the memory forget something: the state file
+    /// no longer says what the memory does.
+    forgot: AtomicBool,
+}
+
+impl Remembered {
+    fn lock(&self) -> std::sync::MutexGuard<'_, NotifyMemory> {
+        self.memory.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `receipt`'s event reached nobody, or not everybody: the next sweep
+    /// that finds it sends it again.
+    fn undelivered(&self, receipt: &sweep_core::notify::SentEvent) {
+        if self.lock().undelivered(receipt) {
+            self.forgot.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
 /// What `apply` and `watch` keep for notifications: the core's memory,
 /// and the delivery of what it decides to send.
 pub struct Notifier {
@@ -94,7 +118,7 @@ pub struct Notifier {
     held_after: Duration,
     controller: String,
     report_url: Option<String>,
-    memory: Mutex<NotifyMemory>,
+    memory: Arc<Remembered>,
     /// `None` without webhooks: nothing is decided, and the memory read
     /// from the state file is written back as it was.
     delivery: Option<Delivery>,
@@ -103,7 +127,10 @@ pub struct Notifier {
 impl Notifier {
     /// Starts delivery (on the current runtime) to the webhooks of
     /// `settings`, for `controller`, remembering `memory` (the state
-    /// file's); `on_drop` counts each body dropped.
+    /// file's); `on_drop` counts each body dropped. An event dropped for
+    /// any webhook is forgotten as sent, so a later sweep that finds it
+    /// again sends it again (a webhook that did get it gets it twice:
+    /// better than one that never hears of it).
     pub fn start(
         settings: Settings,
         controller: String,
@@ -113,24 +140,33 @@ impl Notifier {
         on_drop: Box<dyn Fn() + Send + Sync>,
     ) -> Self {
         let content_type = "application/json";
-        let delivery = (!settings.targets.is_empty())
-            .then(|| Delivery::start(settings.targets, content_type, limits, on_drop));
+        let memory = Arc::new(Remembered {
+            memory: Mutex::new(memory),
+            forgot: AtomicBool::new(false),
+        });
+        let delivery = (!settings.targets.is_empty()).then(|| {
+            let remembered = memory.clone();
+            let on_drop: OnDrop = Box::new(move |receipt| {
+                on_drop();
+                if let Some(receipt) = receipt {
+                    remembered.undelivered(receipt);
+                }
+            });
+            Delivery::start(settings.targets, content_type, limits, on_drop)
+        });
         Notifier {
             format: settings.format,
             held_after: settings.held_after,
             controller,
             report_url,
-            memory: Mutex::new(memory),
+            memory,
             delivery,
         }
     }
 
     /// What notifications remember now, for the state file.
     pub fn memory(&self) -> NotifyMemory {
-        self.memory
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.memory.lock().clone()
     }
 
     /// A saved plan refused as stale.
@@ -142,13 +178,15 @@ impl Notifier {
     }
 
     /// A sweep that got as far as `plan` and `report`; `true` when the
-    /// memory changed (the state file should be written again).
+    /// memory changed since the state file was last written with it (the
+    /// file should be written again).
     pub fn swept(&self, plan: Option<&SweepPlan>, report: Option<&SweepReport>) -> bool {
-        self.decide(Facts {
+        let decided = self.decide(Facts {
             plan,
             report,
             stale: None,
-        })
+        });
+        self.memory.forgot.swap(false, Ordering::SeqCst) || decided
     }
 
     fn decide(&self, facts: Facts<'_>) -> bool {
@@ -159,7 +197,7 @@ impl Notifier {
         let Ok(now) = crate::state::now() else {
             return false;
         };
-        let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
+        let mut memory = self.memory.lock();
         let before = memory.clone();
         let events = notify::decide(facts, &mut memory, now, self.held_after);
         let changed = *memory != before;
@@ -177,16 +215,18 @@ impl Notifier {
                 "notifying: {}",
                 sweep_core::escape::escape(&notify::summary(event))
             );
-            delivery.send(Bytes::from(body));
+            delivery.send(Bytes::from(body), event.receipt());
         }
         changed
     }
 
     /// Waits up to `limit` for deliveries under way; says how many were
-    /// abandoned.
-    pub async fn settle(&self, limit: Duration) {
+    /// abandoned, and forgets having sent them. `true` when the memory
+    /// changed since the state file was last written with it (the file
+    /// should be written again, so the next run sends them).
+    pub async fn settle(&self, limit: Duration) -> bool {
         let Some(delivery) = &self.delivery else {
-            return;
+            return false;
         };
         let left = delivery.settle(limit).await;
         if left > 0 {
@@ -194,7 +234,11 @@ impl Notifier {
                 "{left} notification(s) not delivered within {}; abandoned",
                 humantime::format_duration(limit)
             ));
+            for receipt in delivery.abandoned() {
+                self.memory.undelivered(&receipt);
+            }
         }
+        self.memory.forgot.swap(false, Ordering::SeqCst)
     }
 }
 

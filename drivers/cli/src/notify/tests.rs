@@ -118,12 +118,12 @@ fn limits(request_timeout_ms: u64, retry_for_ms: u64) -> Limits {
     }
 }
 
-fn counted() -> (Arc<AtomicU64>, Box<dyn Fn() + Send + Sync>) {
+fn counted() -> (Arc<AtomicU64>, OnDrop) {
     let n = Arc::new(AtomicU64::new(0));
     let m = n.clone();
     (
         n,
-        Box::new(move || {
+        Box::new(move |_| {
             m.fetch_add(1, Ordering::SeqCst);
         }),
     )
@@ -139,8 +139,8 @@ async fn a_receiver_that_answers_gets_each_body_once() {
         limits(1000, 5000),
         on_drop,
     );
-    d.send(Bytes::from_static(b"{\"n\":1}"));
-    d.send(Bytes::from_static(b"{\"n\":2}"));
+    d.send(Bytes::from_static(b"{\"n\":1}"), None);
+    d.send(Bytes::from_static(b"{\"n\":2}"), None);
     assert_eq!(d.settle(Duration::from_secs(5)).await, 0);
     let requests = received.requests.lock().unwrap().clone();
     assert_eq!(
@@ -165,7 +165,7 @@ async fn a_failing_receiver_is_retried_within_the_bound_then_dropped() {
     let (dropped, on_drop) = counted();
     let d = Delivery::start(vec![target], "application/json", limits(1000, 300), on_drop);
     let started = Instant::now();
-    d.send(Bytes::from_static(b"{}"));
+    d.send(Bytes::from_static(b"{}"), None);
     assert_eq!(d.settle(Duration::from_secs(5)).await, 0);
     assert!(
         started.elapsed() < Duration::from_secs(2),
@@ -182,7 +182,7 @@ async fn a_hanging_receiver_never_holds_up_the_sender_and_is_dropped_in_time() {
     let (dropped, on_drop) = counted();
     let d = Delivery::start(vec![target], "application/json", limits(100, 350), on_drop);
     let started = Instant::now();
-    d.send(Bytes::from_static(b"{}"));
+    d.send(Bytes::from_static(b"{}"), None);
     assert!(started.elapsed() < Duration::from_millis(50), "send waited");
     assert_eq!(d.settle(Duration::from_secs(5)).await, 0);
     let took = started.elapsed();
@@ -208,7 +208,7 @@ async fn a_slow_receiver_within_the_timeout_is_delivered_to() {
         limits(1000, 5000),
         on_drop,
     );
-    d.send(Bytes::from_static(b"{}"));
+    d.send(Bytes::from_static(b"{}"), None);
     assert_eq!(d.settle(Duration::from_secs(5)).await, 0);
     assert_eq!(received.count(), 1);
     assert_eq!(dropped.load(Ordering::SeqCst), 0);
@@ -223,7 +223,7 @@ async fn waiting_for_delivery_is_bounded_and_a_full_queue_drops_at_once() {
     let d = Delivery::start(vec![target], "application/json", l, on_drop);
     // One in flight, one queued, the third has no room.
     for _ in 0..3 {
-        d.send(Bytes::from_static(b"{}"));
+        d.send(Bytes::from_static(b"{}"), None);
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(dropped.load(Ordering::SeqCst), 1);
@@ -243,11 +243,93 @@ async fn one_hanging_receiver_does_not_delay_another() {
         limits(60_000, 60_000),
         on_drop,
     );
-    d.send(Bytes::from_static(b"{}"));
+    d.send(Bytes::from_static(b"{}"), None);
     let started = Instant::now();
     while received.count() == 0 && started.elapsed() < Duration::from_secs(5) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    assert_eq!(received.count(), 1);
+}
+
+/// A plan whose swarm `a` is held (`shop` has not said which releases it
+/// declares): with `held_after` zero, news at its first sweep.
+fn held_plan() -> SweepPlan {
+    let snapshot = sweep_core::snapshot::Snapshot::from_json(
+        r#"{"app_set":{"loaded":true,"applications":[{"name":"shop","swarm":"a"}]},
+          "swarms":[{"swarm":"a","releases":[{"name":"blog","owner":"cd/default/blog:release/blog"}]}]}"#,
+    )
+    .unwrap();
+    sweep_core::plan::plan(&snapshot).unwrap()
+}
+
+fn notifier(target: Webhook, memory: NotifyMemory, limits: Limits) -> Notifier {
+    let settings = Settings {
+        targets: vec![target],
+        format: NotifyFormat::Json,
+        held_after: Duration::ZERO,
+    };
+    Notifier::start(settings, "cd".into(), None, memory, limits, Box::new(|| {}))
+}
+
+/// What the memory says was sent, by cause.
+fn sent(n: &Notifier) -> Vec<String> {
+    n.memory().sent.iter().map(|s| s.cause.clone()).collect()
+}
+
+const HELD: &str = r#"["held","a","unreconciled"]"#;
+
+/// Delivered: remembered, and the same hold is not sent again.
+#[tokio::test]
+async fn a_delivered_event_is_remembered_and_not_sent_again() {
+    let (target, received) = receiver(Answer::Ok).await;
+    let n = notifier(target, NotifyMemory::default(), limits(1000, 5000));
+    let plan = held_plan();
+    assert!(n.swept(Some(&plan), None));
+    assert!(!n.settle(Duration::from_secs(5)).await, "nothing forgotten");
+    assert_eq!(received.count(), 1);
+    assert_eq!(sent(&n), [HELD]);
+    assert!(!n.swept(Some(&plan), None));
+    assert!(!n.settle(Duration::from_secs(5)).await);
+    assert_eq!(received.count(), 1);
+}
+
+/// Dropped after its retries: forgotten as sent, so `watch`'s next sweep
+/// sends it again instead of staying silent about a hold nobody heard of.
+#[tokio::test]
+async fn an_event_dropped_after_its_retries_is_sent_again_by_the_next_sweep() {
+    let (target, received) = receiver(Answer::Fail).await;
+    let n = notifier(target, NotifyMemory::default(), limits(1000, 100));
+    let plan = held_plan();
+    assert!(n.swept(Some(&plan), None));
+    assert!(n.settle(Duration::from_secs(5)).await, "the memory forgot");
+    let tried = received.count();
+    assert!(tried >= 1);
+    assert_eq!(sent(&n), Vec::<String>::new());
+    assert!(n.memory().held_since(HELD).is_some(), "the hold's clock runs on");
+
+    assert!(n.swept(Some(&plan), None), "sent again: remembered again");
+    n.settle(Duration::from_secs(5)).await;
+    assert!(received.count() > tried, "the second sweep tried again");
+    let body = &received.requests.lock().unwrap()[tried].1;
+    assert!(body.contains(r#""event":"held""#), "{body}");
+}
+
+/// Abandoned at exit: forgotten as sent, so the next run (the memory
+/// comes from the state file) sends it.
+#[tokio::test]
+async fn an_event_abandoned_at_exit_is_sent_by_the_next_run() {
+    let (hanging, _) = receiver(Answer::Hang).await;
+    let n = notifier(hanging, NotifyMemory::default(), limits(60_000, 60_000));
+    assert!(n.swept(Some(&held_plan()), None));
+    assert_eq!(sent(&n), [HELD]);
+    assert!(n.settle(Duration::from_millis(200)).await, "the memory forgot");
+    let kept = n.memory();
+    assert!(kept.sent.is_empty(), "{kept:?}");
+
+    let (target, received) = receiver(Answer::Ok).await;
+    let next = notifier(target, kept, limits(1000, 5000));
+    assert!(next.swept(Some(&held_plan()), None));
+    assert!(!next.settle(Duration::from_secs(5)).await);
     assert_eq!(received.count(), 1);
 }
 

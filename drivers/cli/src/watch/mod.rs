@@ -172,13 +172,18 @@ pub fn run(options: Options) -> Result<Status, InputError> {
         }
         if once {
             let verdict = sweeper.sweep(&stop).await.verdict;
-            sweeper.host.settle_notifications().await;
+            // What was not delivered is written as not sent, so the next
+            // run sends it.
+            if sweeper.host.settle_notifications().await && !sweeper.persist_state() {
+                return Ok(verdict.max(Status::NeedsAttention));
+            }
             return Ok(verdict);
         }
         watch_loop(&sweeper, interval, &stop).await;
-        // Said again on the way out, whatever the last sweep's write did.
-        sweeper.persist_state();
         sweeper.host.settle_notifications().await;
+        // Said again on the way out, whatever the last sweep's write did,
+        // with what delivery could not deliver forgotten as sent.
+        sweeper.persist_state();
         output::warn_line("stopped");
         Ok(Status::Success)
     });
@@ -390,17 +395,20 @@ impl WatchHost {
     }
 
     /// Waits, within [`EXIT_WAIT`] each, for volume jobs' removals and
-    /// notifications still under way.
-    async fn settle_notifications(&self) {
+    /// notifications still under way; `true` when the notifications'
+    /// memory changed since the state file was written (what was not
+    /// delivered is forgotten as sent).
+    async fn settle_notifications(&self) -> bool {
         // Stopped at once by a second signal: nothing more is waited for.
         if crate::signals::aborted() {
-            return;
+            return false;
         }
         // A stop may have dropped a volume job: its service holds every
         // node's docker socket, so its removal is waited for.
         sweep_docker::finish_job_removals(EXIT_WAIT).await;
-        if let Some(n) = &self.notifier {
-            n.settle(EXIT_WAIT).await;
+        match &self.notifier {
+            Some(n) => n.settle(EXIT_WAIT).await,
+            None => false,
         }
     }
 
