@@ -260,6 +260,23 @@ fn a_webhook_that_never_answers_delays_the_exit_by_a_bounded_time_and_is_never_s
     );
     assert!(took < Duration::from_secs(40), "{took:?}");
     drop(held);
+    // Abandoned, so not remembered as sent: the hold's clock runs on, and
+    // the next run, to a receiver that answers, tells it.
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(written["notify"]["sent"], serde_json::json!([]), "{written}");
+    assert_eq!(written["notify"]["holds"].as_array().map(Vec::len), Some(1));
+    let (url, bodies) = receiver();
+    let out = sweep_without_daemon()
+        .args(["apply", "--yes", "--format", "json", "--app-set", &apps])
+        .args(["--state", &state.display().to_string(), "--notify", &url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let sent = bodies.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1, "{}", stderr(&out));
+    let event: serde_json::Value = serde_json::from_str(&sent[0]).unwrap();
+    assert_eq!(event["reason"], "swarm_unreadable");
 }
 
 #[test]
