@@ -790,6 +790,27 @@ const CASES: &[Case] = &[
         },
     },
     Case {
+        // A swarm always has a node: one that counts none answered wrong,
+        // and an empty list of nodes read covers nothing.
+        name: "a_swarm_that_counts_no_node_is_never_complete",
+        snapshot: r#"{
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "", "releases": []}]},
+          "swarms": [{"swarm": "", "releases": [{"name": "old", "owner": "cd/default/old:release/old",
+              "objects": {"networks": [{"id": "n1", "name": "old_debug", "attachable": true}]}}],
+            "nodes": [], "node_count": 0}]
+        }"#,
+        check: |p| {
+            assert!(!p.swarms[0].every_node_read, "{:?}", p.swarms);
+            let kept: Vec<_> = p
+                .deletions
+                .iter()
+                .flat_map(|d| &d.in_use_by)
+                .map(|u| (u.object.as_str(), u.user.kind.as_str()))
+                .collect();
+            assert_eq!(kept, [("old_debug", "unseen")]);
+        },
+    },
+    Case {
         name: "a_one_node_swarm_whose_volumes_were_not_listed_is_not_covered",
         snapshot: r#"{
           "policy": {"purge_volumes": true},

@@ -1841,6 +1841,72 @@ fn rule13_a_use_the_plan_saw_keeps_the_object_though_its_user_left_since() {
     assert_eq!(report.releases[0].in_use_by[0].object, "web_networks");
 }
 
+/// A plan that listed no objects of the release (its names saw it
+/// differently) found no unseen user of its networks: the sweep's re-read
+/// keeps an attachable one all the same while some node's containers were
+/// not read, as the planner would, and removes it once every node was.
+#[test]
+fn rule13_an_attachable_network_stays_where_a_node_s_containers_were_not_read() {
+    for every_node_read in [false, true] {
+        let mut w = World::new(false);
+        alpha3(&mut w);
+        w.release("alpha", "web", "shop", &[]);
+        let mut plan = w.plan();
+        plan.deletions[0].objects = None;
+        plan.deletions[0].in_use_by = Vec::new();
+        for swarm in &mut plan.swarms {
+            swarm.every_node_read = every_node_read;
+        }
+        let mut sweep = Sweep::new(&plan, Settings::default());
+        let t = Timestamp::ZERO;
+        let mut removed: Vec<(StackPart, Vec<String>)> = Vec::new();
+        while let Some(action) = sweep.poll_action(t) {
+            let outcome = match &action.kind {
+                read @ ActionKind::ReadStamps { .. } => unchanged(read),
+                ActionKind::ReadUsage { .. } => {
+                    let stack = StackObjects::new(
+                        vec![ServiceEntry::new("svc-web", "web_web", 1)],
+                        vec![
+                            ObjectRef::new("n-debug", "web_debug").with_attachable(true),
+                            ObjectRef::new("n-front", "web_front"),
+                        ],
+                        vec![],
+                        vec![],
+                    );
+                    Outcome::Usage(UsageRead::new(stack, Usage::default()))
+                }
+                ActionKind::RemoveStack { part, objects, .. } => {
+                    removed.push((*part, objects.iter().map(|o| o.name.clone()).collect()));
+                    Outcome::Done
+                }
+                ActionKind::DeleteRecords { .. } => Outcome::Done,
+                other => panic!("unexpected action {other:?}"),
+            };
+            assert_eq!(sweep.handle_outcome(action.id, outcome, t), Ok(()));
+        }
+        let networks: Vec<&Vec<String>> = removed
+            .iter()
+            .filter(|(part, _)| *part == StackPart::Networks)
+            .map(|(_, names)| names)
+            .collect();
+        let report = sweep.report();
+        let r = &report.releases[0];
+        if every_node_read {
+            assert_eq!(
+                networks,
+                [&vec!["web_debug".to_owned(), "web_front".to_owned()]]
+            );
+            assert_eq!(r.outcome, ReleaseOutcome::Deleted, "{r:?}");
+        } else {
+            assert_eq!(networks, [&vec!["web_front".to_owned()]]);
+            assert_eq!(r.outcome, ReleaseOutcome::InUse, "{r:?}");
+            assert_eq!(r.in_use_by.len(), 1, "{:?}", r.in_use_by);
+            assert_eq!(r.in_use_by[0].object, "web_debug");
+            assert_eq!(r.in_use_by[0].user.kind.as_str(), "unseen");
+        }
+    }
+}
+
 #[test]
 fn rule13_an_object_labelled_since_the_plan_is_not_removed_on_its_word() {
     let mut w = World::new(false);

@@ -133,7 +133,11 @@ fn an_event_that_was_not_delivered_is_sent_again() {
 
     assert!(memory.undelivered(&receipt));
     assert!(!memory.undelivered(&receipt), "forgotten once");
-    assert_eq!(memory.held_since(&receipt.cause), Some(at(0)), "the hold's clock runs on");
+    assert_eq!(
+        memory.held_since(&receipt.cause),
+        Some(at(0)),
+        "the hold's clock runs on"
+    );
     assert_eq!(decide(with_plan(&held), &mut memory, at(63), HOUR), events);
     assert!(decide(with_plan(&held), &mut memory, at(64), HOUR).is_empty());
 }
@@ -217,10 +221,16 @@ fn a_failure_retried_every_sweep_is_sent_once_and_deletions_every_time() {
     let first = memory.admit(sweep("in use (request 1)"), REMOVALS);
     assert_eq!(first.len(), 2);
     // Nothing is kept of a deletion, so nothing is handed back if it is lost.
-    let receipts: Vec<_> = first.iter().map(|e| (e.event, e.receipt().is_some())).collect();
+    let receipts: Vec<_> = first
+        .iter()
+        .map(|e| (e.event, e.receipt().is_some()))
+        .collect();
     assert_eq!(
         receipts,
-        [(EventKind::Deleted, false), (EventKind::DeletionFailed, true)]
+        [
+            (EventKind::Deleted, false),
+            (EventKind::DeletionFailed, true)
+        ]
     );
     // The same failure, another error text: not news. The deletion is.
     let second = memory.admit(sweep("in use (request 2)"), REMOVALS);

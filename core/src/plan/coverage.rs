@@ -53,8 +53,13 @@ impl GroupReach {
             (None, _) => Coverage::NodeLocal,
             // A reached node that did not answer is a node left out, even
             // when the others happen to make up the count.
+            // A swarm has at least its manager: a count of none read
+            // covers nothing.
             (Some(nodes), Some(count))
-                if nodes.len() as u64 == count && all_members_reached && !group.unread_nodes =>
+                if count > 0
+                    && nodes.len() as u64 == count
+                    && all_members_reached
+                    && !group.unread_nodes =>
             {
                 Coverage::Complete
             }
@@ -194,7 +199,7 @@ mod tests {
         match (&group.nodes, group.node_count) {
             (None, Some(1)) => Coverage::Complete,
             (None, _) => Coverage::NodeLocal,
-            (Some(n), Some(c)) if n.len() as u64 == c && all => Coverage::Complete,
+            (Some(n), Some(c)) if c > 0 && n.len() as u64 == c && all => Coverage::Complete,
             (Some(_), _) => Coverage::Partial,
         }
     }

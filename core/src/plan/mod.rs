@@ -582,6 +582,13 @@ pub struct SwarmPlan {
     pub coverage: Coverage,
     /// Nodes on the swarm's own node list the registry did not reach.
     pub unreached: Option<Vec<String>>,
+    /// Whether every node the swarm counts was reached and its containers
+    /// read: otherwise a container of no service on some node may use any
+    /// attachable network unseen, and the sweep's re-reads before a
+    /// removal keep such networks as the plan did. Left out when false,
+    /// and false when absent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub every_node_read: bool,
 }
 
 /// Plans a sweep. Errors only on an invalid snapshot (the checks of
@@ -994,6 +1001,7 @@ fn plan_valid<S: SnapshotStr>(
             nodes: g.nodes.clone(),
             coverage: reach.coverage(purge),
             unreached: reach.unreached().map(<[String]>::to_vec),
+            every_node_read: reach.every_node_read(),
         })
         .collect();
 

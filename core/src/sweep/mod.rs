@@ -401,7 +401,8 @@ impl Sweep {
                     deletion.objects.clone(),
                     deletion.in_use_by.clone(),
                 )
-                .with_records(deletion.observed.as_ref().map(|o| o.records.clone())),
+                .with_records(deletion.observed.as_ref().map(|o| o.records.clone()))
+                .with_every_node_read(swarm_plan.is_some_and(|s| s.every_node_read)),
             );
         }
         // The dropped objects of live releases: never of a release being

@@ -200,6 +200,9 @@ pub(crate) struct ReleaseRun {
     foreign: BTreeSet<String>,
     /// What uses what, as read before the purge.
     usage: Option<Usage>,
+    /// The plan found every node of the swarm read: otherwise a container
+    /// of no service may use any attachable network unseen.
+    every_node_read: bool,
     /// A part was refused as the controller's own stack.
     own_stack: bool,
     /// Every place a purge runs, each with its purge; reset on entering
@@ -233,6 +236,14 @@ impl ReleaseRun {
         self
     }
 
+    /// Takes the plan's word that every node of the swarm was read
+    /// (`SwarmPlan::every_node_read`); without it, every attachable network
+    /// stays.
+    pub fn with_every_node_read(mut self, every_node_read: bool) -> Self {
+        self.every_node_read = every_node_read;
+        self
+    }
+
     pub fn new(
         target: Target,
         reason: DeletionReason,
@@ -259,6 +270,7 @@ impl ReleaseRun {
             own,
             foreign: BTreeSet::new(),
             usage: None,
+            every_node_read: false,
             own_stack: false,
             purges: places
                 .into_iter()
@@ -733,6 +745,13 @@ impl ReleaseRun {
             &self.own,
             &self.foreign,
             usage,
+        ));
+        // As the planner does: a plan that listed no objects (its names
+        // saw the release differently) found no unseen user of a network
+        // labelled now.
+        self.in_use.extend(usage::unseen_users(
+            &candidates.networks,
+            self.every_node_read,
         ));
         let shared: Vec<InUse> = self.in_use.iter().cloned().collect();
         let left = usage::without_shared(candidates, &shared);

@@ -264,7 +264,11 @@ fn a_webhook_that_never_answers_delays_the_exit_by_a_bounded_time_and_is_never_s
     // the next run, to a receiver that answers, tells it.
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
-    assert_eq!(written["notify"]["sent"], serde_json::json!([]), "{written}");
+    assert_eq!(
+        written["notify"]["sent"],
+        serde_json::json!([]),
+        "{written}"
+    );
     assert_eq!(written["notify"]["holds"].as_array().map(Vec::len), Some(1));
     let (url, bodies) = receiver();
     let out = sweep_without_daemon()

@@ -196,7 +196,12 @@ fn group_stack_objects(
     let networks = networks
         .into_iter()
         .map(|n| {
-            let attachable = n.attachable.unwrap_or(false);
+            // Only a swarm-scope network the engine says is not
+            // attachable refuses a container of no service; a listing that
+            // does not say so (no `Attachable`, another scope: a local
+            // network takes any container of its node) is taken as one
+            // that does not.
+            let attachable = n.attachable != Some(false) || n.scope.as_deref() != Some("swarm");
             listed(Kind::Network, n.id, n.name, None, n.labels)
                 .map(|l| l.with_attachable(attachable))
         })
@@ -643,13 +648,15 @@ impl DockerSwarm {
             // Given at the version it was judged at, it goes only at that
             // version: one changed since (a redeploy that declares it
             // again, updated in place) is no longer what was judged.
-            if let (Some(judged), Some(now)) = (asked.version, object.version) {
-                if judged != now {
+            // A listing without a version proves no version: left too.
+            if let Some(judged) = asked.version {
+                if object.version != Some(judged) {
                     first.get_or_insert(BackendError::Other {
                         message: format!(
-                            "{} {:?} changed since it was judged (version {now}, judged at {judged}); left in place",
+                            "{} {:?} changed since it was judged (version {}, judged at {judged}); left in place",
                             kind.noun(),
-                            object.name
+                            object.name,
+                            object.version.map_or("unknown".to_owned(), |v| v.to_string()),
                         ),
                     });
                     continue;
@@ -1144,9 +1151,12 @@ mod tests {
                 "Labels": {STACK_NAMESPACE: ""}}},
         ]));
         let networks: Vec<Network> = from_json(serde_json::json!([
-            {"Id": "n1", "Name": "app_front", "Labels": {STACK_NAMESPACE: "app"}},
-            {"Id": "n1", "Name": "app_front", "Labels": {STACK_NAMESPACE: "app"}},
-            {"Id": "n2", "Name": "other_debug", "Attachable": true, "Labels": {STACK_NAMESPACE: "other"}},
+            {"Id": "n1", "Name": "app_front", "Scope": "swarm", "Attachable": false, "Labels": {STACK_NAMESPACE: "app"}},
+            {"Id": "n1", "Name": "app_front", "Scope": "swarm", "Attachable": false, "Labels": {STACK_NAMESPACE: "app"}},
+            {"Id": "n2", "Name": "other_debug", "Scope": "swarm", "Attachable": true, "Labels": {STACK_NAMESPACE: "other"}},
+            // Unsaid, or not the swarm's: taken as attachable.
+            {"Id": "n3", "Name": "other_bare", "Labels": {STACK_NAMESPACE: "other"}},
+            {"Id": "n4", "Name": "other_local", "Scope": "local", "Attachable": false, "Labels": {STACK_NAMESPACE: "other"}},
         ]));
         let secrets: Vec<Secret> = from_json(serde_json::json!([
             {"ID": "x1", "Spec": {"Name": "other_tok", "Labels": {STACK_NAMESPACE: "other"}}},
@@ -1177,7 +1187,11 @@ mod tests {
         assert_eq!(app.networks, [ObjectRef::new("n1", "app_front")]);
         assert_eq!(
             stacks["other"].networks,
-            [ObjectRef::new("n2", "other_debug").with_attachable(true)]
+            [
+                ObjectRef::new("n3", "other_bare").with_attachable(true),
+                ObjectRef::new("n2", "other_debug").with_attachable(true),
+                ObjectRef::new("n4", "other_local").with_attachable(true),
+            ]
         );
         assert!(app.secrets.is_empty());
         // Configs and secrets with their versions and the controller's

@@ -69,7 +69,8 @@ async fn well_formed_listings_are_read() {
             ),
             (
                 "/networks",
-                json(serde_json::json!([{"Id": "n1", "Name": "app_default", "Labels": {NS: "app"}}])),
+                json(serde_json::json!([{"Id": "n1", "Name": "app_default", "Scope": "swarm",
+                    "Attachable": false, "Labels": {NS: "app"}}])),
             ),
             (
                 "/volumes",

@@ -558,6 +558,24 @@ pub async fn changed(f: &mut dyn Fixture) {
         .await
         .unwrap();
     assert!(listed().await.services.is_empty());
+
+    // A network is listed without a version: given at one, nothing proves
+    // it is still at it, and it stays.
+    let network = before.networks.first().expect("the stack has a network");
+    assert_eq!(network.version, None, "{network:?}");
+    let unproven = [network.clone().with_version(1)];
+    let refused = backend
+        .remove_stack_part(&app, StackPart::Networks, &unproven)
+        .await;
+    assert!(
+        matches!(refused, Err(BackendError::Other { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(
+        listed().await.networks,
+        before.networks,
+        "removed though no version proved it"
+    );
     remove_stack(&*backend, &app).await;
     backend.remove_release_records(&app).await.unwrap();
 }

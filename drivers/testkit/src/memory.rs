@@ -1369,7 +1369,8 @@ impl SwarmBackend for MemoryBackend {
                         // Given at a version it is no longer at: left, as
                         // the engine backend leaves it.
                         match (asked.version, version(n)) {
-                            (Some(judged), Some(now)) if judged != now => {
+                            (Some(judged), now) if now != Some(judged) => {
+                                let now = now.map_or("unknown".to_owned(), |v| v.to_string());
                                 changed.get_or_insert(BackendError::Other {
                                     message: format!(
                                         "{part} {n:?} changed since it was judged (version {now}, judged at {judged}); left in place"

@@ -20,8 +20,8 @@ use tokio::sync::{mpsc, Notify};
 use tokio::time::Instant;
 
 use super::client::{post, PostError};
-use sweep_core::notify::SentEvent;
 use sweep_core::notify::webhook::Webhook as Target;
+use sweep_core::notify::SentEvent;
 
 /// The bounds of delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

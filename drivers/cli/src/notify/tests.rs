@@ -305,7 +305,10 @@ async fn an_event_dropped_after_its_retries_is_sent_again_by_the_next_sweep() {
     let tried = received.count();
     assert!(tried >= 1);
     assert_eq!(sent(&n), Vec::<String>::new());
-    assert!(n.memory().held_since(HELD).is_some(), "the hold's clock runs on");
+    assert!(
+        n.memory().held_since(HELD).is_some(),
+        "the hold's clock runs on"
+    );
 
     assert!(n.swept(Some(&plan), None), "sent again: remembered again");
     n.settle(Duration::from_secs(5)).await;
@@ -322,7 +325,10 @@ async fn an_event_abandoned_at_exit_is_sent_by_the_next_run() {
     let n = notifier(hanging, NotifyMemory::default(), limits(60_000, 60_000));
     assert!(n.swept(Some(&held_plan()), None));
     assert_eq!(sent(&n), [HELD]);
-    assert!(n.settle(Duration::from_millis(200)).await, "the memory forgot");
+    assert!(
+        n.settle(Duration::from_millis(200)).await,
+        "the memory forgot"
+    );
     let kept = n.memory();
     assert!(kept.sent.is_empty(), "{kept:?}");
 
