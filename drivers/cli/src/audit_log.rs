@@ -69,7 +69,21 @@ pub enum AuditFileError {
 /// there, and checks what was opened (the descriptor, not the path, so
 /// nothing can be swapped in between).
 fn open(file: &Path) -> Result<File, AuditFileError> {
-    let existed = std::fs::symlink_metadata(file).is_ok();
+    let there = std::fs::symlink_metadata(file).ok();
+    let existed = there.is_some();
+    // Opening a device can act on it (a watchdog arms): anything but a
+    // regular file or a link already at its name is refused unopened (a
+    // link is refused by the open itself). The opened descriptor below
+    // stays the judgement.
+    if let Some(meta) = there {
+        let file_type = meta.file_type();
+        if !file_type.is_file() && !file_type.is_symlink() {
+            return Err(AuditFileError::NotRegular {
+                file: file.to_owned(),
+                kind: kind_of(&file_type),
+            });
+        }
+    }
     // RDWR rather than WRONLY: the last byte is read to tell whether the
     // file ends in a torn line. NONBLOCK: a FIFO must be refused, not
     // waited on; NOCTTY: a terminal must not become the process's.
@@ -116,7 +130,12 @@ fn open(file: &Path) -> Result<File, AuditFileError> {
     }
     if !existed {
         // The new name must outlive a crash as the lines in it do.
-        sync_directory(file);
+        crate::safe_write::sync_directory(crate::safe_write::directory_of(file)).map_err(
+            |source| AuditFileError::Open {
+                file: file.to_owned(),
+                source,
+            },
+        )?;
     }
     Ok(opened)
 }
@@ -172,18 +191,6 @@ pub fn append(file: &Path, lines: &[AuditEntry]) -> Result<(), AuditFileError> {
     }
     opened.write_all(text.as_bytes()).map_err(failed)?;
     opened.sync_all().map_err(failed)
-}
-
-/// Best effort, as for the files written whole (`safe_write`): not every
-/// filesystem lets a directory be opened for syncing.
-fn sync_directory(file: &Path) {
-    let dir = match file.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
 }
 
 /// The audit log of a command's sweeps: the file, what starts the

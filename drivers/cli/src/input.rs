@@ -62,17 +62,15 @@ pub enum InputError {
         file: PathBuf,
         source: SnapshotError,
     },
-    /// A state file another user owns: they could date a departure back
-    /// and cut a grace period short.
-    #[error("{}: refused as the state file: it is owned by uid {owner}, not by this user (uid {user})", file.display())]
-    StateOwner {
+    /// A state file or saved plan another user owns, or anyone may write
+    /// to: they could date a departure back, or widen what is deleted
+    /// after it was reviewed (see `crate::private_input`).
+    #[error("{}: refused as {role}: {why}", file.display())]
+    Untrusted {
         file: PathBuf,
-        owner: u32,
-        user: u32,
+        role: crate::private_input::Role,
+        why: crate::private_input::Untrusted,
     },
-    /// A state file anyone may write to, for the same reason.
-    #[error("{}: refused as the state file: its mode is {mode:04o}, so anyone may write to it; make it writable by its owner only (chmod o-w)", file.display())]
-    StateWritable { file: PathBuf, mode: u32 },
     /// A state file another run holds (its lock file is locked): runs
     /// that share a state file take turns.
     #[error("{}: the state file is in use by another swarm-sweep run (it holds {}); runs that share a state file take turns: stop the other run, or give this one a state file of its own", file.display(), lock.display())]

@@ -13,6 +13,7 @@ mod input;
 mod notify;
 mod output;
 mod plan_out;
+mod private_input;
 mod review;
 mod safe_write;
 mod signals;

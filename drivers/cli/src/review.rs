@@ -6,9 +6,10 @@ use std::path::Path;
 
 use sweep_core::saved::SavedPlan;
 use sweep_core::{Snapshot, SweepPlan};
-use sweep_docker::files::{read_limited, Accept, SNAPSHOT_LIMIT};
+use sweep_docker::files::{read_limited, Accept, Links, ReadError, ReadFailure, SNAPSHOT_LIMIT};
 
 use crate::input::InputError;
+use crate::private_input::{self, Role};
 use crate::safe_write;
 
 /// The version a saved plan records and `apply --plan` requires: a plan
@@ -73,7 +74,15 @@ pub enum TooLarge {
 /// (`sweep_core::saved::bytes_digest`): what the audit log names the
 /// reviewed plan by. An error names the file, and the field inside it.
 pub fn read_saved(file: &Path) -> Result<(SavedPlan, String), InputError> {
-    let text = read_limited(file, SNAPSHOT_LIMIT, Accept::RegularFile)?;
+    let text = private_input::read(file, Role::SavedPlan, SNAPSHOT_LIMIT, Links::Follow)?
+        .ok_or_else(|| {
+            InputError::Read(ReadError {
+                path: file.to_owned(),
+                failure: ReadFailure::Io {
+                    message: std::io::Error::from(rustix::io::Errno::NOENT).to_string(),
+                },
+            })
+        })?;
     let digest = sweep_core::saved::bytes_digest(text.as_bytes());
     let plan = SavedPlan::from_json(&text).map_err(|source| InputError::SavedPlan {
         file: file.to_owned(),

@@ -84,11 +84,13 @@ fn replace_then(file: &Path, bytes: &[u8], before_rename: impl FnOnce()) -> Resu
     };
     check_target(file)?;
     let dir = directory_of(file);
-    // A file replaced keeps its permissions: a plan someone made readable
-    // by its owner only must not become readable by all. Its replacement
-    // is written readable by its owner only, and given the old mode once
-    // written: anyone who opened it while it was wider could read what is
-    // written into it afterwards.
+    // A new file is its owner's alone (what a sweep deletes, and where, is
+    // not everyone's to read, and a state or plan others may write is
+    // refused when read back). A file replaced keeps its permissions: a
+    // plan someone made readable by its owner only must not become
+    // readable by all. Either is written readable by its owner only, and
+    // a replacement given the old mode once written: anyone who opened it
+    // while it was wider could read what is written into it afterwards.
     let replaced = std::fs::symlink_metadata(file)
         .ok()
         .filter(|meta| meta.file_type().is_file())
@@ -96,8 +98,7 @@ fn replace_then(file: &Path, bytes: &[u8], before_rename: impl FnOnce()) -> Resu
             use std::os::unix::fs::MetadataExt;
             meta.mode() & 0o777
         });
-    let mode = if replaced.is_some() { 0o600 } else { 0o666 };
-    let mut tmp = temporary_beside(file, dir, mode).map_err(failed)?;
+    let mut tmp = temporary_beside(file, dir, 0o600).map_err(failed)?;
     tmp.write_all(bytes).map_err(failed)?;
     if let Some(old) = replaced {
         tmp.as_file()
@@ -115,8 +116,7 @@ fn replace_then(file: &Path, bytes: &[u8], before_rename: impl FnOnce()) -> Resu
         // device, a FIFO) is not replaced, and the write is refused.
         None => tmp.persist_noclobber(file).map_err(|e| failed(e.error))?,
     };
-    sync_directory(dir);
-    Ok(())
+    sync_directory(dir).map_err(failed)
 }
 
 /// Moves `file` aside to `<name>.stale-<unix seconds>` beside it, without
@@ -141,12 +141,14 @@ fn set_aside_at(file: &Path, secs: u64) -> std::io::Result<PathBuf> {
         &aside,
         rustix::fs::RenameFlags::NOREPLACE,
     )?;
-    sync_directory(directory_of(file));
+    // Best effort: the file is aside whether or not the move outlives a
+    // crash, and the caller's next step depends on where it is now.
+    let _ = sync_directory(directory_of(file));
     Ok(aside)
 }
 
 /// The directory `file` is in (`.` for a bare name).
-fn directory_of(file: &Path) -> &Path {
+pub(crate) fn directory_of(file: &Path) -> &Path {
     match file.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -170,11 +172,19 @@ fn temporary_beside(
         .tempfile_in(dir)
 }
 
-/// A rename is durable once its directory is synced: best effort, since
-/// not every filesystem lets a directory be opened for it.
-fn sync_directory(dir: &Path) {
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
+/// A rename (or a new name) is durable once its directory is synced. A
+/// directory that cannot be opened for it, or a filesystem that does not
+/// sync directories (`EINVAL`, `EOPNOTSUPP`), is passed over; any other
+/// failure (an `EIO`) is one: the name may not outlive a crash.
+pub(crate) fn sync_directory(dir: &Path) -> std::io::Result<()> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::open(dir, flags, Mode::empty()) else {
+        return Ok(());
+    };
+    match rustix::fs::fsync(&fd) {
+        Ok(()) | Err(rustix::io::Errno::INVAL | rustix::io::Errno::OPNOTSUPP) => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -204,15 +214,16 @@ mod tests {
     }
 
     #[test]
-    fn a_file_replaced_keeps_its_permissions() {
+    fn a_new_file_is_its_owner_s_alone_and_one_replaced_keeps_its_permissions() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("plan.json");
+        let mode = || std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
         replace(&file, b"one\n").unwrap();
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(mode(), 0o600);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
         replace(&file, b"two\n").unwrap();
-        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
+        assert_eq!(mode(), 0o640);
         assert_eq!(std::fs::read(&file).unwrap(), b"two\n");
     }
 

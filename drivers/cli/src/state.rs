@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use sweep_core::{GraceState, NotCurrent, UnixTime};
-use sweep_docker::files::{read_limited, Accept, SNAPSHOT_LIMIT};
+use sweep_docker::files::{Links, SNAPSHOT_LIMIT};
 
 use crate::input::InputError;
 use crate::output;
+use crate::private_input::{self, Role};
 use crate::safe_write;
 
 /// Reads the state file; `None` when there is none. Anything else that
@@ -20,49 +21,17 @@ use crate::safe_write;
 /// the file, never an empty state, since an empty state would silently
 /// restart every clock.
 pub fn read(file: &Path) -> Result<Option<GraceState>, InputError> {
-    match std::fs::symlink_metadata(file) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        _ => {}
-    }
-    let text = read_limited(file, SNAPSHOT_LIMIT, Accept::RegularFile)?;
-    check_private(file)?;
+    // A link at its name is refused: the state is written back to it.
+    let Some(text) = private_input::read(file, Role::StateFile, SNAPSHOT_LIMIT, Links::Refuse)?
+    else {
+        return Ok(None);
+    };
     GraceState::from_json(&text)
         .map(Some)
         .map_err(|source| InputError::State {
             file: file.to_owned(),
             source,
         })
-}
-
-/// Refuses a state file that another user owns or anyone may write to:
-/// its first-seen times decide when a grace period ends, and whoever can
-/// write them can date a departure back and have a release deleted early.
-/// A group that may write is the owner's choice (a umask of 002).
-fn check_private(file: &Path) -> Result<(), InputError> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(file).map_err(|e| {
-        InputError::Read(sweep_docker::files::ReadError {
-            path: file.to_owned(),
-            failure: sweep_docker::files::ReadFailure::Io {
-                message: e.to_string(),
-            },
-        })
-    })?;
-    let user = rustix::process::geteuid().as_raw();
-    if meta.uid() != user {
-        return Err(InputError::StateOwner {
-            file: file.to_owned(),
-            owner: meta.uid(),
-            user,
-        });
-    }
-    if meta.mode() & 0o002 != 0 {
-        return Err(InputError::StateWritable {
-            file: file.to_owned(),
-            mode: meta.mode() & 0o7777,
-        });
-    }
-    Ok(())
 }
 
 /// The state to plan with at `now`: the file's when it is current (see
@@ -131,6 +100,9 @@ pub enum OldState {
     Removed,
     /// Still in place: it could be neither moved aside nor removed.
     Left(std::io::Error),
+    /// What is at its name is no state file (a link, a FIFO, a device):
+    /// left as it is.
+    NotState(&'static str),
 }
 
 impl fmt::Display for OldState {
@@ -150,6 +122,10 @@ impl fmt::Display for OldState {
                 f,
                 "the old state was removed, so every clock starts over"
             ),
+            OldState::NotState(kind) => write!(
+                f,
+                "what is at its name is a {kind}, not a state file, and is left as it is"
+            ),
             OldState::Left(e) => write!(
                 f,
                 "the old state can be neither moved aside nor removed ({e}): remove it by hand, or the next run may count from times that no longer hold"
@@ -166,6 +142,16 @@ impl fmt::Display for OldState {
 /// it no longer reads) it is moved aside, or removed when it cannot be:
 /// no state only restarts every clock.
 fn settle_old(file: &Path, new: &GraceState) -> OldState {
+    // Only a regular file at its name can be the old state: a link, FIFO,
+    // device or directory put there (the write refused it) is left as it
+    // is, never moved or removed.
+    match std::fs::symlink_metadata(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return OldState::None,
+        Ok(meta) if !meta.file_type().is_file() => {
+            return OldState::NotState(sweep_docker::files::kind_of(&meta.file_type()))
+        }
+        _ => {}
+    }
     match read(file) {
         Ok(None) => return OldState::None,
         Ok(Some(old)) if new.keeps_every_entry_of(&old) => return OldState::Kept,
@@ -243,6 +229,17 @@ pub fn lock_given(file: Option<&Path>) -> Result<Option<StateLock>, InputError> 
         lock: lock.clone(),
         source,
     };
+    // Opening a device can act on it (a watchdog arms): anything but a
+    // regular file already at its name is refused unopened. The opened
+    // descriptor below stays the judgement.
+    if let Ok(meta) = std::fs::symlink_metadata(&lock) {
+        if !meta.file_type().is_file() {
+            let kind = sweep_docker::files::kind_of(&meta.file_type());
+            return Err(failed(std::io::Error::other(format!(
+                "it is a {kind}, not a regular file"
+            ))));
+        }
+    }
     // A link or a FIFO planted at its name is refused, never followed or
     // waited on.
     let flags = OFlags::RDWR
@@ -259,6 +256,14 @@ pub fn lock_given(file: Option<&Path>) -> Result<Option<StateLock>, InputError> 
         return Err(failed(std::io::Error::other(
             "not a regular file of its own",
         )));
+    }
+    // Another user's lock file would let them hold every run off for good.
+    let user = rustix::process::geteuid().as_raw();
+    if meta.uid() != user {
+        return Err(failed(std::io::Error::other(format!(
+            "it is owned by uid {}, not by this user (uid {user})",
+            meta.uid()
+        ))));
     }
     match flock(&opened, FlockOperation::NonBlockingLockExclusive) {
         Ok(()) => Ok(Some(StateLock { file: opened })),
@@ -284,5 +289,67 @@ pub fn load_given(
             Ok(Some(load(file, now()?, max_age)?))
         }
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> GraceState {
+        GraceState::empty(UnixTime::from_secs(1_800_000_000))
+    }
+
+    /// A FIFO put at the state's name since it was checked: the write is
+    /// refused, and the FIFO is no old state to move aside or remove.
+    #[test]
+    fn a_write_refused_leaves_what_is_at_the_name_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("state.json");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &file,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        match write(&file, &state()) {
+            Err(InputError::StateNotWritten { old, .. }) => {
+                assert!(matches!(old, OldState::NotState("FIFO")), "{old:?}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let meta = std::fs::symlink_metadata(&file).unwrap();
+        assert!(std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()));
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "nothing set aside");
+    }
+
+    #[test]
+    fn a_lock_file_that_is_not_this_user_s_regular_file_is_refused_unopened() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("state.json");
+        let lock = lock_path(&file);
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &lock,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        let refused = lock_given(Some(&file)).unwrap_err();
+        assert!(
+            matches!(refused, InputError::StateLock { .. }),
+            "{refused:?}"
+        );
+        assert!(refused.to_string().contains("FIFO"), "{refused}");
+        std::fs::remove_file(&lock).unwrap();
+        assert!(lock_given(Some(&file)).unwrap().is_some());
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(&lock, Some(65534), None).unwrap();
+            let refused = lock_given(Some(&file)).unwrap_err();
+            assert!(
+                refused.to_string().contains("owned by uid 65534"),
+                "{refused}"
+            );
+        }
     }
 }

@@ -106,3 +106,32 @@ fn a_plan_of_more_values_than_the_bound_is_exit_2_naming_the_file() {
         "{err}"
     );
 }
+
+/// A saved plan anyone may write to, or another user owns, could have been
+/// widened after it was reviewed: exit 2 naming the file, before any swarm
+/// is read. What `plan --out` writes is its owner's alone, and a group
+/// that may write is the owner's choice.
+#[test]
+fn a_saved_plan_others_could_rewrite_is_refused() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let plan = saved_plan(dir.path());
+    assert_eq!(std::fs::metadata(&plan).unwrap().mode() & 0o777, 0o600);
+    let refused_with = |word: &str| {
+        let out = apply_plan(dir.path(), &plan);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(plan.to_str().unwrap()), "{err}");
+        assert!(err.contains("refused as the saved plan"), "{err}");
+        assert!(err.contains(word), "{err}");
+    };
+    std::fs::set_permissions(&plan, std::fs::Permissions::from_mode(0o666)).unwrap();
+    refused_with("chmod o-w");
+    std::fs::set_permissions(&plan, std::fs::Permissions::from_mode(0o664)).unwrap();
+    // Read, then found stale: no swarm it was planned against answers here.
+    assert_eq!(apply_plan(dir.path(), &plan).status.code(), Some(3));
+    if rustix::process::geteuid().is_root() {
+        std::os::unix::fs::chown(&plan, Some(65534), None).unwrap();
+        refused_with("owned by uid 65534");
+    }
+}

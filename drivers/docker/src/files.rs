@@ -203,6 +203,98 @@ pub fn open_regular(path: &Path) -> Result<File, ReadError> {
     })
 }
 
+/// Whether a symbolic link at a file's name is followed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Links {
+    /// Followed: the operator named the file, links and all.
+    Follow,
+    /// Refused (`O_NOFOLLOW`): a file this tool writes back, where a link
+    /// planted at its name would have it read (and later written)
+    /// elsewhere.
+    Refuse,
+}
+
+/// A regular file read whole, with who owned it and its mode, as the
+/// descriptor it was read from said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnedText {
+    /// Its text.
+    pub text: String,
+    /// The owner's uid.
+    pub uid: u32,
+    /// Its permission bits (`0o7777`).
+    pub mode: u32,
+}
+
+/// Reads the regular file at `path` as [`read_limited`] does, and says who
+/// owns it and its mode by the descriptor read from: a check of who may
+/// have written a file made on its path could be answered by another file
+/// swapped in between. `None` when nothing is at `path`.
+pub fn read_owned_text(
+    path: &Path,
+    limit: u64,
+    links: Links,
+) -> Result<Option<OwnedText>, ReadError> {
+    use std::os::unix::fs::MetadataExt;
+    let failed = |failure| ReadError {
+        path: path.to_owned(),
+        failure,
+    };
+    let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let there = match links {
+        Links::Follow => std::fs::metadata(path),
+        Links::Refuse => {
+            flags |= OFlags::NOFOLLOW;
+            std::fs::symlink_metadata(path)
+        }
+    };
+    // Refused unopened where the name already tells (see `open_input`).
+    match there {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Ok(meta) if !meta.file_type().is_file() && !meta.file_type().is_dir() => {
+            return Err(failed(ReadFailure::NotRegular {
+                kind: kind_of(&meta.file_type()).to_owned(),
+            }))
+        }
+        _ => {}
+    }
+    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT) => return Ok(None),
+        Err(rustix::io::Errno::LOOP) if links == Links::Refuse => {
+            return Err(failed(ReadFailure::NotRegular {
+                kind: "symbolic link".to_owned(),
+            }))
+        }
+        Err(e) => return Err(failed(open_failed(path, e))),
+    };
+    let file = File::from(fd);
+    let meta = file.metadata().map_err(|e| failed(io_failure(e)))?;
+    let file_type = meta.file_type();
+    if file_type.is_dir() {
+        return Err(failed(ReadFailure::Directory));
+    }
+    if !file_type.is_file() {
+        return Err(failed(ReadFailure::NotRegular {
+            kind: kind_of(&file_type).to_owned(),
+        }));
+    }
+    if meta.len() > limit {
+        return Err(failed(ReadFailure::TooLarge { limit }));
+    }
+    let bytes = read_to_end(&file, limit, meta.len(), None).map_err(failed)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        failed(ReadFailure::NotUtf8 {
+            offset: e.utf8_error().valid_up_to(),
+        })
+    })?;
+    Ok(Some(OwnedText {
+        text,
+        uid: meta.uid(),
+        mode: meta.mode() & 0o7777,
+    }))
+}
+
 /// The deadlines of a pipe's read; tests shorten them.
 #[derive(Clone, Copy, Debug)]
 struct PipeDeadlines {
