@@ -1791,6 +1791,29 @@ fn rule13_a_volume_another_container_uses_stays_on_every_node() {
     }
 }
 
+/// Drives `sweep` at time zero with every re-read finding `stack` and no
+/// other workload, every step succeeding; what each stack step removed.
+fn removing_what_is_read(sweep: &mut Sweep, stack: &StackObjects) -> Vec<(StackPart, Vec<String>)> {
+    let t = Timestamp::ZERO;
+    let mut removed = Vec::new();
+    while let Some(action) = sweep.poll_action(t) {
+        let outcome = match &action.kind {
+            read @ ActionKind::ReadStamps { .. } => unchanged(read),
+            ActionKind::ReadUsage { .. } => {
+                Outcome::Usage(UsageRead::new(stack.clone(), Usage::default()))
+            }
+            ActionKind::RemoveStack { part, objects, .. } => {
+                removed.push((*part, objects.iter().map(|o| o.name.clone()).collect()));
+                Outcome::Done
+            }
+            ActionKind::DeleteRecords { .. } => Outcome::Done,
+            other => panic!("unexpected action {other:?}"),
+        };
+        assert_eq!(sweep.handle_outcome(action.id, outcome, t), Ok(()));
+    }
+    removed
+}
+
 #[test]
 fn rule13_a_use_the_plan_saw_keeps_the_object_though_its_user_left_since() {
     let mut w = World::new(false);
@@ -1806,28 +1829,13 @@ fn rule13_a_use_the_plan_saw_keeps_the_object_though_its_user_left_since() {
     );
     plan.deletions[0].in_use_by = vec![shared];
     let mut sweep = Sweep::new(&plan, Settings::default());
-    let t = Timestamp::ZERO;
-    let mut removed: Vec<(StackPart, Vec<String>)> = Vec::new();
-    while let Some(action) = sweep.poll_action(t) {
-        let outcome = match &action.kind {
-            read @ ActionKind::ReadStamps { .. } => unchanged(read),
-            ActionKind::ReadUsage { .. } => {
-                let stack = StackObjects::new(
-                    vec![ServiceEntry::new("svc-web", "web_web", 1)],
-                    vec![ObjectRef::new("networks-web", "web_networks")],
-                    vec![],
-                    vec![ObjectRef::new("configs-web", "web_configs")],
-                );
-                Outcome::Usage(UsageRead::new(stack, Usage::default()))
-            }
-            ActionKind::RemoveStack { part, objects, .. } => {
-                removed.push((*part, objects.iter().map(|o| o.name.clone()).collect()));
-                Outcome::Done
-            }
-            other => panic!("unexpected action {other:?}"),
-        };
-        assert_eq!(sweep.handle_outcome(action.id, outcome, t), Ok(()));
-    }
+    let stack = StackObjects::new(
+        vec![ServiceEntry::new("svc-web", "web_web", 1)],
+        vec![ObjectRef::new("networks-web", "web_networks")],
+        vec![],
+        vec![ObjectRef::new("configs-web", "web_configs")],
+    );
+    let removed = removing_what_is_read(&mut sweep, &stack);
     assert_eq!(
         removed,
         [
@@ -1858,32 +1866,16 @@ fn rule13_an_attachable_network_stays_where_a_node_s_containers_were_not_read() 
             swarm.every_node_read = every_node_read;
         }
         let mut sweep = Sweep::new(&plan, Settings::default());
-        let t = Timestamp::ZERO;
-        let mut removed: Vec<(StackPart, Vec<String>)> = Vec::new();
-        while let Some(action) = sweep.poll_action(t) {
-            let outcome = match &action.kind {
-                read @ ActionKind::ReadStamps { .. } => unchanged(read),
-                ActionKind::ReadUsage { .. } => {
-                    let stack = StackObjects::new(
-                        vec![ServiceEntry::new("svc-web", "web_web", 1)],
-                        vec![
-                            ObjectRef::new("n-debug", "web_debug").with_attachable(true),
-                            ObjectRef::new("n-front", "web_front"),
-                        ],
-                        vec![],
-                        vec![],
-                    );
-                    Outcome::Usage(UsageRead::new(stack, Usage::default()))
-                }
-                ActionKind::RemoveStack { part, objects, .. } => {
-                    removed.push((*part, objects.iter().map(|o| o.name.clone()).collect()));
-                    Outcome::Done
-                }
-                ActionKind::DeleteRecords { .. } => Outcome::Done,
-                other => panic!("unexpected action {other:?}"),
-            };
-            assert_eq!(sweep.handle_outcome(action.id, outcome, t), Ok(()));
-        }
+        let stack = StackObjects::new(
+            vec![ServiceEntry::new("svc-web", "web_web", 1)],
+            vec![
+                ObjectRef::new("n-debug", "web_debug").with_attachable(true),
+                ObjectRef::new("n-front", "web_front"),
+            ],
+            vec![],
+            vec![],
+        );
+        let removed = removing_what_is_read(&mut sweep, &stack);
         let networks: Vec<&Vec<String>> = removed
             .iter()
             .filter(|(part, _)| *part == StackPart::Networks)
