@@ -801,6 +801,7 @@ const CASES: &[Case] = &[
         }"#,
         check: |p| {
             assert!(!p.swarms[0].every_node_read, "{:?}", p.swarms);
+            assert!(p.uncovered.is_empty(), "purge is off");
             let kept: Vec<_> = p
                 .deletions
                 .iter()
@@ -808,6 +809,21 @@ const CASES: &[Case] = &[
                 .map(|u| (u.object.as_str(), u.user.kind.as_str()))
                 .collect();
             assert_eq!(kept, [("old_debug", "unseen")]);
+        },
+    },
+    Case {
+        name: "a_purge_on_a_swarm_that_counts_no_node_knows_nothing_missing",
+        snapshot: r#"{
+          "policy": {"purge_volumes": true},
+          "app_set": {"loaded": true, "applications": [{"name": "keep", "swarm": "", "releases": []}]},
+          "swarms": [{"swarm": "", "releases": [{"name": "old", "owner": "cd/default/old:release/old"}],
+            "nodes": [], "node_count": 0}]
+        }"#,
+        check: |p| {
+            assert_eq!(p.uncovered.len(), 1, "{:?}", p.uncovered);
+            assert_eq!(p.uncovered[0].node_count, Some(0));
+            assert_eq!(p.uncovered[0].missing, None, "unknown, not none");
+            assert!(p.deletions.is_empty(), "{:?}", p.deletions);
         },
     },
     Case {

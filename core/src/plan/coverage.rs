@@ -115,7 +115,12 @@ impl GroupReach {
             swarm: group.swarm.clone(),
             node_count: group.node_count,
             reached,
-            missing: group.node_count.map(|c| c.saturating_sub(seen).max(named)),
+            // A count of none is no count (a swarm has its manager): how
+            // many are missing is unknown.
+            missing: group
+                .node_count
+                .filter(|&c| c > 0)
+                .map(|c| c.saturating_sub(seen).max(named)),
             unreached: self.unreached.clone(),
             coverage: self.reach,
         })

@@ -161,20 +161,22 @@ pub fn run(options: Options) -> Result<Status, InputError> {
     // Delivery never changes the verdict; it only may delay the exit, by
     // at most this bound.
     // Stopped at once by a second signal: nothing more is waited for.
-    if !crate::signals::aborted() {
-        let forgot = runtime.block_on(async {
+    let forgot = if crate::signals::aborted() {
+        host.notifier.forget_abandoned()
+    } else {
+        runtime.block_on(async {
             // A stop may have dropped a volume job: its service holds every
             // node's docker socket, so its removal is waited for.
             sweep_docker::finish_job_removals(EXIT_WAIT).await;
             host.notifier.settle(EXIT_WAIT).await
-        });
-        // What was not delivered is written as not sent, so the next run
-        // sends it.
-        if forgot {
-            if let Some(state) = cycle.grace() {
-                if !host.save_state(&state) {
-                    return status.map(|s| s.max(Status::NeedsAttention));
-                }
+        })
+    };
+    // What was not delivered is written as not sent, so the next run
+    // sends it.
+    if forgot {
+        if let Some(state) = cycle.grace() {
+            if !host.save_state(&state) {
+                return status.map(|s| s.max(Status::NeedsAttention));
             }
         }
     }

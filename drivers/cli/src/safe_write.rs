@@ -39,6 +39,13 @@ pub enum WriteError {
         file: PathBuf,
         source: std::io::Error,
     },
+    /// Written and in place, but its directory could not be synced: the
+    /// new file may not outlive a crash of the machine.
+    #[error("{}: written, but its directory could not be synced ({source}), so it may not outlive a crash", file.display())]
+    NotDurable {
+        file: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Whether `file` may be written: it does not exist yet, or it is a
@@ -96,7 +103,9 @@ fn replace_then(file: &Path, bytes: &[u8], before_rename: impl FnOnce()) -> Resu
         .filter(|meta| meta.file_type().is_file())
         .map(|meta| {
             use std::os::unix::fs::MetadataExt;
-            meta.mode() & 0o777
+            // Less the bit that lets anyone write: a file others may
+            // write is refused when read back as a state or a plan.
+            meta.mode() & 0o775
         });
     let mut tmp = temporary_beside(file, dir, 0o600).map_err(failed)?;
     tmp.write_all(bytes).map_err(failed)?;
@@ -116,7 +125,10 @@ fn replace_then(file: &Path, bytes: &[u8], before_rename: impl FnOnce()) -> Resu
         // device, a FIFO) is not replaced, and the write is refused.
         None => tmp.persist_noclobber(file).map_err(|e| failed(e.error))?,
     };
-    sync_directory(dir).map_err(failed)
+    sync_directory(dir).map_err(|source| WriteError::NotDurable {
+        file: file.to_owned(),
+        source,
+    })
 }
 
 /// Moves `file` aside to `<name>.stale-<unix seconds>` beside it, without
@@ -214,7 +226,7 @@ mod tests {
     }
 
     #[test]
-    fn a_new_file_is_its_owner_s_alone_and_one_replaced_keeps_its_permissions() {
+    fn a_new_file_is_its_owner_s_alone_and_one_replaced_keeps_its_permissions_but_others_write() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("plan.json");
@@ -225,6 +237,10 @@ mod tests {
         replace(&file, b"two\n").unwrap();
         assert_eq!(mode(), 0o640);
         assert_eq!(std::fs::read(&file).unwrap(), b"two\n");
+        // Less what lets anyone write: read back, it would be refused.
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        replace(&file, b"three\n").unwrap();
+        assert_eq!(mode(), 0o664);
     }
 
     #[test]

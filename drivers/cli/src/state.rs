@@ -80,9 +80,13 @@ fn not_current_named(what: &dyn std::fmt::Display, why: &NotCurrent) -> String {
 pub fn write(file: &Path, state: &GraceState) -> Result<(), InputError> {
     let mut text = state.to_json_pretty();
     text.push('\n');
-    safe_write::replace(file, text.as_bytes()).map_err(|error| InputError::StateNotWritten {
-        error,
-        old: settle_old(file, state),
+    safe_write::replace(file, text.as_bytes()).map_err(|error| {
+        let old = match error {
+            // The new state is the file now: nothing old is left to settle.
+            safe_write::WriteError::NotDurable { .. } => OldState::Replaced,
+            _ => settle_old(file, state),
+        };
+        InputError::StateNotWritten { error, old }
     })
 }
 
@@ -103,6 +107,8 @@ pub enum OldState {
     /// What is at its name is no state file (a link, a FIFO, a device):
     /// left as it is.
     NotState(&'static str),
+    /// The new state is in place; only its durability is in doubt.
+    Replaced,
 }
 
 impl fmt::Display for OldState {
@@ -121,6 +127,10 @@ impl fmt::Display for OldState {
             OldState::Removed => write!(
                 f,
                 "the old state was removed, so every clock starts over"
+            ),
+            OldState::Replaced => write!(
+                f,
+                "the new state is in place, and is used by the next run unless the machine crashes first"
             ),
             OldState::NotState(kind) => write!(
                 f,

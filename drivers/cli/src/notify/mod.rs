@@ -234,6 +234,16 @@ impl Notifier {
                 "{left} notification(s) not delivered within {}; abandoned",
                 humantime::format_duration(limit)
             ));
+        }
+        self.forget_abandoned()
+    }
+
+    /// Forgets having sent what is still under way, without waiting: the
+    /// process is about to end (a second signal stops it at once), and
+    /// what it abandons must be sent by the next run. `true` when the
+    /// memory changed since the state file was last written with it.
+    pub fn forget_abandoned(&self) -> bool {
+        if let Some(delivery) = &self.delivery {
             for receipt in delivery.abandoned() {
                 self.memory.undelivered(&receipt);
             }

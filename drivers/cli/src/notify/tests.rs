@@ -339,6 +339,21 @@ async fn an_event_abandoned_at_exit_is_sent_by_the_next_run() {
     assert_eq!(received.count(), 1);
 }
 
+/// Stopped at once (a second signal): nothing is waited for, and what is
+/// under way is forgotten as sent all the same.
+#[tokio::test]
+async fn an_event_under_way_when_the_run_is_cut_short_is_forgotten_without_waiting() {
+    let (hanging, _) = receiver(Answer::Hang).await;
+    let n = notifier(hanging, NotifyMemory::default(), limits(60_000, 60_000));
+    assert!(n.swept(Some(&held_plan()), None));
+    assert_eq!(sent(&n), [HELD]);
+    let started = Instant::now();
+    assert!(n.forget_abandoned());
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(n.memory().sent.is_empty());
+    assert!(!n.forget_abandoned(), "said once");
+}
+
 fn args(notify: &[&str], file: Option<&Path>) -> NotifyArgs {
     NotifyArgs {
         notify: notify.iter().map(|u| Secret((*u).to_owned())).collect(),

@@ -180,10 +180,13 @@ pub fn run(options: Options) -> Result<Status, InputError> {
             return Ok(verdict);
         }
         watch_loop(&sweeper, interval, &stop).await;
-        sweeper.host.settle_notifications().await;
-        // Said again on the way out, whatever the last sweep's write did,
-        // with what delivery could not deliver forgotten as sent.
+        // Said again on the way out, whatever the last sweep's write did;
+        // and once more if what delivery could not deliver was forgotten
+        // as sent meanwhile (a second signal cuts the wait short).
         sweeper.persist_state();
+        if sweeper.host.settle_notifications().await {
+            sweeper.persist_state();
+        }
         output::warn_line("stopped");
         Ok(Status::Success)
     });
@@ -399,9 +402,13 @@ impl WatchHost {
     /// memory changed since the state file was written (what was not
     /// delivered is forgotten as sent).
     async fn settle_notifications(&self) -> bool {
-        // Stopped at once by a second signal: nothing more is waited for.
+        // Stopped at once by a second signal: nothing more is waited for,
+        // and what is under way is abandoned.
         if crate::signals::aborted() {
-            return false;
+            return self
+                .notifier
+                .as_ref()
+                .is_some_and(Notifier::forget_abandoned);
         }
         // A stop may have dropped a volume job: its service holds every
         // node's docker socket, so its removal is waited for.
