@@ -1017,6 +1017,12 @@ pub fn without_test_env(cmd: &mut Command) {
 
 /// The `swarm-sweep` binary of this build, built once per test process so
 /// that a run of this package alone never tests a stale binary.
+///
+/// Built as `cargo test --workspace` builds it (`--no-run`): under the
+/// README's test command that is a check that finds everything fresh. A
+/// `cargo build -p swarm-sweep` would resolve the dependencies' features
+/// for that package alone, unlike the workspace's tests, and so build
+/// every dependency a second time on a cold run while every test waits.
 pub fn binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
@@ -1031,7 +1037,7 @@ pub fn binary() -> &'static Path {
         let mut build = Command::new(cargo);
         build
             .current_dir(workspace_root())
-            .args(["build", "--quiet", "-p", "swarm-sweep"]);
+            .args(["test", "--quiet", "--workspace", "--no-run"]);
         without_test_env(&mut build);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             build.arg("--release");
@@ -1039,10 +1045,10 @@ pub fn binary() -> &'static Path {
         if let Some(target_dir) = profile_dir.parent() {
             build.arg("--target-dir").arg(target_dir);
         }
-        let out = build.output().expect("run cargo build -p swarm-sweep");
+        let out = build.output().expect("run cargo test --workspace --no-run");
         assert!(
             out.status.success(),
-            "cargo build -p swarm-sweep failed:\n{}",
+            "cargo test --workspace --no-run failed:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(
