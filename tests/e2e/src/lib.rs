@@ -1056,8 +1056,41 @@ pub fn binary() -> &'static Path {
             "{} missing after the build",
             binary.display()
         );
+        if runs_every_test() {
+            // The image and job tests wait for the static binary, a build
+            // of its own; begun now, it overlaps the first tests' waits on
+            // the engines instead of starting when the first of them does.
+            // A build that fails is built again, and reported, by the test
+            // that needs it.
+            std::thread::spawn(|| std::panic::catch_unwind(image::static_binary));
+        }
         binary
     })
+}
+
+/// Whether this test process was given no filter (the whole suite, as the
+/// README's test command runs it): a run of a few tests chosen by name
+/// should not build what they may not need.
+fn runs_every_test() -> bool {
+    // libtest's options that take a value as the next argument.
+    const WITH_VALUE: &[&str] = &[
+        "--test-threads",
+        "--format",
+        "--logfile",
+        "--skip",
+        "--color",
+        "-Z",
+        "--shuffle-seed",
+    ];
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if WITH_VALUE.contains(&arg.as_str()) {
+            args.next();
+        } else if !arg.starts_with('-') {
+            return false;
+        }
+    }
+    true
 }
 
 /// The result of one run of the binary.
