@@ -7,7 +7,7 @@
 //! out on its own).
 
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -22,11 +22,59 @@ use sweep_swarms::{Node, Registry, Target};
 
 const JOB_LABEL: &str = "swarm-sweep.job";
 
-/// One test at a time: one stops a node of alpha, which every other test
-/// here needs up.
-fn alone() -> MutexGuard<'static, ()> {
-    static ALONE: Mutex<()> = Mutex::new(());
-    ALONE.lock().unwrap_or_else(|e| e.into_inner())
+/// The tests here run side by side, each telling its own jobs by an image
+/// tag of its own; the one whose run removes a job another run left
+/// behind runs alone, so that no other test's run removes it first.
+static JOBS: RwLock<()> = RwLock::new(());
+
+/// A test's hold on this file's tests: shared, or alone.
+enum Hold {
+    Shared {
+        _guard: RwLockReadGuard<'static, ()>,
+    },
+    Alone {
+        _guard: RwLockWriteGuard<'static, ()>,
+    },
+}
+
+fn shared() -> Hold {
+    Hold::Shared {
+        _guard: JOBS.read().unwrap_or_else(|e| e.into_inner()),
+    }
+}
+
+fn alone() -> Hold {
+    Hold::Alone {
+        _guard: JOBS.write().unwrap_or_else(|e| e.into_inner()),
+    }
+}
+
+/// The image built on the bed under a tag of this test's own, on every
+/// node of alpha: the jobs of this test's runs are the ones that name it.
+/// The tag goes when the test ends (the image stays, under its own name).
+struct OwnImage(String);
+
+impl OwnImage {
+    fn tag(token: &str) -> OwnImage {
+        let tagged = format!("{}-{token}", built_image());
+        for node in ALPHA.nodes {
+            docker_ok(node, &["tag", built_image(), &tagged]);
+        }
+        OwnImage(tagged)
+    }
+
+    /// This test's volume jobs on alpha, by service name.
+    fn jobs_left(&self) -> Vec<String> {
+        jobs_of_image(&self.0)
+    }
+}
+
+impl Drop for OwnImage {
+    fn drop(&mut self) {
+        for node in ALPHA.nodes {
+            let _ = docker(node, &["rmi", &self.0]);
+        }
+    }
 }
 
 /// A registry naming alpha by its manager alone, its nodes reached by
@@ -44,8 +92,8 @@ fn job_registry(s: &Scenario, image: &str) -> PathBuf {
     )
 }
 
-/// The volume jobs on alpha, by service name.
-fn jobs_left() -> Vec<String> {
+/// The volume jobs on alpha that run `image`, by service name.
+fn jobs_of_image(image: &str) -> Vec<String> {
     lines(&docker_ok(
         ALPHA.manager,
         &[
@@ -54,9 +102,17 @@ fn jobs_left() -> Vec<String> {
             "--filter",
             &format!("label={JOB_LABEL}"),
             "--format",
-            "{{.Name}}",
+            "{{.Name}} {{.Image}}",
         ],
     ))
+    .into_iter()
+    .filter_map(|line| {
+        let (name, runs) = line.split_once(' ')?;
+        // A spec may carry the image's digest after its tag.
+        let runs = runs.split('@').next().unwrap_or(runs);
+        (runs == image).then(|| name.to_owned())
+    })
+    .collect()
 }
 
 /// The node names a snapshot's swarm lists as reached.
@@ -71,33 +127,43 @@ fn reached(snapshot: &Value) -> Vec<String> {
     names
 }
 
-/// One test's setting: its scenario, what to clean up, a registry whose
-/// nodes are reached by jobs, and an app set that declares nothing of it.
-/// Dropped in this order: the cleanup runs before the next test starts.
+/// One test's setting: its scenario, what to clean up, its image tag, a
+/// registry whose nodes are reached by jobs of it, and an app set that
+/// declares nothing of it. Dropped in this order: the cleanup runs before
+/// the hold is let go.
 struct JobScene {
     s: Scenario,
     cleanup: Cleanup,
+    image: OwnImage,
     config: PathBuf,
     apps: PathBuf,
-    _alone: MutexGuard<'static, ()>,
+    _hold: Hold,
+}
+
+impl JobScene {
+    fn jobs_left(&self) -> Vec<String> {
+        self.image.jobs_left()
+    }
 }
 
 fn scene() -> JobScene {
-    scene_of(Scenario::new)
+    scene_of(shared(), Scenario::new)
 }
 
-/// `scene` whose scenario comes from `make`, taken after this file's lock.
-fn scene_of(make: fn() -> Scenario) -> JobScene {
-    let alone = alone();
+/// A scene held by `hold`, whose scenario comes from `make`, taken after
+/// it.
+fn scene_of(hold: Hold, make: fn() -> Scenario) -> JobScene {
     let s = make();
-    let config = job_registry(&s, built_image());
+    let image = OwnImage::tag(&s.token);
+    let config = job_registry(&s, &image.0);
     let apps = s.app_set("apps.json", json!([app("edge", "alpha", &[])]));
     JobScene {
         s,
         cleanup: Cleanup::new(&ALPHA),
+        image,
         config,
         apps,
-        _alone: alone,
+        _hold: hold,
     }
 }
 
@@ -135,7 +201,7 @@ fn the_manager_socket_and_a_job_purge_a_release_s_volumes_on_every_node() {
         volumes.iter().all(|v| v["volumes"] == json!([data])),
         "{release:#}"
     );
-    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+    assert!(t.jobs_left().is_empty(), "{:?}", t.jobs_left());
 
     let run = t.s.purge(&t.config, &t.apps);
     run.expect_code(0);
@@ -144,14 +210,14 @@ fn the_manager_socket_and_a_job_purge_a_release_s_volumes_on_every_node() {
     assert_eq!(one(&out["report"], "releases", &web)["outcome"], "deleted");
     // Every node's own daemon holds nothing of it any more.
     assert_gone(&ALPHA, &web);
-    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+    assert!(t.jobs_left().is_empty(), "{:?}", t.jobs_left());
 }
 
 #[test]
 #[ignore = "soak: stops a node of alpha, so every other scenario waits for it; job reach stays in the fast set with the_manager_socket_and_a_job_purge_a_release_s_volumes_on_every_node"]
 fn with_a_node_down_the_job_sweep_is_partial_keeps_the_records_and_converges_after() {
     // alpha-3 goes down: no other scenario may run on alpha meanwhile.
-    let mut t = scene_of(Scenario::alone_on_alpha);
+    let mut t = scene_of(shared(), Scenario::alone_on_alpha);
     let web = departed_everywhere(&t.s, &mut t.cleanup);
 
     let down = StoppedNode::stop("alpha-3");
@@ -177,7 +243,7 @@ fn with_a_node_down_the_job_sweep_is_partial_keeps_the_records_and_converges_aft
 
 #[test]
 fn a_job_left_behind_by_a_killed_run_is_removed_by_the_next() {
-    let t = scene();
+    let t = scene_of(alone(), Scenario::new);
     let left = format!("swarm-sweep-job-left-{}", t.s.token);
     // A job as a killed run leaves it: labelled, and started long ago.
     docker_ok(
@@ -205,7 +271,7 @@ fn a_job_left_behind_by_a_killed_run_is_removed_by_the_next() {
     snapshot.expect_code(0);
     let services = docker(ALPHA.manager, &["service", "inspect", &left]);
     assert!(!services.status.success(), "{left} is still there");
-    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+    assert!(t.jobs_left().is_empty(), "{:?}", t.jobs_left());
 }
 
 /// A stop while the listing job runs ends `apply` without deleting
@@ -221,7 +287,7 @@ fn an_interrupt_while_a_job_runs_leaves_no_job_behind() {
             .args(QUICK)
             .spawn();
     let since = std::time::Instant::now();
-    while jobs_left().is_empty() {
+    while t.jobs_left().is_empty() {
         assert!(
             since.elapsed() < Duration::from_secs(120),
             "no job started: {}",
@@ -231,7 +297,7 @@ fn an_interrupt_while_a_job_runs_leaves_no_job_behind() {
     }
     let run = running.interrupt();
     assert_ne!(run.code(), Some(0), "{}", run.stderr);
-    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+    assert!(t.jobs_left().is_empty(), "{:?}", t.jobs_left());
     // Interrupted while gathering: nothing of the release went.
     let left = Remains::read(&ALPHA, &web);
     assert!(
@@ -263,7 +329,7 @@ fn a_volume_still_in_use_on_a_worker_is_retried_and_removed_once_free() {
         started.elapsed()
     );
     assert_gone(&ALPHA, &slow);
-    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+    assert!(t.jobs_left().is_empty(), "{:?}", t.jobs_left());
 }
 
 /// The containers are read again right before the volumes go, by a job
@@ -340,7 +406,7 @@ fn a_container_started_after_the_listing_keeps_the_volume() {
     );
     let left = Remains::read(&ALPHA, &late);
     assert_eq!(left.records.len(), 1, "the release's records went");
-    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+    assert!(t.jobs_left().is_empty(), "{:?}", t.jobs_left());
 }
 
 /// A saved plan carried out by a process of its own asks for a node's
@@ -385,5 +451,5 @@ fn a_node_backend_lists_and_removes_volumes_with_no_listing_before_it() {
     }
     assert_eq!(listed, [volume.as_str()]);
     assert!(!left, "{volume} is still on {worker}");
-    assert!(jobs_left().is_empty(), "{:?}", jobs_left());
+    assert!(t.jobs_left().is_empty(), "{:?}", t.jobs_left());
 }
