@@ -28,6 +28,8 @@ use sweep_core::sweep::SweepReport;
 use sweep_core::{Snapshot, SweepPlan, UnixTime};
 use sweep_docker::files::kind_of;
 
+use crate::private_input::{judge, Untrusted, Writers};
+
 /// Why the audit log was refused or not written; each names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum AuditFileError {
@@ -40,17 +42,11 @@ pub enum AuditFileError {
     /// A regular file with more than one name.
     #[error("{}: refused as the audit log: it has {links} links, and a record of deletions must have one name only", file.display())]
     Links { file: PathBuf, links: u64 },
-    /// A regular file another user owns.
-    #[error("{}: refused as the audit log: it is owned by uid {owner}, not by this user (uid {user})", file.display())]
-    Owner {
-        file: PathBuf,
-        owner: u32,
-        user: u32,
-    },
-    /// A regular file others may write to: anyone in its group, or anyone
-    /// at all, could rewrite the record of deletions.
-    #[error("{}: refused as the audit log: its mode is {mode:04o}, so others may write to it; make it writable by its owner only (chmod go-w)", file.display())]
-    Writable { file: PathBuf, mode: u32 },
+    /// A regular file another user owns, or others may write to: anyone
+    /// in its group, or anyone at all, could rewrite the record of
+    /// deletions.
+    #[error("{}: refused as the audit log: {why}", file.display())]
+    Untrusted { file: PathBuf, why: Untrusted },
     /// Opening it failed (a missing directory, no permission).
     #[error("{}: cannot open the audit log: {source}", file.display())]
     Open {
@@ -113,21 +109,12 @@ fn open(file: &Path) -> Result<File, AuditFileError> {
             links: meta.nlink(),
         });
     }
-    let user = rustix::process::geteuid().as_raw();
-    if meta.uid() != user {
-        return Err(AuditFileError::Owner {
+    judge(meta.uid(), meta.mode(), Writers::OwnerOnly).map_err(|why| {
+        AuditFileError::Untrusted {
             file: file.to_owned(),
-            owner: meta.uid(),
-            user,
-        });
-    }
-    let mode = meta.mode() & 0o7777;
-    if mode & 0o022 != 0 {
-        return Err(AuditFileError::Writable {
-            file: file.to_owned(),
-            mode,
-        });
-    }
+            why,
+        }
+    })?;
     if !existed {
         // The new name must outlive a crash as the lines in it do.
         crate::safe_write::sync_directory(crate::safe_write::directory_of(file)).map_err(

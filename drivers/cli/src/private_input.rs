@@ -6,7 +6,8 @@
 //! the command, and no one but its owner and group may write to it (a
 //! group that may write is the owner's choice: a umask of 002). Judged by
 //! the descriptor the file is read from, so no other file can be swapped
-//! in between the check and the read.
+//! in between the check and the read. The same judgement, stricter, keeps
+//! the audit log its owner's alone, and the state's lock file this user's.
 
 use std::fmt;
 use std::path::Path;
@@ -33,13 +34,34 @@ impl fmt::Display for Role {
     }
 }
 
-/// Why a private input was refused.
+/// Who besides its owner may write a file this tool trusts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writers {
+    /// Its owner and its group: a group that may write is the owner's
+    /// choice (a umask of 002).
+    OwnerAndGroup,
+    /// Its owner alone: the record of deletions, which no one else may
+    /// rewrite.
+    OwnerOnly,
+}
+
+impl Writers {
+    /// The permission bits no one beyond these writers may hold.
+    fn forbidden(self) -> u32 {
+        match self {
+            Writers::OwnerAndGroup => 0o002,
+            Writers::OwnerOnly => 0o022,
+        }
+    }
+}
+
+/// Why a file was not trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Untrusted {
     /// Another user owns it.
     Owner { owner: u32, user: u32 },
-    /// Anyone may write to it.
-    Writable { mode: u32 },
+    /// Someone beyond `allowed` may write to it.
+    Writable { mode: u32, allowed: Writers },
 }
 
 impl fmt::Display for Untrusted {
@@ -49,12 +71,45 @@ impl fmt::Display for Untrusted {
                 f,
                 "it is owned by uid {owner}, not by this user (uid {user})"
             ),
-            Untrusted::Writable { mode } => write!(
+            Untrusted::Writable {
+                mode,
+                allowed: Writers::OwnerAndGroup,
+            } => write!(
                 f,
                 "its mode is {mode:04o}, so anyone may write to it; make it writable by its owner only (chmod o-w)"
             ),
+            Untrusted::Writable {
+                mode,
+                allowed: Writers::OwnerOnly,
+            } => write!(
+                f,
+                "its mode is {mode:04o}, so others may write to it; make it writable by its owner only (chmod go-w)"
+            ),
         }
     }
+}
+
+/// Whether a file owned by `uid` is this process's user's: another user's
+/// file could be rewritten, or held, by them.
+pub fn owned_by_user(uid: u32) -> Result<(), Untrusted> {
+    let user = rustix::process::geteuid().as_raw();
+    if uid == user {
+        Ok(())
+    } else {
+        Err(Untrusted::Owner { owner: uid, user })
+    }
+}
+
+/// Whether a file owned by `uid` with permission bits `mode`, as its
+/// descriptor says, may be trusted: this user's, and writable by no one
+/// beyond `allowed`.
+pub fn judge(uid: u32, mode: u32, allowed: Writers) -> Result<(), Untrusted> {
+    owned_by_user(uid)?;
+    let mode = mode & 0o7777;
+    if mode & allowed.forbidden() != 0 {
+        return Err(Untrusted::Writable { mode, allowed });
+    }
+    Ok(())
 }
 
 /// The text of the private input `file`, read within `limit` bytes;
@@ -68,19 +123,14 @@ pub fn read(
     let Some(OwnedText { text, uid, mode }) = read_owned_text(file, limit, links)? else {
         return Ok(None);
     };
-    let user = rustix::process::geteuid().as_raw();
-    let why = if uid != user {
-        Untrusted::Owner { owner: uid, user }
-    } else if mode & 0o002 != 0 {
-        Untrusted::Writable { mode }
-    } else {
-        return Ok(Some(text));
-    };
-    Err(InputError::Untrusted {
-        file: file.to_owned(),
-        role,
-        why,
-    })
+    match judge(uid, mode, Writers::OwnerAndGroup) {
+        Ok(()) => Ok(Some(text)),
+        Err(why) => Err(InputError::Untrusted {
+            file: file.to_owned(),
+            role,
+            why,
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -108,7 +158,16 @@ mod tests {
                 Ok(text) => assert!(ok && text.as_deref() == Some("{}"), "{mode:o}"),
                 Err(e) => {
                     assert!(!ok, "{mode:o}: {e}");
-                    assert_eq!(refusal(e), (Role::SavedPlan, Untrusted::Writable { mode }));
+                    assert_eq!(
+                        refusal(e),
+                        (
+                            Role::SavedPlan,
+                            Untrusted::Writable {
+                                mode,
+                                allowed: Writers::OwnerAndGroup
+                            }
+                        )
+                    );
                 }
             }
         }
@@ -124,6 +183,34 @@ mod tests {
                 }
             );
         }
+    }
+
+    #[test]
+    fn the_owner_alone_or_with_the_group_may_write() {
+        let user = rustix::process::geteuid().as_raw();
+        for (mode, allowed, ok) in [
+            (0o600, Writers::OwnerOnly, true),
+            (0o644, Writers::OwnerOnly, true),
+            (0o620, Writers::OwnerOnly, false),
+            (0o602, Writers::OwnerOnly, false),
+            (0o620, Writers::OwnerAndGroup, true),
+            (0o602, Writers::OwnerAndGroup, false),
+        ] {
+            let judged = judge(user, 0o100000 | mode, allowed);
+            assert_eq!(judged.is_ok(), ok, "{mode:o} {allowed:?}");
+            if !ok {
+                assert_eq!(judged, Err(Untrusted::Writable { mode, allowed }));
+            }
+        }
+        let other = user.wrapping_add(1);
+        assert_eq!(
+            judge(other, 0o600, Writers::OwnerOnly),
+            Err(Untrusted::Owner { owner: other, user })
+        );
+        assert_eq!(
+            owned_by_user(other),
+            Err(Untrusted::Owner { owner: other, user })
+        );
     }
 
     #[test]

@@ -268,13 +268,8 @@ pub fn lock_given(file: Option<&Path>) -> Result<Option<StateLock>, InputError> 
         )));
     }
     // Another user's lock file would let them hold every run off for good.
-    let user = rustix::process::geteuid().as_raw();
-    if meta.uid() != user {
-        return Err(failed(std::io::Error::other(format!(
-            "it is owned by uid {}, not by this user (uid {user})",
-            meta.uid()
-        ))));
-    }
+    crate::private_input::owned_by_user(meta.uid())
+        .map_err(|why| failed(std::io::Error::other(why.to_string())))?;
     match flock(&opened, FlockOperation::NonBlockingLockExclusive) {
         Ok(()) => Ok(Some(StateLock { file: opened })),
         Err(rustix::io::Errno::WOULDBLOCK) => Err(InputError::StateInUse {

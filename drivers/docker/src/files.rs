@@ -189,12 +189,11 @@ pub fn read_regular_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadErro
 /// whole (`swarm-sweep audit`): a FIFO, device, socket or directory is
 /// refused without waiting for a writer or reading a byte.
 pub fn open_regular(path: &Path) -> Result<File, ReadError> {
-    match open_input(path, Accept::RegularFile) {
-        Ok(Opened::Regular { file, .. }) => Ok(file),
+    match open_input(path, Accept::RegularFile, Links::Follow) {
+        Ok(None) => Err(io_failure(rustix::io::Errno::NOENT.into())),
+        Ok(Some(Opened::Regular { file, .. })) => Ok(file),
         // `RegularFile` accepts no pipe; said as what it is all the same.
-        Ok(Opened::Pipe(_)) => Err(ReadFailure::NotRegular {
-            kind: "FIFO".to_owned(),
-        }),
+        Ok(Some(Opened::Pipe(_))) => Err(not_regular("FIFO")),
         Err(failure) => Err(failure),
     }
     .map_err(|failure| ReadError {
@@ -240,45 +239,12 @@ pub fn read_owned_text(
         path: path.to_owned(),
         failure,
     };
-    let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
-    let there = match links {
-        Links::Follow => std::fs::metadata(path),
-        Links::Refuse => {
-            flags |= OFlags::NOFOLLOW;
-            std::fs::symlink_metadata(path)
-        }
+    let (file, meta) = match open_input(path, Accept::RegularFile, links).map_err(failed)? {
+        None => return Ok(None),
+        Some(Opened::Regular { file, meta }) => (file, meta),
+        // `RegularFile` accepts no pipe; said as what it is all the same.
+        Some(Opened::Pipe(_)) => return Err(failed(not_regular("FIFO"))),
     };
-    // Refused unopened where the name already tells (see `open_input`).
-    match there {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Ok(meta) if !meta.file_type().is_file() && !meta.file_type().is_dir() => {
-            return Err(failed(ReadFailure::NotRegular {
-                kind: kind_of(&meta.file_type()).to_owned(),
-            }))
-        }
-        _ => {}
-    }
-    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(rustix::io::Errno::NOENT) => return Ok(None),
-        Err(rustix::io::Errno::LOOP) if links == Links::Refuse => {
-            return Err(failed(ReadFailure::NotRegular {
-                kind: "symbolic link".to_owned(),
-            }))
-        }
-        Err(e) => return Err(failed(open_failed(path, e))),
-    };
-    let file = File::from(fd);
-    let meta = file.metadata().map_err(|e| failed(io_failure(e)))?;
-    let file_type = meta.file_type();
-    if file_type.is_dir() {
-        return Err(failed(ReadFailure::Directory));
-    }
-    if !file_type.is_file() {
-        return Err(failed(ReadFailure::NotRegular {
-            kind: kind_of(&file_type).to_owned(),
-        }));
-    }
     if meta.len() > limit {
         return Err(failed(ReadFailure::TooLarge { limit }));
     }
@@ -309,8 +275,8 @@ const PIPE_DEADLINES: PipeDeadlines = PipeDeadlines {
 
 /// An input opened and judged by its descriptor.
 enum Opened {
-    /// A regular file of `len` bytes.
-    Regular { file: File, len: u64 },
+    /// A regular file, with what its descriptor says of it.
+    Regular { file: File, meta: std::fs::Metadata },
     /// A pipe or FIFO, where [`Accept::FileOrPipe`] allowed one.
     Pipe(File),
 }
@@ -321,10 +287,13 @@ fn read_bytes(
     accept: Accept,
     deadlines: PipeDeadlines,
 ) -> Result<Vec<u8>, ReadError> {
-    let read = match open_input(path, accept) {
-        Ok(Opened::Regular { len, .. }) if len > limit => Err(ReadFailure::TooLarge { limit }),
-        Ok(Opened::Regular { file, len }) => read_to_end(&file, limit, len, None),
-        Ok(Opened::Pipe(file)) => read_to_end(&file, limit, 0, Some(deadlines)),
+    let read = match open_input(path, accept, Links::Follow) {
+        Ok(None) => Err(io_failure(rustix::io::Errno::NOENT.into())),
+        Ok(Some(Opened::Regular { meta, .. })) if meta.len() > limit => {
+            Err(ReadFailure::TooLarge { limit })
+        }
+        Ok(Some(Opened::Regular { file, meta })) => read_to_end(&file, limit, meta.len(), None),
+        Ok(Some(Opened::Pipe(file))) => read_to_end(&file, limit, 0, Some(deadlines)),
         Err(failure) => Err(failure),
     };
     read.map_err(|failure| ReadError {
@@ -340,44 +309,62 @@ fn io_failure(e: std::io::Error) -> ReadFailure {
 }
 
 /// Opens `path` for reading without blocking and judges what it is by the
-/// opened descriptor. Without `O_NONBLOCK` opening a FIFO waits for a
-/// writer, for ever if none comes; with it the open returns at once, and
-/// judging the descriptor (not the path) leaves no gap to swap the file in.
-fn open_input(path: &Path, accept: Accept) -> Result<Opened, ReadFailure> {
+/// opened descriptor; `None` when nothing is there. Without `O_NONBLOCK`
+/// opening a FIFO waits for a writer, for ever if none comes; with it the
+/// open returns at once, and judging the descriptor (not the path) leaves
+/// no gap to swap the file in. With [`Links::Refuse`] a link at the name
+/// is refused, never followed.
+fn open_input(path: &Path, accept: Accept, links: Links) -> Result<Option<Opened>, ReadFailure> {
     // NOCTTY: a terminal named as an input must not become the process's
     // controlling terminal before it is refused.
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let there = match links {
+        Links::Follow => std::fs::metadata(path),
+        Links::Refuse => {
+            flags |= OFlags::NOFOLLOW;
+            std::fs::symlink_metadata(path)
+        }
+    };
     // Opening a device can act on it (a watchdog arms, a tape rewinds
-    // when closed): one the path already names is refused unopened. The
-    // descriptor's type below stays the judgement; this only spares the
-    // open when the path tells beforehand.
-    if let Ok(meta) = std::fs::metadata(path) {
+    // when closed): one the path already names is refused unopened, and
+    // so is whatever else `accept` refuses. The descriptor's type below
+    // stays the judgement; this only spares the open when the path tells
+    // beforehand.
+    if let Ok(meta) = there {
         let file_type = meta.file_type();
-        if file_type.is_char_device() || file_type.is_block_device() || file_type.is_socket() {
-            return Err(ReadFailure::NotRegular {
-                kind: kind_of(&file_type).to_owned(),
-            });
+        let pipe_accepted = file_type.is_fifo() && accept == Accept::FileOrPipe;
+        if !file_type.is_file() && !file_type.is_dir() && !pipe_accepted {
+            return Err(not_regular(kind_of(&file_type)));
         }
     }
-    let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(|e| open_failed(path, e))?;
+    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT) => return Ok(None),
+        // What `O_NOFOLLOW` says of a link at the name.
+        Err(rustix::io::Errno::LOOP) if links == Links::Refuse => {
+            return Err(not_regular("symbolic link"))
+        }
+        Err(e) => return Err(open_failed(path, e)),
+    };
     let file = File::from(fd);
     let meta = file.metadata().map_err(io_failure)?;
     let file_type = meta.file_type();
     if file_type.is_file() {
-        return Ok(Opened::Regular {
-            file,
-            len: meta.len(),
-        });
+        return Ok(Some(Opened::Regular { file, meta }));
     }
     if file_type.is_dir() {
         return Err(ReadFailure::Directory);
     }
     if file_type.is_fifo() && accept == Accept::FileOrPipe {
-        return Ok(Opened::Pipe(file));
+        return Ok(Some(Opened::Pipe(file)));
     }
-    Err(ReadFailure::NotRegular {
-        kind: kind_of(&file_type).to_owned(),
-    })
+    Err(not_regular(kind_of(&file_type)))
+}
+
+fn not_regular(kind: &str) -> ReadFailure {
+    ReadFailure::NotRegular {
+        kind: kind.to_owned(),
+    }
 }
 
 /// Why an open failed. A socket cannot be opened at all (`ENXIO`): it is
