@@ -191,8 +191,10 @@ impl World {
             // Before each removal of what another workload might use, the
             // sweep reads the stack as labelled now and what every service
             // (and, before a purge, every container) of the swarm names;
-            // it decides from that what to remove. Nothing else runs in
-            // this world, so only the stack's own services are listed.
+            // it decides from that what to remove, and lists the swarm's
+            // nodes (one joined since the plan holds what nobody read).
+            // Nothing else runs in this world, so only the stack's own
+            // services are listed, and the nodes are the ones asked.
             ActionKind::ReadUsage { target, at } => {
                 let release = target.release.release.as_str();
                 let of = |kind: Kind| {
@@ -220,7 +222,11 @@ impl World {
                     .iter()
                     .map(|w| NodeContainers::new(w.node_id().unwrap_or(MANAGER_NODE), Vec::new()))
                     .collect();
-                Outcome::Usage(UsageRead::new(stack, Usage::new(services, containers)))
+                let nodes = at.iter().filter_map(|w| w.node_id()).map(str::to_owned);
+                Outcome::Usage(
+                    UsageRead::new(stack, Usage::new(services, containers))
+                        .with_nodes(nodes.collect()),
+                )
             }
             ActionKind::RemoveStack {
                 target,

@@ -242,7 +242,7 @@ mod tests {
                 ActionKind::RemoveStack { .. } if fail => {
                     Outcome::Failed(crate::sweep::Failure::Other("the daemon said no".into()))
                 }
-                ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
+                ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
                 _ => Outcome::Done,
             };
             let _ = sweep.handle_outcome(action.id, outcome, Timestamp::ZERO);
@@ -432,7 +432,7 @@ mod tests {
                 ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
                 ActionKind::ReadStamps { target, .. } => unchanged(&p, &target, &target.names),
                 ActionKind::RemoveStack { .. } => Outcome::Failed(crate::sweep::Failure::OwnStack),
-                ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
+                ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
                 _ => Outcome::Done,
             };
             let _ = sweep.handle_outcome(action.id, outcome, Timestamp::ZERO);

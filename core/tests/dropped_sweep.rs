@@ -694,6 +694,64 @@ fn a_dropped_network_a_container_attached_since_the_plan_is_kept() {
     assert_eq!(gone, ["web_worker", "web_conf2"]);
 }
 
+/// A dropped attachable network the plan let go because every node's
+/// containers were read stays once a re-read lists a node the plan did
+/// not read (joined since, its containers unseen), or cannot list the
+/// nodes; with the same nodes listed, it goes.
+#[test]
+fn a_dropped_attachable_network_stays_once_a_node_joined_since_the_plan() {
+    let mut p = the_plan();
+    if let Some(swarm) = p.swarms.iter_mut().find(|w| w.swarm.as_str() == "alpha") {
+        swarm.nodes = Some(vec![
+            sweep_core::NodeEntry::new("n1", "node-1"),
+            sweep_core::NodeEntry::new("n2", "node-2"),
+        ]);
+        swarm.every_node_read = true;
+    }
+    let listed = |ids: &[&str]| Some(ids.iter().map(|id| (*id).to_owned()).collect());
+    for (case, nodes, kept) in [
+        ("joined", listed(&["n1", "n2", "n3"]), true),
+        ("unread", None, true),
+        ("the same", listed(&["n2", "n1"]), false),
+    ] {
+        let (log, report) = run(&p, |kind| match kind {
+            ActionKind::ReadStamps { .. } => stamps(&["rec-web-1", "rec-web-2"]),
+            ActionKind::ReadUsage { .. } => {
+                let Outcome::Usage(mut read) = usage(Vec::new()) else {
+                    unreachable!()
+                };
+                for n in &mut read.stack.networks {
+                    *n = n.clone().with_attachable(true);
+                }
+                read.nodes = nodes.clone();
+                Outcome::Usage(read)
+            }
+            ActionKind::RemoveStack { .. } => Outcome::Done,
+            other => panic!("{other:?}"),
+        });
+        let d = &report.dropped[0];
+        let gone: Vec<&str> = d.removed.iter().map(|o| o.name.as_str()).collect();
+        if kept {
+            assert!(
+                !log.iter().any(|l| l.contains("web_back")),
+                "{case}: {log:#?}"
+            );
+            assert_eq!(d.outcome, ReleaseOutcome::InUse, "{case}");
+            assert_eq!(d.in_use_by[0].object, "web_back", "{case}");
+            assert_eq!(d.in_use_by[0].user.kind.as_str(), "unseen", "{case}");
+            assert_eq!(gone, ["web_worker", "web_conf2"], "{case}");
+            assert!(
+                d.errors.iter().any(|e| e.message.contains("joined")),
+                "{case}: {:?}",
+                d.errors
+            );
+        } else {
+            assert_eq!(d.outcome, ReleaseOutcome::Deleted, "{case}");
+            assert_eq!(gone, ["web_worker", "web_back", "web_conf2"], "{case}");
+        }
+    }
+}
+
 /// Each dropped service and config is handed out at the version the plan
 /// judged it at, so that a backend leaves one changed since (a redeploy
 /// that declares it again updates it in place before its record is

@@ -52,6 +52,8 @@ struct SwarmGen {
     reach_nodes: bool,
     count_known: bool,
     relist_fails: bool,
+    /// A node joins right after the plan (`Faults::joined`).
+    joined: bool,
     releases: Vec<ReleaseGen>,
 }
 
@@ -164,14 +166,20 @@ fn swarm_gen(faults: bool) -> impl Strategy<Value = SwarmGen> {
         } else {
             Just(false).boxed()
         },
+        if faults {
+            prop::bool::weighted(0.1).boxed()
+        } else {
+            Just(false).boxed()
+        },
         prop::collection::vec(release_gen(faults), 1..4),
     )
         .prop_map(
-            |(nodes, reach_nodes, count_known, relist_fails, releases)| SwarmGen {
+            |(nodes, reach_nodes, count_known, relist_fails, joined, releases)| SwarmGen {
                 nodes,
                 reach_nodes,
                 count_known,
                 relist_fails,
+                joined,
                 releases,
             },
         )
@@ -251,6 +259,12 @@ fn build(g: &WorldGen) -> World {
             let vol_refs: Vec<(&str, &str)> =
                 vols.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
             w.release(&name, &release, &app, &vol_refs);
+            if s.joined {
+                let on_it = w.faults.joined.entry(sn.clone()).or_default();
+                if !vols.is_empty() {
+                    on_it.insert(release.clone());
+                }
+            }
             for ((n, v), (_, _, in_use)) in vols.iter().zip(&r.volumes) {
                 if *in_use > 0 {
                     w.faults

@@ -76,6 +76,23 @@ fn whole_stack(release: &str) -> Outcome {
     Outcome::Usage(UsageRead::new(stack, Usage::default()))
 }
 
+/// The answer to the usage read `kind`: nobody else uses anything, and
+/// the manager lists the nodes asked.
+fn unused_for(kind: &ActionKind) -> Outcome {
+    match kind {
+        ActionKind::ReadUsage { at, .. } => Outcome::unused(at),
+        other => panic!("not a usage read: {other:?}"),
+    }
+}
+
+/// The ids of the nodes among `at`.
+fn nodes_at(at: &[Where]) -> Vec<String> {
+    at.iter()
+        .filter_map(Where::node_id)
+        .map(str::to_owned)
+        .collect()
+}
+
 fn secs(s: u64) -> Timestamp {
     Timestamp::from_epoch(Duration::from_secs(s))
 }
@@ -291,7 +308,7 @@ fn rule2_each_volume_has_its_own_deadline() {
                     Outcome::in_use()
                 }
             }
-            ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
+            ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
             other => panic!("unexpected action {other:?}"),
         };
         let name = match &action.kind {
@@ -455,7 +472,7 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
                 let outcome = unchanged(&action.kind);
                 assert_eq!(sweep.handle_outcome(action.id, outcome, secs(0)), Ok(()));
             } else if action.kind.step() == Step::ReadUsage {
-                let outcome = Outcome::Usage(Default::default());
+                let outcome = unused_for(&action.kind);
                 assert_eq!(sweep.handle_outcome(action.id, outcome, secs(0)), Ok(()));
             } else {
                 busy.push(action);
@@ -467,7 +484,7 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
             ActionKind::RemoveStack { .. } => (Outcome::Done, false),
             ActionKind::ListVolumes { .. } => (Outcome::Volumes(vec!["web_data".into()]), false),
             ActionKind::RemoveVolume { .. } => (Outcome::in_use(), true),
-            ActionKind::ReadUsage { .. } => (Outcome::Usage(Default::default()), false),
+            ActionKind::ReadUsage { at, .. } => (Outcome::unused(at), false),
             other => panic!("unexpected action {other:?}"),
         };
         assert_eq!(sweep.handle_outcome(action.id, outcome, secs(0)), Ok(()));
@@ -494,7 +511,7 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
         };
         let outcome = match action.kind.step() {
             Step::RemoveStack => Outcome::Done,
-            Step::ReadUsage => Outcome::Usage(Default::default()),
+            Step::ReadUsage => unused_for(&action.kind),
             _ => break action,
         };
         assert!(!web(&action));
@@ -512,7 +529,7 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
     assert!(web(&reread) && reread.kind.step() == Step::ReadUsage);
     assert_eq!(sweep.poll_action(secs(3)), None);
     assert_eq!(sweep.poll_timeout(), None);
-    let outcome = Outcome::Usage(Default::default());
+    let outcome = unused_for(&reread.kind);
     assert_eq!(sweep.handle_outcome(reread.id, outcome, secs(3)), Ok(()));
     // ... then the retry itself.
     let Some(retry) = sweep.poll_action(secs(3)) else {
@@ -532,7 +549,7 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
         let outcome = match &action.kind {
             ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["api_data".into()]),
             read @ ActionKind::ReadStamps { .. } => unchanged(read),
-            ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
+            ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
             _ => Outcome::Done,
         };
         assert_eq!(sweep.handle_outcome(action.id, outcome, secs(3)), Ok(()));
@@ -1630,7 +1647,7 @@ fn volume_waiting(node: &str) -> Sweep {
                 tried = true;
                 Outcome::in_use()
             }
-            ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
+            ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
             other => panic!("unexpected action {other:?}"),
         };
         assert_eq!(sweep.handle_outcome(action.id, outcome, secs(0)), Ok(()));
@@ -1693,7 +1710,7 @@ fn rule12_events_never_extend_a_settle_deadline() {
         while let Some(action) = sweep.poll_action(now) {
             let outcome = match &action.kind {
                 ActionKind::RemoveVolume { .. } => Outcome::in_use(),
-                ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
+                ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
                 other => panic!("unexpected action {other:?}"),
             };
             assert_eq!(sweep.handle_outcome(action.id, outcome, now), Ok(()));
@@ -1794,13 +1811,25 @@ fn rule13_a_volume_another_container_uses_stays_on_every_node() {
 /// Drives `sweep` at time zero with every re-read finding `stack` and no
 /// other workload, every step succeeding; what each stack step removed.
 fn removing_what_is_read(sweep: &mut Sweep, stack: &StackObjects) -> Vec<(StackPart, Vec<String>)> {
+    removing_what_is_read_listing(sweep, stack, |at| Some(nodes_at(at)))
+}
+
+/// [`removing_what_is_read`] with the manager's node list at each re-read
+/// by `nodes` (of the places asked; `None`: not read).
+fn removing_what_is_read_listing(
+    sweep: &mut Sweep,
+    stack: &StackObjects,
+    nodes: impl Fn(&[Where]) -> Option<Vec<String>>,
+) -> Vec<(StackPart, Vec<String>)> {
     let t = Timestamp::ZERO;
     let mut removed = Vec::new();
     while let Some(action) = sweep.poll_action(t) {
         let outcome = match &action.kind {
             read @ ActionKind::ReadStamps { .. } => unchanged(read),
-            ActionKind::ReadUsage { .. } => {
-                Outcome::Usage(UsageRead::new(stack.clone(), Usage::default()))
+            ActionKind::ReadUsage { at, .. } => {
+                let mut read = UsageRead::new(stack.clone(), Usage::default());
+                read.nodes = nodes(at);
+                Outcome::Usage(read)
             }
             ActionKind::RemoveStack { part, objects, .. } => {
                 removed.push((*part, objects.iter().map(|o| o.name.clone()).collect()));
@@ -1899,6 +1928,108 @@ fn rule13_an_attachable_network_stays_where_a_node_s_containers_were_not_read() 
     }
 }
 
+/// A node that joined since the plan was never read: from the first
+/// re-read whose node list names it (or that could not list the nodes),
+/// an attachable network stays, as if the plan had not read every node,
+/// and the report says why.
+#[test]
+fn rule13_an_attachable_network_stays_once_a_node_joined_since_the_plan() {
+    type Listing = fn(&[Where]) -> Option<Vec<String>>;
+    let joined: Listing = |at| {
+        let mut ids = nodes_at(at);
+        ids.push("n4".to_owned());
+        Some(ids)
+    };
+    let unread: Listing = |_| None;
+    let left: Listing = |_| Some(vec!["n1".to_owned()]);
+    for (case, listing, kept) in [
+        ("joined", joined, true),
+        ("unread", unread, true),
+        ("a node left", left, false),
+    ] {
+        let mut w = World::new(false);
+        alpha3(&mut w);
+        w.release("alpha", "web", "shop", &[]);
+        let plan = w.plan();
+        assert!(plan.swarms[0].every_node_read, "{case}");
+        let mut sweep = Sweep::new(&plan, Settings::default());
+        let stack = StackObjects::new(
+            vec![ServiceEntry::new("svc-web", "web_web", 1)],
+            vec![
+                ObjectRef::new("n-debug", "web_debug").with_attachable(true),
+                ObjectRef::new("n-front", "web_front"),
+            ],
+            vec![],
+            vec![],
+        );
+        let removed = removing_what_is_read_listing(&mut sweep, &stack, listing);
+        let networks: Vec<&Vec<String>> = removed
+            .iter()
+            .filter(|(part, _)| *part == StackPart::Networks)
+            .map(|(_, names)| names)
+            .collect();
+        let report = sweep.report();
+        let r = &report.releases[0];
+        if kept {
+            assert_eq!(networks, [&vec!["web_front".to_owned()]], "{case}");
+            assert_eq!(r.outcome, ReleaseOutcome::InUse, "{case}: {r:?}");
+            assert_eq!(r.in_use_by[0].object, "web_debug", "{case}");
+            assert_eq!(r.in_use_by[0].user.kind.as_str(), "unseen", "{case}");
+            assert!(
+                r.errors
+                    .iter()
+                    .any(|e| e.action == Step::ReadUsage && e.message.contains("joined")),
+                "{case}: {:?}",
+                r.errors
+            );
+        } else {
+            assert_eq!(
+                networks,
+                [&vec!["web_debug".to_owned(), "web_front".to_owned()]],
+                "{case}"
+            );
+            assert_eq!(r.outcome, ReleaseOutcome::Deleted, "{case}: {r:?}");
+            assert!(r.errors.is_empty(), "{case}: {:?}", r.errors);
+        }
+    }
+}
+
+/// A purge the plan found complete is complete no more once a node
+/// joined: a global task of the release may have left its volume there.
+/// The volumes on the nodes the plan read go, the records stay
+/// (`pending_coverage`), and the report's uncovered entry names the new
+/// node.
+#[test]
+fn rule1_a_node_joined_since_the_plan_keeps_a_purge_s_records() {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[("n1", "data"), ("n2", "data")]);
+    w.faults
+        .joined
+        .insert(SwarmName::new("alpha"), ["web".to_owned()].into());
+    let plan = w.plan();
+    assert_eq!(plan.deletions[0].volumes, Coverage::Complete);
+    let (report, run) = sweep(w, 7, 4);
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::PendingCoverage, "{r:?}");
+    assert_eq!(r.coverage, Coverage::Partial);
+    assert!(run.world.has_records("alpha", "web"));
+    assert!(run
+        .world
+        .reached_volumes(&SwarmName::new("alpha"), "web")
+        .is_empty());
+    assert!(!run.world.has_stack("alpha", "web"));
+    let uncovered = &report.uncovered;
+    assert_eq!(uncovered.len(), 1, "{uncovered:?}");
+    assert_eq!(
+        uncovered[0].unreached,
+        Some(vec!["alpha-joined".to_owned()])
+    );
+    assert_eq!(uncovered[0].missing, Some(1));
+    assert_eq!(uncovered[0].releases[0].release, "web");
+    assert!(!report.all_done());
+}
+
 #[test]
 fn rule13_an_object_labelled_since_the_plan_is_not_removed_on_its_word() {
     let mut w = World::new(false);
@@ -1963,12 +2094,12 @@ fn rule13_an_unreadable_usage_removes_nothing_more_and_keeps_the_records() {
 }
 
 /// The answer to a usage read that finds no stack left and `users` on the
-/// swarm.
+/// swarm, whose manager lists its one node.
 fn used_by(users: Vec<ServiceUse>) -> Outcome {
-    Outcome::Usage(UsageRead::new(
-        StackObjects::default(),
-        Usage::new(users, Vec::new()),
-    ))
+    Outcome::Usage(
+        UsageRead::new(StackObjects::default(), Usage::new(users, Vec::new()))
+            .with_nodes(vec!["n1".into()]),
+    )
 }
 
 /// Drives `web`'s sweep by hand, one node and one volume, answering every

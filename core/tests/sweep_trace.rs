@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use sweep_core::sweep::{
     ActionKind, Event, Outcome, Settings, SpanOutcome, StackPart, StampRead, Step, Sweep,
-    SweepTrace, Timestamp, UsageRead,
+    SweepTrace, Timestamp,
 };
 use sweep_core::{plan, ReleaseEntry, Snapshot, SwarmName};
 
@@ -41,7 +41,7 @@ fn answer(kind: &ActionKind, volume: &Outcome) -> Outcome {
                 })
                 .collect(),
         ),
-        ActionKind::ReadUsage { .. } => Outcome::Usage(UsageRead::default()),
+        ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
         ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["shop_data".into()]),
         ActionKind::RemoveVolume { .. } => volume.clone(),
         ActionKind::RemoveStack { .. } | ActionKind::DeleteRecords { .. } => Outcome::Done,

@@ -119,7 +119,7 @@ fuzz_target!(|data: &[u8]| {
             // Still stamped, and its records, as planned.
             ActionKind::ReadStamps { target, .. } => Outcome::as_planned(&plan, &target),
             // Nothing labelled with the stack now, nobody using anything.
-            ActionKind::ReadUsage { .. } => Outcome::Usage(Default::default()),
+            ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
             _ => Outcome::Done,
         };
         assert_eq!(sweep.handle_outcome(action.id, outcome, now), Ok(()));

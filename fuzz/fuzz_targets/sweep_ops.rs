@@ -219,6 +219,9 @@ struct ReleaseSeen {
     /// The stack parts handed out for removal since the last re-read
     /// before the stack.
     parts_handed: BTreeSet<StackPart>,
+    /// A usage read listed a node the plan did not read, or no node list:
+    /// a purge is complete no more.
+    joined: bool,
 }
 
 struct Judge<'p> {
@@ -335,6 +338,10 @@ impl Judge<'_> {
                         Some(Coverage::Partial),
                         "records under partial coverage"
                     );
+                    assert!(
+                        !(seen.joined && coverage == Some(Coverage::Complete)),
+                        "records of a complete purge after a node joined: {r}"
+                    );
                     for p in &places {
                         let listed = seen.listed.get(p);
                         assert!(listed.is_some(), "records before {p} was listed: {r}");
@@ -366,6 +373,14 @@ impl Judge<'_> {
             }
             ActionKind::ReadUsage { target, .. } => {
                 if let Outcome::Usage(read) = outcome {
+                    let known = self.plan.swarm(&target.release.swarm).and_then(|s| s.nodes.as_ref());
+                    seen.joined |= match (&read.nodes, known) {
+                        (None, _) => true,
+                        (Some(now), Some(known)) => {
+                            now.iter().any(|id| !known.iter().any(|n| &n.id == id))
+                        }
+                        (Some(_), None) => false,
+                    };
                     let release = target.release.release.as_str();
                     let own: BTreeSet<&str> = read
                         .stack
@@ -621,7 +636,22 @@ fn usage(kind: &ActionKind, names: &[u8]) -> Outcome {
             _ => {}
         }
     }
-    Outcome::Usage(UsageRead::new(stack, Usage::new(services, containers)))
+    // The manager's node list: the places asked (every node the plan
+    // read), one more joined since, or unread.
+    let mut nodes: Vec<String> = at
+        .iter()
+        .filter_map(Where::node_id)
+        .map(str::to_owned)
+        .collect();
+    let read = UsageRead::new(stack, Usage::new(services, containers));
+    match names.get(4).map(|n| n % 8) {
+        Some(0) => {
+            nodes.push("joined".to_owned());
+            Outcome::Usage(read.with_nodes(nodes))
+        }
+        Some(1) => Outcome::Usage(read),
+        _ => Outcome::Usage(read.with_nodes(nodes)),
+    }
 }
 
 fn success(kind: &ActionKind, names: &[u8]) -> Outcome {

@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::action::{ActionKind, StackPart, Step, Target, Where};
 use super::ledger::{self, Ledger};
+use super::nodes::{NodeWatch, PlannedNodes};
 use super::outcome::{Outcome, StampRead, UsageRead};
 use super::release::{answer_part, judge, next_part, note_part, PartAnswer};
 use super::removal::{self, Removal};
@@ -100,12 +101,21 @@ pub(crate) struct DropRun {
     /// Where the plan read the swarm's containers: read there again before
     /// a dropped network is judged.
     places: Vec<Where>,
+    /// What the plan read of the swarm's nodes, and the re-reads since: a
+    /// dropped attachable network, which the plan let go only because
+    /// every node's containers were read, stays once a node joined.
+    nodes: NodeWatch,
 }
 
 impl DropRun {
     /// `places`: where the plan read the containers of the release's swarm
     /// (each reached node, or the manager).
-    pub(crate) fn new(target: Target, dropped: &Dropped, places: Vec<Where>) -> Self {
+    pub(crate) fn new(
+        target: Target,
+        dropped: &Dropped,
+        places: Vec<Where>,
+        nodes: PlannedNodes,
+    ) -> Self {
         let mut ledger = Ledger::default();
         for u in &dropped.in_use_by {
             ledger.in_use(u.kind, &u.object, None);
@@ -134,6 +144,7 @@ impl DropRun {
             own_stack: false,
             ledger,
             places,
+            nodes: NodeWatch::new(nodes),
         }
     }
 
@@ -350,6 +361,7 @@ impl DropRun {
                 return;
             }
         };
+        self.nodes_now(read.nodes.as_deref());
         let parts = self.others(&read);
         self.parts.clear();
         self.part_objects.clear();
@@ -420,6 +432,14 @@ impl DropRun {
             .filter_map(|(kind, o)| Some((kind.usage_kind()?, o)));
         let users = usage::service_users(refs, &leaving, usage);
         self.in_use.extend(users);
+        // As the planner does, for a node joined since it read every one.
+        let networks: Vec<ObjectRef> = candidates
+            .iter()
+            .filter(|(kind, _)| *kind == Kind::Network)
+            .map(|(_, o)| o.clone())
+            .collect();
+        self.in_use
+            .extend(usage::unseen_users(&networks, self.nodes.every_node_read()));
         let mut parts: BTreeMap<StackPart, Vec<ObjectRef>> = [
             (StackPart::Configs, Vec::new()),
             (StackPart::Secrets, Vec::new()),
@@ -447,6 +467,21 @@ impl DropRun {
             list.dedup();
         }
         parts.into_iter().collect()
+    }
+
+    /// Takes a re-read's node list: the dropped networks the plan let go
+    /// lean on every node having been read.
+    fn nodes_now(&mut self, now: Option<&[String]>) {
+        let proven = self.nodes.every_node_read();
+        if let Some(why) = self.nodes.read(now, proven) {
+            self.errors.push(ErrorEntry::new(
+                Step::ReadUsage,
+                ErrorKind::Other,
+                None,
+                None,
+                why,
+            ));
+        }
     }
 
     /// Pushes the error of a usage read answered `outcome` instead of a
@@ -483,7 +518,10 @@ impl DropRun {
             return;
         }
         let read = match outcome {
-            Outcome::Usage(read) => read,
+            Outcome::Usage(read) => {
+                self.nodes_now(read.nodes.as_deref());
+                read
+            }
             other => {
                 let message = format!(
                     "not tried again: who uses it could not be read again ({})",

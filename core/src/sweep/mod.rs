@@ -17,6 +17,7 @@ mod agenda;
 mod dropped;
 pub mod event;
 mod ledger;
+mod nodes;
 pub mod outcome;
 mod release;
 mod removal;
@@ -51,6 +52,7 @@ pub use crate::time::Timestamp;
 
 use agenda::Agenda;
 use dropped::{DropKey, DropRun};
+use nodes::{NodesSince, PlannedNodes};
 use release::{Key, Place, ReleaseRun};
 
 /// Errors in how a driver calls the sweep. Each leaves the sweep as it was:
@@ -222,9 +224,10 @@ impl Default for Settings {
 ///             }
 ///             // The re-read before each removal of what another workload
 ///             // might use: the stack as labelled now (empty here: a real
-///             // driver lists it), every service of the swarm and the
-///             // containers at each place asked. Nobody else uses anything.
-///             ActionKind::ReadUsage { .. } => Outcome::Usage(UsageRead::default()),
+///             // driver lists it), every service of the swarm, the
+///             // containers at each place asked and the manager's node
+///             // list. Nobody else uses anything, and no node joined.
+///             ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
 ///             ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["shop_data".into()]),
 ///             ActionKind::RemoveVolume { .. } if volume_busy => {
 ///                 volume_busy = false;
@@ -307,6 +310,8 @@ struct SwarmRun {
     /// Set when a purge here cannot reach every node the swarm counts:
     /// the plan's own account of what is missing, and where the purge ran.
     uncovered: Option<(Uncovered, Vec<String>)>,
+    /// Where a purge here runs, by label.
+    covered: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -362,9 +367,11 @@ impl Sweep {
                     unsettled: 0,
                     relist: Relist::NotYet,
                     uncovered: None,
+                    covered: Vec::new(),
                 });
             let swarm_plan = plan.swarm(&deletion.swarm);
             let places = places(swarm_plan.and_then(|s| s.nodes.as_deref()));
+            swarm.covered = places.iter().map(|p| p.label.clone()).collect();
             if purge
                 && swarm.uncovered.is_none()
                 && matches!(deletion.volumes, Coverage::Partial | Coverage::NodeLocal)
@@ -380,8 +387,7 @@ impl Sweep {
                     .unwrap_or_else(|| {
                         Uncovered::unknown(deletion.swarm.clone(), deletion.volumes)
                     });
-                let covered = places.iter().map(|p| p.label.clone()).collect();
-                swarm.uncovered = Some((account, covered));
+                swarm.uncovered = Some((account, swarm.covered.clone()));
             }
             swarm.releases.push(releases.len());
             // A new run starts with its stack, not settled.
@@ -402,7 +408,7 @@ impl Sweep {
                     deletion.in_use_by.clone(),
                 )
                 .with_records(deletion.observed.as_ref().map(|o| o.records.clone()))
-                .with_every_node_read(swarm_plan.is_some_and(|s| s.every_node_read)),
+                .with_planned_nodes(PlannedNodes::of(swarm_plan)),
             );
         }
         // The dropped objects of live releases: never of a release being
@@ -423,9 +429,15 @@ impl Sweep {
                         .unwrap_or_default(),
                 )
                 .live();
-            let places = places(plan.swarm(&d.swarm).and_then(|s| s.nodes.as_deref()));
+            let swarm_plan = plan.swarm(&d.swarm);
+            let places = places(swarm_plan.and_then(|s| s.nodes.as_deref()));
             let places = places.into_iter().map(|p| p.at).collect();
-            drops.push(DropRun::new(target, d, places));
+            drops.push(DropRun::new(
+                target,
+                d,
+                places,
+                PlannedNodes::of(swarm_plan),
+            ));
         }
         let drop_by_ref = drops
             .iter()
@@ -778,6 +790,35 @@ impl Sweep {
             && self.drops_unsettled == 0
     }
 
+    /// The account of a swarm whose plan proved a purge complete, where a
+    /// re-read found a node joined since (or could not list the nodes
+    /// again): what is missing then is the joined nodes.
+    fn joined_since(&self, swarm: &SwarmRun) -> Option<Uncovered> {
+        if !self.purge {
+            return None;
+        }
+        let since = swarm
+            .releases
+            .iter()
+            .filter_map(|&i| self.releases.get(i))
+            .filter_map(ReleaseRun::joined)
+            .cloned()
+            .reduce(NodesSince::and)?;
+        let unreached = match since {
+            NodesSince::Joined(ids) => Some(ids.into_iter().collect::<Vec<_>>()),
+            NodesSince::Known | NodesSince::Unread => None,
+        };
+        Some(Uncovered {
+            swarm: swarm.swarm.clone(),
+            // The count now was not read, only the list.
+            node_count: None,
+            reached: swarm.covered.clone(),
+            missing: unreached.as_ref().map(|u| u.len() as u64),
+            unreached,
+            coverage: Coverage::Partial,
+        })
+    }
+
     /// What the sweep did so far; final once [`is_done`](Self::is_done).
     pub fn report(&self) -> SweepReport {
         let releases: Vec<ReleaseReport> = self.releases.iter().map(ReleaseRun::report).collect();
@@ -785,13 +826,22 @@ impl Sweep {
             .swarms
             .iter()
             .filter_map(|s| {
-                let (account, covered) = s.uncovered.as_ref()?;
+                let joined = self.joined_since(s);
+                let account = match (&s.uncovered, &joined) {
+                    (Some((account, covered)), _) => (account.clone(), covered.clone()),
+                    (None, Some(joined)) => (joined.clone(), s.covered.clone()),
+                    (None, None) => return None,
+                };
+                let (account, covered) = account;
                 let left: Vec<Leftover> = s
                     .releases
                     .iter()
                     .filter_map(|&i| releases.get(i))
                     // Its own stack was left whole, not partly purged.
                     .filter(|r| r.outcome != ReleaseOutcome::LeftOwnStack)
+                    // A swarm complete in the plan: only the releases that
+                    // found a node joined since.
+                    .filter(|r| s.uncovered.is_some() || r.coverage == Coverage::Partial)
                     .map(|r| Leftover {
                         release: r.release.clone(),
                         application: r.application.clone(),
@@ -802,7 +852,7 @@ impl Sweep {
                     swarm: s.swarm.clone(),
                     coverage: account.coverage,
                     node_count: account.node_count,
-                    covered: covered.clone(),
+                    covered,
                     missing: account.missing,
                     unreached: account.unreached.clone(),
                     releases: left,

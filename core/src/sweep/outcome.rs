@@ -99,6 +99,22 @@ impl Outcome {
         )
     }
 
+    /// The answer to a [`ReadUsage`](super::ActionKind::ReadUsage) in a
+    /// model world (tests, benches) where no other workload uses anything
+    /// and no node joined since the plan: the manager lists the nodes of
+    /// `at`, the places asked. A real driver reads the swarm's services,
+    /// the containers at each place and the manager's node list.
+    pub fn unused(at: &[super::Where]) -> Self {
+        Outcome::Usage(
+            UsageRead::default().with_nodes(
+                at.iter()
+                    .filter_map(super::Where::node_id)
+                    .map(str::to_owned)
+                    .collect(),
+            ),
+        )
+    }
+
     /// The answer to a re-read that finds `release` stamped `stamp` under
     /// every one of `names`, with no record versions: for drivers of a
     /// model world (tests, benches) whose plans observed none. A plan
@@ -164,12 +180,29 @@ pub struct UsageRead {
     /// Every service of the swarm, of any stack or none, and the
     /// containers using named volumes at each place the action asked.
     pub usage: Usage,
+    /// The ids of the nodes the swarm's manager lists now, down ones
+    /// included; `None` when not read. A node the plan did not read,
+    /// joined since, may hold containers and volumes nobody read: the
+    /// sweep then keeps the attachable networks and a purge's records, as
+    /// it does when the node list is not read.
+    pub nodes: Option<Vec<String>>,
 }
 
 impl UsageRead {
-    /// The stack `stack` as labelled now, and the swarm's `usage`.
+    /// The stack `stack` as labelled now, and the swarm's `usage`; the
+    /// node list unread until [`with_nodes`](Self::with_nodes).
     pub fn new(stack: StackObjects, usage: Usage) -> Self {
-        UsageRead { stack, usage }
+        UsageRead {
+            stack,
+            usage,
+            nodes: None,
+        }
+    }
+
+    /// The ids of the nodes the swarm's manager lists now.
+    pub fn with_nodes(mut self, nodes: Vec<String>) -> Self {
+        self.nodes = Some(nodes);
+        self
     }
 }
 

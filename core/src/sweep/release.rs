@@ -42,6 +42,7 @@ use std::time::Duration;
 
 use super::action::{label_filter, ActionKind, StackPart, Step, Target, Where};
 use super::ledger::{self, Ledger};
+use super::nodes::{NodeWatch, NodesSince, PlannedNodes};
 use super::outcome::{Failure, Outcome, StampRead, UsageRead};
 use super::removal::{self, InUse as Busy, Removal};
 use super::report::{
@@ -200,9 +201,10 @@ pub(crate) struct ReleaseRun {
     foreign: BTreeSet<String>,
     /// What uses what, as read before the purge.
     usage: Option<Usage>,
-    /// The plan found every node of the swarm read: otherwise a container
-    /// of no service may use any attachable network unseen.
-    every_node_read: bool,
+    /// What the plan read of the swarm's nodes, and the re-reads since:
+    /// unless every node, a container of no service may use any attachable
+    /// network unseen (see [`super::nodes`]).
+    nodes: NodeWatch,
     /// A part was refused as the controller's own stack.
     own_stack: bool,
     /// Every place a purge runs, each with its purge; reset on entering
@@ -236,12 +238,41 @@ impl ReleaseRun {
         self
     }
 
-    /// Takes the plan's word that every node of the swarm was read
-    /// (`SwarmPlan::every_node_read`); without it, every attachable network
-    /// stays.
-    pub fn with_every_node_read(mut self, every_node_read: bool) -> Self {
-        self.every_node_read = every_node_read;
+    /// Takes what the plan read of the swarm's nodes: unless every node
+    /// (`SwarmPlan::every_node_read`), every attachable network stays; and
+    /// from the first re-read that lists a node the plan did not read, so
+    /// does every attachable network, and a purge is no longer complete.
+    pub(crate) fn with_planned_nodes(mut self, nodes: PlannedNodes) -> Self {
+        self.nodes = NodeWatch::new(nodes);
         self
+    }
+
+    /// Takes the node list of a re-read. Only what the plan proved can be
+    /// lost: a node joined since unproves every node read, and a complete
+    /// purge (its records then wait, [`ReleaseOutcome::PendingCoverage`]);
+    /// the report says why, once.
+    fn nodes_now(&mut self, now: Option<&[String]>) {
+        let complete = self.purge && self.coverage == Coverage::Complete;
+        let proven = self.nodes.every_node_read() || complete;
+        let news = self.nodes.read(now, proven);
+        if complete && self.nodes.changed().is_some() {
+            self.coverage = Coverage::Partial;
+        }
+        if let Some(why) = news {
+            self.errors.push(ErrorEntry::new(
+                Step::ReadUsage,
+                ErrorKind::Other,
+                None,
+                None,
+                why,
+            ));
+        }
+    }
+
+    /// The ids of the nodes found joined since the plan, sorted; `None`
+    /// when none was, or the node list was not read again.
+    pub(crate) fn joined(&self) -> Option<&NodesSince> {
+        self.nodes.changed()
     }
 
     pub fn new(
@@ -270,7 +301,7 @@ impl ReleaseRun {
             own,
             foreign: BTreeSet::new(),
             usage: None,
-            every_node_read: false,
+            nodes: NodeWatch::new(PlannedNodes::default()),
             own_stack: false,
             purges: places
                 .into_iter()
@@ -578,6 +609,7 @@ impl ReleaseRun {
                 return;
             }
         };
+        self.nodes_now(read.nodes.as_deref());
         match gate {
             UsageGate::Services => {
                 // The operator's keep label, put on a service of the stack
@@ -751,7 +783,7 @@ impl ReleaseRun {
         // labelled now.
         self.in_use.extend(usage::unseen_users(
             &candidates.networks,
-            self.every_node_read,
+            self.nodes.every_node_read(),
         ));
         let shared: Vec<InUse> = self.in_use.iter().cloned().collect();
         let left = usage::without_shared(candidates, &shared);
@@ -819,7 +851,10 @@ impl ReleaseRun {
     /// removals found in use.
     fn rechecked(&mut self, outcome: Outcome) {
         let read = match outcome {
-            Outcome::Usage(read) => Ok(read),
+            Outcome::Usage(read) => {
+                self.nodes_now(read.nodes.as_deref());
+                Ok(read)
+            }
             other => {
                 self.fail_step(Step::ReadUsage, None, None, &other);
                 let message = self.errors.last().map(|e| e.message.clone());

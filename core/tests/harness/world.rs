@@ -154,6 +154,11 @@ pub struct Faults {
     /// the networks firing): the container that held it stopped, and stays
     /// attached from then on.
     pub attached_on_in_use: BTreeSet<ReleaseRef>,
+    /// Swarms a node joins right after the plan, unknown to it, with the
+    /// releases a task of which lands there at once, with a volume of the
+    /// release (out of every purge's reach). Only the swarm's node list,
+    /// read again, tells.
+    pub joined: BTreeMap<SwarmName, BTreeSet<String>>,
 }
 
 /// One action as the world saw it.
@@ -505,10 +510,17 @@ impl World {
     /// a volume of `release` on `swarm`.
     pub fn has_unread_volumes(&self, swarm: &SwarmName, release: &str) -> bool {
         self.swarms.get(swarm).is_some_and(|s| {
+            let has_volumes = |n: &ModelNode| n.volumes.values().any(|r| r == release);
             s.reach == Reach::Nodes
-                && s.nodes.iter().any(|n| {
-                    n.listed && n.unread && !n.stranger && n.volumes.values().any(|r| r == release)
-                })
+                && (s
+                    .nodes
+                    .iter()
+                    .any(|n| n.listed && n.unread && !n.stranger && has_volumes(n))
+                    || self
+                        .faults
+                        .joined
+                        .get(swarm)
+                        .is_some_and(|releases| releases.contains(release)))
         })
     }
 
@@ -829,7 +841,18 @@ impl World {
             }
             containers.push(NodeContainers::new(node, list));
         }
-        Outcome::Usage(UsageRead::new(stack, Usage::new(services, containers)))
+        // The manager's node list: its own nodes, down ones included, and
+        // one joined since the plan.
+        let mut nodes: Vec<String> = swarm
+            .nodes
+            .iter()
+            .filter(|n| !n.stranger)
+            .map(|n| n.id.clone())
+            .collect();
+        if self.faults.joined.contains_key(&target.release.swarm) {
+            nodes.push(format!("{}-joined", target.release.swarm));
+        }
+        Outcome::Usage(UsageRead::new(stack, Usage::new(services, containers)).with_nodes(nodes))
     }
 
     fn run(&mut self, kind: &ActionKind) -> Outcome {

@@ -503,9 +503,17 @@ async fn read_usage(
         Ok(None) => return unread("stack objects"),
         Err(e) => return Outcome::Failed(classify_backend(&e)),
     };
-    let services = match backend.service_uses().await {
+    // The manager's node list with the services: a node joined since the
+    // plan holds containers and volumes nobody read, and the sweep judges
+    // by it whether every node was still read.
+    let (services, nodes) = futures::future::join(backend.service_uses(), backend.node_ids()).await;
+    let services = match services {
         Ok(Some(services)) => services,
         Ok(None) => return unread("services' specs"),
+        Err(e) => return Outcome::Failed(classify_backend(&e)),
+    };
+    let nodes = match nodes {
+        Ok(nodes) => nodes,
         Err(e) => return Outcome::Failed(classify_backend(&e)),
     };
     // Every place at once: through a volume job, asks made together share
@@ -533,7 +541,7 @@ async fn read_usage(
     }
     let mut stack = stack;
     stack.volumes = None;
-    Outcome::Usage(UsageRead::new(stack, Usage::new(services, containers)))
+    Outcome::Usage(UsageRead::new(stack, Usage::new(services, containers)).with_nodes(nodes))
 }
 
 /// Reads `release`'s records under each of `names` and hands the raw
