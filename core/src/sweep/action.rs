@@ -153,9 +153,11 @@ pub enum ActionKind {
     },
     /// Read what the release's stack holds now and what uses what on its
     /// swarm now: every service of the swarm with what its spec names,
-    /// and the containers at each of `at` that use a named volume or are
+    /// the containers at each of `at` that use a named volume or are
     /// attached to a network (`at` is empty when neither a volume nor a
-    /// network is judged by the read). Answer with
+    /// network is judged by the read), and the ids of the nodes the
+    /// swarm's manager lists (a node joined since the plan was never
+    /// read: see [`UsageRead::nodes`](super::UsageRead::nodes)). Answer with
     /// [`Outcome::Usage`](super::Outcome::Usage). Handed out before the
     /// services go, before the networks, secrets and configs go, and
     /// before the volumes go: another workload may have started to use an
