@@ -406,14 +406,17 @@ pub struct UncoveredSwarm {
     /// What the purge there could reach (the plan's verdict): `partial`
     /// or `node_local`.
     pub coverage: Coverage,
-    /// The swarm's own count; `None` when unreadable.
+    /// The swarm's own count; `None` when unreadable, or when the purge
+    /// became `partial` because a node joined during the sweep (the node
+    /// list was read again, not the count).
     pub node_count: Option<u64>,
     /// The nodes the purge covered, sorted (`(manager)` without node reach).
     pub covered: Vec<String>,
     /// Counted nodes not covered; `None` when the count is unknown.
     pub missing: Option<u64>,
-    /// The uncovered nodes by name, where the swarm's node list was read:
-    /// where to run `docker volume ls --filter label=<label_filter>`.
+    /// The uncovered nodes by name, where the swarm's node list was read
+    /// (a node that joined during the sweep by its id): where to run
+    /// `docker volume ls --filter label=<label_filter>`.
     pub unreached: Option<Vec<String>>,
     /// The releases whose volumes may remain on uncovered nodes.
     pub releases: Vec<Leftover>,
