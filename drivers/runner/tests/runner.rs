@@ -291,6 +291,48 @@ async fn node_vanishing_after_the_plan_fails_the_purge_before_any_volume_goes() 
     );
 }
 
+/// A node that joins after the plan, with the release's volume (a global
+/// task lands on it at once): the sweep's reads list the swarm's nodes
+/// again, so the purge is no longer complete. The volumes on the nodes
+/// read go, the new one's stays, and so do the records; the report names
+/// the new node.
+#[tokio::test(start_paused = true)]
+async fn a_node_joined_after_the_plan_keeps_the_records() {
+    let registry = MemoryRegistry::new().with_swarm(release(
+        three_node("alpha", "A", &["old"]),
+        "old",
+        "gone",
+    ));
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    assert_eq!(plan.deletions[0].volumes, Coverage::Complete);
+    registry
+        .join_node(
+            "alpha",
+            MemoryNode::new("alpha-n3", "alpha-w3").volume("old_data", Some("old")),
+        )
+        .unwrap();
+    let report = execute(&registry, &plan, fast()).await;
+    let r = &report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::PendingCoverage, "{:?}", r.errors);
+    assert_eq!(r.coverage, Coverage::Partial);
+    assert!(
+        r.errors.iter().any(|e| e.message.contains("alpha-n3")),
+        "{:?}",
+        r.errors
+    );
+    assert!(volumes_left(&registry, "alpha", &node_ids("alpha")).is_empty());
+    assert_eq!(
+        volumes_left(&registry, "alpha", &["alpha-n3".to_owned()]),
+        ["alpha-n3:old_data"]
+    );
+    assert_eq!(registry.records("alpha").len(), 1, "the records stay");
+    assert_eq!(report.uncovered.len(), 1, "{:?}", report.uncovered);
+    assert_eq!(
+        report.uncovered[0].unreached,
+        Some(vec!["alpha-n3".to_owned()])
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn volume_in_use_is_retried_until_released() {
     let registry = MemoryRegistry::new().with_swarm(release(

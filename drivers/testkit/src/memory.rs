@@ -439,6 +439,31 @@ struct VolumeState {
     in_use_for: u32,
 }
 
+impl NodeState {
+    fn from_spec(n: MemoryNode) -> Self {
+        NodeState {
+            id: n.id,
+            hostname: n.hostname,
+            reachable: n.reachable,
+            vanish_after_listing: false,
+            volumes: n
+                .volumes
+                .into_iter()
+                .map(|v| {
+                    (
+                        v.name,
+                        VolumeState {
+                            release: v.release,
+                            in_use_for: 0,
+                        },
+                    )
+                })
+                .collect(),
+            containers: n.containers,
+        }
+    }
+}
+
 #[derive(Debug)]
 struct NodeState {
     id: String,
@@ -470,30 +495,7 @@ impl SwarmState {
     fn from_spec(spec: MemorySwarm) -> Self {
         SwarmState {
             cluster_id: spec.cluster_id,
-            nodes: spec
-                .nodes
-                .into_iter()
-                .map(|n| NodeState {
-                    id: n.id,
-                    hostname: n.hostname,
-                    reachable: n.reachable,
-                    vanish_after_listing: false,
-                    volumes: n
-                        .volumes
-                        .into_iter()
-                        .map(|v| {
-                            (
-                                v.name,
-                                VolumeState {
-                                    release: v.release,
-                                    in_use_for: 0,
-                                },
-                            )
-                        })
-                        .collect(),
-                    containers: n.containers,
-                })
-                .collect(),
+            nodes: spec.nodes.into_iter().map(NodeState::from_spec).collect(),
             self_stack: spec.self_stack,
             records: spec
                 .records
@@ -1011,6 +1013,15 @@ impl MemoryRegistry {
     ) -> Result<(), RegistryError> {
         self.with_swarm_state(swarm, |s| {
             s.stacks.insert(release.to_owned(), stack);
+            Ok(())
+        })
+    }
+
+    /// Adds `node` to `swarm`'s node list, as a node that joins it: the
+    /// manager lists and counts it from now on.
+    pub fn join_node(&self, swarm: &str, node: MemoryNode) -> Result<(), RegistryError> {
+        self.with_swarm_state(swarm, |s| {
+            s.nodes.push(NodeState::from_spec(node));
             Ok(())
         })
     }
