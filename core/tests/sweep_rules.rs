@@ -308,7 +308,7 @@ fn rule2_each_volume_has_its_own_deadline() {
                     Outcome::in_use()
                 }
             }
-            ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
+            ActionKind::ReadUsage { at, .. } => Outcome::unused(at),
             other => panic!("unexpected action {other:?}"),
         };
         let name = match &action.kind {
@@ -549,7 +549,7 @@ fn rule2_a_retry_is_handed_out_when_due_while_other_releases_are_busy() {
         let outcome = match &action.kind {
             ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["api_data".into()]),
             read @ ActionKind::ReadStamps { .. } => unchanged(read),
-            ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
+            ActionKind::ReadUsage { at, .. } => Outcome::unused(at),
             _ => Outcome::Done,
         };
         assert_eq!(sweep.handle_outcome(action.id, outcome, secs(3)), Ok(()));
@@ -1647,7 +1647,7 @@ fn volume_waiting(node: &str) -> Sweep {
                 tried = true;
                 Outcome::in_use()
             }
-            ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
+            ActionKind::ReadUsage { at, .. } => Outcome::unused(at),
             other => panic!("unexpected action {other:?}"),
         };
         assert_eq!(sweep.handle_outcome(action.id, outcome, secs(0)), Ok(()));
@@ -1710,7 +1710,7 @@ fn rule12_events_never_extend_a_settle_deadline() {
         while let Some(action) = sweep.poll_action(now) {
             let outcome = match &action.kind {
                 ActionKind::RemoveVolume { .. } => Outcome::in_use(),
-                ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
+                ActionKind::ReadUsage { at, .. } => Outcome::unused(at),
                 other => panic!("unexpected action {other:?}"),
             };
             assert_eq!(sweep.handle_outcome(action.id, outcome, now), Ok(()));

@@ -41,7 +41,7 @@ fn answer(kind: &ActionKind, volume: &Outcome) -> Outcome {
                 })
                 .collect(),
         ),
-        ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
+        ActionKind::ReadUsage { at, .. } => Outcome::unused(at),
         ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["shop_data".into()]),
         ActionKind::RemoveVolume { .. } => volume.clone(),
         ActionKind::RemoveStack { .. } | ActionKind::DeleteRecords { .. } => Outcome::Done,

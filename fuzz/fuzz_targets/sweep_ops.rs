@@ -373,7 +373,10 @@ impl Judge<'_> {
             }
             ActionKind::ReadUsage { target, .. } => {
                 if let Outcome::Usage(read) = outcome {
-                    let known = self.plan.swarm(&target.release.swarm).and_then(|s| s.nodes.as_ref());
+                    let known = self
+                        .plan
+                        .swarm(&target.release.swarm)
+                        .and_then(|s| s.nodes.as_ref());
                     seen.joined |= match (&read.nodes, known) {
                         (None, _) => true,
                         (Some(now), Some(known)) => {

@@ -65,7 +65,7 @@ fn swept(plan: &SweepPlan, removal: fn() -> Outcome) -> SweepReport {
                 ActionKind::ListReleases { checking, .. } => {
                     Outcome::Releases(checking.iter().map(|t| t.release.release.clone()).collect())
                 }
-                ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
+                ActionKind::ReadUsage { at, .. } => Outcome::unused(at),
                 ActionKind::RemoveVolume { .. } => removal(),
                 _ => Outcome::Done,
             };

@@ -468,7 +468,7 @@ mod from_a_sweep {
                 Outcome::Volumes(vec![format!("{}_data", target.release.release)])
             }
             ActionKind::ListReleases { .. } => Outcome::Releases(Vec::new()),
-            ActionKind::ReadUsage { at, .. } => Outcome::unused(&at),
+            ActionKind::ReadUsage { at, .. } => Outcome::unused(at),
             _ => Outcome::Done,
         }
     }
