@@ -1814,6 +1814,29 @@ fn removing_what_is_read(sweep: &mut Sweep, stack: &StackObjects) -> Vec<(StackP
     removing_what_is_read_listing(sweep, stack, |at| Some(nodes_at(at)))
 }
 
+/// `web`'s stack as read: a service, an attachable network and one that is
+/// not.
+fn debug_and_front() -> StackObjects {
+    StackObjects::new(
+        vec![ServiceEntry::new("svc-web", "web_web", 1)],
+        vec![
+            ObjectRef::new("n-debug", "web_debug").with_attachable(true),
+            ObjectRef::new("n-front", "web_front"),
+        ],
+        vec![],
+        vec![],
+    )
+}
+
+/// The names each removal of networks among `removed` took.
+fn networks_removed(removed: &[(StackPart, Vec<String>)]) -> Vec<&Vec<String>> {
+    removed
+        .iter()
+        .filter(|(part, _)| *part == StackPart::Networks)
+        .map(|(_, names)| names)
+        .collect()
+}
+
 /// [`removing_what_is_read`] with the manager's node list at each re-read
 /// by `nodes` (of the places asked; `None`: not read).
 fn removing_what_is_read_listing(
@@ -1895,21 +1918,9 @@ fn rule13_an_attachable_network_stays_where_a_node_s_containers_were_not_read() 
             swarm.every_node_read = every_node_read;
         }
         let mut sweep = Sweep::new(&plan, Settings::default());
-        let stack = StackObjects::new(
-            vec![ServiceEntry::new("svc-web", "web_web", 1)],
-            vec![
-                ObjectRef::new("n-debug", "web_debug").with_attachable(true),
-                ObjectRef::new("n-front", "web_front"),
-            ],
-            vec![],
-            vec![],
-        );
+        let stack = debug_and_front();
         let removed = removing_what_is_read(&mut sweep, &stack);
-        let networks: Vec<&Vec<String>> = removed
-            .iter()
-            .filter(|(part, _)| *part == StackPart::Networks)
-            .map(|(_, names)| names)
-            .collect();
+        let networks = networks_removed(&removed);
         let report = sweep.report();
         let r = &report.releases[0];
         if every_node_read {
@@ -1953,21 +1964,9 @@ fn rule13_an_attachable_network_stays_once_a_node_joined_since_the_plan() {
         let plan = w.plan();
         assert!(plan.swarms[0].every_node_read, "{case}");
         let mut sweep = Sweep::new(&plan, Settings::default());
-        let stack = StackObjects::new(
-            vec![ServiceEntry::new("svc-web", "web_web", 1)],
-            vec![
-                ObjectRef::new("n-debug", "web_debug").with_attachable(true),
-                ObjectRef::new("n-front", "web_front"),
-            ],
-            vec![],
-            vec![],
-        );
+        let stack = debug_and_front();
         let removed = removing_what_is_read_listing(&mut sweep, &stack, listing);
-        let networks: Vec<&Vec<String>> = removed
-            .iter()
-            .filter(|(part, _)| *part == StackPart::Networks)
-            .map(|(_, names)| names)
-            .collect();
+        let networks = networks_removed(&removed);
         let report = sweep.report();
         let r = &report.releases[0];
         if kept {

@@ -473,15 +473,7 @@ impl DropRun {
     /// lean on every node having been read.
     fn nodes_now(&mut self, now: Option<&[String]>) {
         let proven = self.nodes.every_node_read();
-        if let Some(why) = self.nodes.read(now, proven) {
-            self.errors.push(ErrorEntry::new(
-                Step::ReadUsage,
-                ErrorKind::Other,
-                None,
-                None,
-                why,
-            ));
-        }
+        self.errors.extend(self.nodes.read(now, proven));
     }
 
     /// Pushes the error of a usage read answered `outcome` instead of a

@@ -9,6 +9,8 @@
 
 use std::collections::BTreeSet;
 
+use super::action::Step;
+use super::report::{ErrorEntry, ErrorKind};
 use crate::plan::SwarmPlan;
 
 /// What the plan read of a swarm's nodes, to judge a later node list by.
@@ -105,9 +107,9 @@ impl NodeWatch {
     /// Takes a re-read's node list (`None`: not read). `proven` says
     /// whether the run still leans on every node having been read (every
     /// attachable network, or a complete purge): only then can a node
-    /// joined since change anything. The report's words, the first time
-    /// it does.
-    pub(crate) fn read(&mut self, now: Option<&[String]>, proven: bool) -> Option<String> {
+    /// joined since change anything. The release's error entry, the first
+    /// time it does.
+    pub(crate) fn read(&mut self, now: Option<&[String]>, proven: bool) -> Option<ErrorEntry> {
         if !proven {
             return None;
         }
@@ -115,10 +117,16 @@ impl NodeWatch {
         let said = was != NodesSince::Known;
         self.since = was.and(self.planned.since(now));
         if said {
-            None
-        } else {
-            self.since.describe()
+            return None;
         }
+        let why = self.since.describe()?;
+        Some(ErrorEntry::new(
+            Step::ReadUsage,
+            ErrorKind::Other,
+            None,
+            None,
+            why,
+        ))
     }
 
     /// What the re-reads found since the plan, unless every node is

@@ -258,15 +258,7 @@ impl ReleaseRun {
         if complete && self.nodes.changed().is_some() {
             self.coverage = Coverage::Partial;
         }
-        if let Some(why) = news {
-            self.errors.push(ErrorEntry::new(
-                Step::ReadUsage,
-                ErrorKind::Other,
-                None,
-                None,
-                why,
-            ));
-        }
+        self.errors.extend(news);
     }
 
     /// The ids of the nodes found joined since the plan, sorted; `None`

@@ -78,6 +78,19 @@ async fn gather_plan(registry: &dyn Registry, purge: bool, apps: AppSet) -> (Sna
     (snapshot, plan)
 }
 
+/// Alpha's three nodes, each with a volume of `old`, whose application
+/// departed; the plan of a purge, which covers every node.
+async fn old_purged_completely() -> (MemoryRegistry, SweepPlan) {
+    let registry = MemoryRegistry::new().with_swarm(release(
+        three_node("alpha", "A", &["old"]),
+        "old",
+        "gone",
+    ));
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    assert_eq!(plan.deletions[0].volumes, Coverage::Complete);
+    (registry, plan)
+}
+
 fn volumes_left(registry: &MemoryRegistry, swarm: &str, nodes: &[String]) -> Vec<String> {
     nodes
         .iter()
@@ -256,13 +269,7 @@ async fn node_vanishing_after_listing_is_not_reached_and_keeps_records() {
 /// volume, so neither goes, on any node, and the records stay.
 #[tokio::test(start_paused = true)]
 async fn node_vanishing_after_the_plan_fails_the_purge_before_any_volume_goes() {
-    let registry = MemoryRegistry::new().with_swarm(release(
-        three_node("alpha", "A", &["old"]),
-        "old",
-        "gone",
-    ));
-    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
-    assert_eq!(plan.deletions[0].volumes, Coverage::Complete);
+    let (registry, plan) = old_purged_completely().await;
     registry
         .set_node_reachable("alpha", "alpha-n1", false)
         .unwrap();
@@ -298,13 +305,7 @@ async fn node_vanishing_after_the_plan_fails_the_purge_before_any_volume_goes() 
 /// the new node.
 #[tokio::test(start_paused = true)]
 async fn a_node_joined_after_the_plan_keeps_the_records() {
-    let registry = MemoryRegistry::new().with_swarm(release(
-        three_node("alpha", "A", &["old"]),
-        "old",
-        "gone",
-    ));
-    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
-    assert_eq!(plan.deletions[0].volumes, Coverage::Complete);
+    let (registry, plan) = old_purged_completely().await;
     registry
         .join_node(
             "alpha",
