@@ -144,7 +144,7 @@ impl DropRun {
             own_stack: false,
             ledger,
             places,
-            nodes: NodeWatch::new(nodes),
+            nodes: NodeWatch::new(nodes, false),
         }
     }
 
@@ -472,8 +472,7 @@ impl DropRun {
     /// Takes a re-read's node list: the dropped networks the plan let go
     /// lean on every node having been read.
     fn nodes_now(&mut self, now: Option<&[String]>) {
-        let proven = self.nodes.every_node_read();
-        self.errors.extend(self.nodes.read(now, proven));
+        self.errors.extend(self.nodes.read(now));
     }
 
     /// Pushes the error of a usage read answered `outcome` instead of a

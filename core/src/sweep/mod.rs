@@ -309,7 +309,7 @@ struct SwarmRun {
     relist: Relist,
     /// Set when a purge here cannot reach every node the swarm counts:
     /// the plan's own account of what is missing, and where the purge ran.
-    uncovered: Option<(Uncovered, Vec<String>)>,
+    uncovered: Option<Uncovered>,
     /// Where a purge here runs, by label.
     covered: Vec<String>,
 }
@@ -387,7 +387,7 @@ impl Sweep {
                     .unwrap_or_else(|| {
                         Uncovered::unknown(deletion.swarm.clone(), deletion.volumes)
                     });
-                swarm.uncovered = Some((account, swarm.covered.clone()));
+                swarm.uncovered = Some(account);
             }
             swarm.releases.push(releases.len());
             // A new run starts with its stack, not settled.
@@ -791,30 +791,25 @@ impl Sweep {
     }
 
     /// The account of a swarm whose plan proved a purge complete, where a
-    /// re-read found a node joined since (or could not list the nodes
-    /// again): what is missing then is the joined nodes.
+    /// re-read found a node joined since (or came without a node list):
+    /// what is missing then is the joined nodes.
     fn joined_since(&self, swarm: &SwarmRun) -> Option<Uncovered> {
         if !self.purge {
             return None;
         }
-        let since = swarm
-            .releases
-            .iter()
-            .filter_map(|&i| self.releases.get(i))
-            .filter_map(ReleaseRun::joined)
+        let runs = swarm.releases.iter().filter_map(|&i| self.releases.get(i));
+        let since = runs
+            .clone()
+            .filter_map(ReleaseRun::nodes_since)
             .cloned()
             .reduce(NodesSince::and)?;
-        let unreached = match since {
-            NodesSince::Joined(ids) => Some(ids.into_iter().collect::<Vec<_>>()),
-            NodesSince::Known | NodesSince::Unread => None,
-        };
         Some(Uncovered {
             swarm: swarm.swarm.clone(),
-            // The count now was not read, only the list.
-            node_count: None,
+            // What the re-reads listed: the plan's count is out of date.
+            node_count: runs.filter_map(ReleaseRun::nodes_listed).max(),
             reached: swarm.covered.clone(),
-            missing: unreached.as_ref().map(|u| u.len() as u64),
-            unreached,
+            missing: since.missing(),
+            unreached: since.ids(),
             coverage: Coverage::Partial,
         })
     }
@@ -826,13 +821,7 @@ impl Sweep {
             .swarms
             .iter()
             .filter_map(|s| {
-                let joined = self.joined_since(s);
-                let account = match (&s.uncovered, &joined) {
-                    (Some((account, covered)), _) => (account.clone(), covered.clone()),
-                    (None, Some(joined)) => (joined.clone(), s.covered.clone()),
-                    (None, None) => return None,
-                };
-                let (account, covered) = account;
+                let account = s.uncovered.clone().or_else(|| self.joined_since(s))?;
                 let left: Vec<Leftover> = s
                     .releases
                     .iter()
@@ -852,9 +841,9 @@ impl Sweep {
                     swarm: s.swarm.clone(),
                     coverage: account.coverage,
                     node_count: account.node_count,
-                    covered,
+                    covered: s.covered.clone(),
                     missing: account.missing,
-                    unreached: account.unreached.clone(),
+                    unreached: account.unreached,
                     releases: left,
                 })
             })

@@ -24,14 +24,17 @@ pub(crate) struct PlannedNodes {
     count: Option<u64>,
 }
 
-/// What a re-read of a swarm's node list says against its plan.
+/// What the re-reads' node lists say against the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum NodesSince {
     /// No node the plan did not know of.
     Known,
     /// These joined since (ids, sorted).
     Joined(BTreeSet<String>),
-    /// The node list was not read again: nothing proves that none joined.
+    /// The plan read the manager alone, and the swarm lists `extra` more
+    /// nodes than it counted then: which of them is new, no id tells.
+    Grew { extra: u64 },
+    /// A read came without a node list: nothing proves that none joined.
     Unread,
 }
 
@@ -54,30 +57,28 @@ impl PlannedNodes {
     /// The node list `now` (ids; `None` when it was not read) against
     /// what the plan read: by id where the plan reached nodes one by one,
     /// else by the count (the manager alone was read).
-    pub(crate) fn since(&self, now: Option<&[String]>) -> NodesSince {
+    fn since(&self, now: Option<&[String]>) -> NodesSince {
         let Some(now) = now else {
             return NodesSince::Unread;
         };
-        let joined: BTreeSet<String> = match &self.ids {
-            Some(ids) => now
-                .iter()
-                .filter(|id| !ids.contains(*id))
-                .cloned()
-                .collect(),
-            None => {
-                let listed: BTreeSet<String> = now.iter().cloned().collect();
-                match self.count {
-                    Some(count) if listed.len() as u64 <= count => BTreeSet::new(),
-                    // One more than counted, and no id to tell it by: the
-                    // whole list is what was not read as it is now.
-                    _ => listed,
+        let listed: BTreeSet<&String> = now.iter().collect();
+        match (&self.ids, self.count) {
+            (Some(ids), _) => {
+                let joined: BTreeSet<String> = listed
+                    .into_iter()
+                    .filter(|id| !ids.contains(*id))
+                    .cloned()
+                    .collect();
+                if joined.is_empty() {
+                    NodesSince::Known
+                } else {
+                    NodesSince::Joined(joined)
                 }
             }
-        };
-        if joined.is_empty() {
-            NodesSince::Known
-        } else {
-            NodesSince::Joined(joined)
+            (None, Some(count)) if listed.len() as u64 <= count => NodesSince::Known,
+            (None, count) => NodesSince::Grew {
+                extra: listed.len() as u64 - count.unwrap_or(0),
+            },
         }
     }
 }
@@ -87,14 +88,24 @@ impl PlannedNodes {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NodeWatch {
     planned: PlannedNodes,
+    /// The run leans on every node having been read: for its attachable
+    /// networks, or for a purge the plan found complete. Fixed by the
+    /// plan, so that a node that joins later still counts.
+    leans: bool,
     since: NodesSince,
+    /// The most nodes a re-read listed.
+    listed: Option<u64>,
 }
 
 impl NodeWatch {
-    pub(crate) fn new(planned: PlannedNodes) -> Self {
+    /// `complete_purge`: the run purges volumes, and the plan found every
+    /// node covered.
+    pub(crate) fn new(planned: PlannedNodes, complete_purge: bool) -> Self {
         NodeWatch {
+            leans: planned.every_node_read || complete_purge,
             planned,
             since: NodesSince::Known,
+            listed: None,
         }
     }
 
@@ -104,28 +115,33 @@ impl NodeWatch {
         self.planned.every_node_read && self.since == NodesSince::Known
     }
 
-    /// Takes a re-read's node list (`None`: not read). `proven` says
-    /// whether the run still leans on every node having been read (every
-    /// attachable network, or a complete purge): only then can a node
-    /// joined since change anything. The release's error entry, the first
-    /// time it does.
-    pub(crate) fn read(&mut self, now: Option<&[String]>, proven: bool) -> Option<ErrorEntry> {
-        if !proven {
+    /// Takes a re-read's node list (`None`: not read). A read without one
+    /// is a driver's fault, so it is an error entry of the release, the
+    /// first time; a node that joined is no error, and shows as the
+    /// purge's `partial` coverage and its uncovered node.
+    pub(crate) fn read(&mut self, now: Option<&[String]>) -> Option<ErrorEntry> {
+        if !self.leans {
             return None;
         }
-        let was = std::mem::replace(&mut self.since, NodesSince::Known);
-        let said = was != NodesSince::Known;
-        self.since = was.and(self.planned.since(now));
-        if said {
+        if let Some(now) = now {
+            let count = now.iter().collect::<BTreeSet<_>>().len() as u64;
+            self.listed = Some(self.listed.map_or(count, |l| l.max(count)));
+        }
+        let was_unread = self.since == NodesSince::Unread;
+        let since = std::mem::replace(&mut self.since, NodesSince::Known);
+        self.since = since.and(self.planned.since(now));
+        if was_unread || self.since != NodesSince::Unread {
             return None;
         }
-        let why = self.since.describe()?;
         Some(ErrorEntry::new(
             Step::ReadUsage,
             ErrorKind::Other,
             None,
             None,
-            why,
+            "the read of who uses what gave no node list, so nothing proves that no node \
+             joined since the plan: no attachable network of the release goes, and a purge \
+             keeps its records"
+                .to_owned(),
         ))
     }
 
@@ -134,10 +150,16 @@ impl NodeWatch {
     pub(crate) fn changed(&self) -> Option<&NodesSince> {
         (self.since != NodesSince::Known).then_some(&self.since)
     }
+
+    /// The most nodes a re-read listed.
+    pub(crate) fn listed(&self) -> Option<u64> {
+        self.listed
+    }
 }
 
 impl NodesSince {
-    /// `self` and a later read taken together.
+    /// `self` and a later read taken together: joined nodes add up, and
+    /// a read without a node list leaves nothing known.
     pub(crate) fn and(self, later: NodesSince) -> NodesSince {
         match (self, later) {
             (NodesSince::Unread, _) | (_, NodesSince::Unread) => NodesSince::Unread,
@@ -146,29 +168,31 @@ impl NodesSince {
                 a.extend(b);
                 NodesSince::Joined(a)
             }
+            (NodesSince::Grew { extra: a }, NodesSince::Grew { extra: b }) => {
+                NodesSince::Grew { extra: a.max(b) }
+            }
+            // One plan reads a swarm one way: by ids, or by its count.
+            (NodesSince::Joined(_) | NodesSince::Grew { .. }, other) => other,
         }
     }
 
-    /// The report's words for it, when a node may have gone unread.
-    pub(crate) fn describe(&self) -> Option<String> {
+    /// The nodes not covered because they joined, by id; `None` when no
+    /// id tells.
+    pub(crate) fn ids(&self) -> Option<Vec<String>> {
         match self {
-            NodesSince::Known => None,
-            NodesSince::Joined(ids) => Some(format!(
-                "the swarm lists {} node(s) the plan did not read ({}), joined since: their \
-                 containers and volumes were not read, so no attachable network of the release \
-                 goes and a purge keeps its records until a sweep reaches them",
-                ids.len(),
-                ids.iter()
-                    .map(|id| format!("{id:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-            NodesSince::Unread => Some(
-                "the swarm's node list could not be read again, so nothing proves that no node \
-                 joined since the plan: no attachable network of the release goes and a purge \
-                 keeps its records"
-                    .to_owned(),
-            ),
+            NodesSince::Joined(ids) => Some(ids.iter().cloned().collect()),
+            NodesSince::Known | NodesSince::Grew { .. } | NodesSince::Unread => None,
+        }
+    }
+
+    /// How many nodes are not covered because they joined; `None` when
+    /// unknown.
+    pub(crate) fn missing(&self) -> Option<u64> {
+        match self {
+            NodesSince::Known => Some(0),
+            NodesSince::Joined(ids) => Some(ids.len() as u64),
+            NodesSince::Grew { extra } => Some(*extra),
+            NodesSince::Unread => None,
         }
     }
 }
@@ -185,13 +209,17 @@ mod tests {
         NodesSince::Joined(list.iter().map(|s| (*s).to_owned()).collect())
     }
 
-    #[test]
-    fn a_node_the_plan_did_not_reach_joined_since() {
-        let planned = PlannedNodes {
+    fn by_id() -> PlannedNodes {
+        PlannedNodes {
             every_node_read: true,
             ids: Some(["a", "b"].map(String::from).into()),
             count: Some(2),
-        };
+        }
+    }
+
+    #[test]
+    fn a_node_the_plan_did_not_reach_joined_since() {
+        let planned = by_id();
         assert_eq!(planned.since(Some(&ids(&["b", "a"]))), NodesSince::Known);
         // A node that left is no node unread.
         assert_eq!(planned.since(Some(&ids(&["a"]))), NodesSince::Known);
@@ -209,9 +237,48 @@ mod tests {
         };
         assert_eq!(planned.since(Some(&ids(&["m"]))), NodesSince::Known);
         assert_eq!(planned.since(Some(&ids(&["m", "m"]))), NodesSince::Known);
-        assert_eq!(planned.since(Some(&ids(&["m", "n"]))), joined(&["m", "n"]));
+        assert_eq!(
+            planned.since(Some(&ids(&["m", "n"]))),
+            NodesSince::Grew { extra: 1 }
+        );
         let uncounted = PlannedNodes::default();
-        assert_eq!(uncounted.since(Some(&ids(&["m"]))), joined(&["m"]));
+        assert_eq!(
+            uncounted.since(Some(&ids(&["m"]))),
+            NodesSince::Grew { extra: 1 }
+        );
+    }
+
+    #[test]
+    fn every_join_counts_from_the_first_on_and_only_an_unread_list_is_an_error() {
+        let mut watch = NodeWatch::new(by_id(), false);
+        assert!(watch.read(Some(&ids(&["a", "b"]))).is_none());
+        assert!(watch.every_node_read());
+        assert!(watch.read(Some(&ids(&["a", "b", "c"]))).is_none());
+        assert!(!watch.every_node_read());
+        // A second join, once the first already unproved every node read.
+        assert!(watch.read(Some(&ids(&["a", "b", "c", "d"]))).is_none());
+        assert_eq!(watch.changed(), Some(&joined(&["c", "d"])));
+        assert_eq!(watch.listed(), Some(4));
+        let entry = watch.read(None).expect("an unread list is an error");
+        assert_eq!(entry.action, Step::ReadUsage);
+        assert!(watch.read(None).is_none(), "said once");
+        assert_eq!(watch.changed(), Some(&NodesSince::Unread));
+        assert_eq!(watch.changed().and_then(NodesSince::missing), None);
+    }
+
+    #[test]
+    fn a_run_that_leans_on_no_node_read_ignores_the_list() {
+        let planned = PlannedNodes {
+            every_node_read: false,
+            ..by_id()
+        };
+        let mut watch = NodeWatch::new(planned.clone(), false);
+        assert!(watch.read(None).is_none());
+        assert_eq!(watch.changed(), None);
+        // A complete purge leans on it whatever the networks.
+        let mut purge = NodeWatch::new(planned, true);
+        assert!(purge.read(Some(&ids(&["a", "z"]))).is_none());
+        assert_eq!(purge.changed(), Some(&joined(&["z"])));
     }
 
     #[test]
@@ -220,9 +287,12 @@ mod tests {
         assert_eq!(joined(&["c"]).and(joined(&["d"])), joined(&["c", "d"]));
         assert_eq!(joined(&["c"]).and(NodesSince::Unread), NodesSince::Unread);
         assert_eq!(NodesSince::Known.and(NodesSince::Known), NodesSince::Known);
-        assert!(NodesSince::Known.describe().is_none());
-        assert!(joined(&["c\u{1b}[2J"])
-            .describe()
-            .is_some_and(|d| !d.contains('\u{1b}')));
+        assert_eq!(
+            NodesSince::Grew { extra: 1 }.and(NodesSince::Grew { extra: 2 }),
+            NodesSince::Grew { extra: 2 }
+        );
+        assert_eq!(joined(&["c", "d"]).missing(), Some(2));
+        assert_eq!(joined(&["c"]).ids(), Some(vec!["c".to_owned()]));
+        assert_eq!(NodesSince::Grew { extra: 1 }.ids(), None);
     }
 }

@@ -243,28 +243,32 @@ impl ReleaseRun {
     /// from the first re-read that lists a node the plan did not read, so
     /// does every attachable network, and a purge is no longer complete.
     pub(crate) fn with_planned_nodes(mut self, nodes: PlannedNodes) -> Self {
-        self.nodes = NodeWatch::new(nodes);
+        let complete_purge = self.purge && self.coverage == Coverage::Complete;
+        self.nodes = NodeWatch::new(nodes, complete_purge);
         self
     }
 
-    /// Takes the node list of a re-read. Only what the plan proved can be
-    /// lost: a node joined since unproves every node read, and a complete
-    /// purge (its records then wait, [`ReleaseOutcome::PendingCoverage`]);
-    /// the report says why, once.
+    /// Takes the node list of a re-read: a node joined since the plan
+    /// unproves every node read, and a complete purge, whose records then
+    /// wait ([`ReleaseOutcome::PendingCoverage`]).
     fn nodes_now(&mut self, now: Option<&[String]>) {
-        let complete = self.purge && self.coverage == Coverage::Complete;
-        let proven = self.nodes.every_node_read() || complete;
-        let news = self.nodes.read(now, proven);
-        if complete && self.nodes.changed().is_some() {
+        let entry = self.nodes.read(now);
+        if self.purge && self.coverage == Coverage::Complete && self.nodes.changed().is_some() {
             self.coverage = Coverage::Partial;
         }
-        self.errors.extend(news);
+        self.errors.extend(entry);
     }
 
-    /// The ids of the nodes found joined since the plan, sorted; `None`
-    /// when none was, or the node list was not read again.
-    pub(crate) fn joined(&self) -> Option<&NodesSince> {
+    /// What the re-reads found of the swarm's nodes since a plan that
+    /// read every one, if they found it changed: nodes joined, or a read
+    /// without a node list.
+    pub(crate) fn nodes_since(&self) -> Option<&NodesSince> {
         self.nodes.changed()
+    }
+
+    /// The most nodes a re-read listed.
+    pub(crate) fn nodes_listed(&self) -> Option<u64> {
+        self.nodes.listed()
     }
 
     pub fn new(
@@ -293,7 +297,7 @@ impl ReleaseRun {
             own,
             foreign: BTreeSet::new(),
             usage: None,
-            nodes: NodeWatch::new(PlannedNodes::default()),
+            nodes: NodeWatch::new(PlannedNodes::default(), false),
             own_stack: false,
             purges: places
                 .into_iter()

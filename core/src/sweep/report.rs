@@ -403,12 +403,11 @@ impl ErrorEntry {
 pub struct UncoveredSwarm {
     /// The swarm, as the plan names it.
     pub swarm: SwarmName,
-    /// What the purge there could reach (the plan's verdict): `partial`
-    /// or `node_local`.
+    /// What the purge there could reach: `partial` or `node_local`, as
+    /// the plan found, or `partial` where a node joined during the sweep.
     pub coverage: Coverage,
-    /// The swarm's own count; `None` when unreadable, or when the purge
-    /// became `partial` because a node joined during the sweep (the node
-    /// list was read again, not the count).
+    /// The swarm's own count; `None` when unreadable. Where a node joined
+    /// during the sweep, the most nodes the sweep's reads listed.
     pub node_count: Option<u64>,
     /// The nodes the purge covered, sorted (`(manager)` without node reach).
     pub covered: Vec<String>,
