@@ -373,16 +373,20 @@ impl Judge<'_> {
             }
             ActionKind::ReadUsage { target, .. } => {
                 if let Outcome::Usage(read) = outcome {
-                    let known = self
-                        .plan
-                        .swarm(&target.release.swarm)
-                        .and_then(|s| s.nodes.as_ref());
+                    let swarm = self.plan.swarm(&target.release.swarm);
+                    let known = swarm.and_then(|s| s.nodes.as_ref());
+                    let count = swarm.and_then(|s| s.node_count);
                     seen.joined |= match (&read.nodes, known) {
                         (None, _) => true,
                         (Some(now), Some(known)) => {
                             now.iter().any(|id| !known.iter().any(|n| &n.id == id))
                         }
-                        (Some(_), None) => false,
+                        // Read through the manager alone: more nodes than
+                        // it counted.
+                        (Some(now), None) => {
+                            let listed: BTreeSet<&String> = now.iter().collect();
+                            count.is_none_or(|c| listed.len() as u64 > c)
+                        }
                     };
                     let release = target.release.release.as_str();
                     let own: BTreeSet<&str> = read
@@ -649,7 +653,8 @@ fn usage(kind: &ActionKind, names: &[u8]) -> Outcome {
     let read = UsageRead::new(stack, Usage::new(services, containers));
     match names.get(4).map(|n| n % 8) {
         Some(0) => {
-            nodes.push("joined".to_owned());
+            // Two: more than a swarm read through its manager alone counts.
+            nodes.extend(["joined-1".to_owned(), "joined-2".to_owned()]);
             Outcome::Usage(read.with_nodes(nodes))
         }
         Some(1) => Outcome::Usage(read),
