@@ -159,6 +159,48 @@ impl Drop for StoppedNode {
     }
 }
 
+/// A worker that left its swarm, its entry removed at the manager: the
+/// swarm counts one node fewer. Joined again when dropped, also when the
+/// test fails, by `bed up`, which joins any node of the bed that left (under
+/// a new node id) and removes its old entry.
+pub struct LeftNode {
+    joined: bool,
+}
+
+impl LeftNode {
+    /// `node` (a worker of `swarm`) leaves it.
+    pub fn leave(swarm: &Swarm, node: &str) -> LeftNode {
+        // Made before leaving: a failing leave may have left halfway.
+        let guard = LeftNode { joined: false };
+        let id = docker_ok(node, &["info", "--format", "{{.Swarm.NodeID}}"]);
+        docker_ok(node, &["swarm", "leave", "--force"]);
+        docker_ok(swarm.manager, &["node", "rm", "--force", &id]);
+        guard
+    }
+
+    /// Joins the node again now, failing the test when it does not come
+    /// back Ready.
+    pub fn join(mut self) {
+        bed_up();
+        self.joined = true;
+    }
+}
+
+impl Drop for LeftNode {
+    fn drop(&mut self) {
+        if self.joined {
+            return;
+        }
+        let out = bed(&["up"]);
+        if !out.status.success() {
+            eprintln!(
+                "cleanup: `bed up` failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------- docker
 
 fn docker_command(node: &str, args: &[&str]) -> Command {

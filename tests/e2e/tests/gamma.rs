@@ -2,16 +2,16 @@
 //! They run one at a time, across threads and processes alike (a file
 //! lock, so a runner that starts each test in its own process is safe):
 //! one stops gamma-2, the other needs gamma to stay as it is between two
-//! reads.
+//! reads; a third has gamma-2 leave and join again.
 
 use std::fs::File;
 use std::time::Duration;
 
 use serde_json::json;
 use sweep_e2e::{
-    app, assert_gone, bed_up, create_record, create_stack_record, list, one, start_node,
-    wait_deployed, wait_node_status, Cleanup, Remains, Scenario, Stack, StoppedNode, SwarmEntry,
-    GAMMA, QUICK,
+    app, assert_gone, bed_up, create_record, create_stack_record, docker_ok, endpoint, lines, list,
+    one, start_node, wait_deployed, wait_for, wait_node_status, Cleanup, LeftNode, Remains,
+    Scenario, Stack, StoppedNode, SwarmEntry, GAMMA, QUICK,
 };
 
 /// Holds gamma for one test; the lock goes with the file when dropped.
@@ -196,4 +196,111 @@ fn snapshot_file_plans_the_same_as_gathering_from_the_swarms() {
             "{r} lost its records"
         );
     }
+}
+
+#[test]
+fn a_node_joined_during_the_sweep_keeps_the_records_of_a_complete_purge() {
+    let _gamma = gamma();
+    let s = Scenario::new();
+    let db = s.release("db");
+    let mut cleanup = Cleanup::new(&GAMMA);
+    cleanup.add(&db);
+
+    // Dropped before `cleanup`: gamma-2 is back before it cleans up.
+    let left = LeftNode::leave(&GAMMA, "gamma-2");
+    let manager_only = || lines(&docker_ok(GAMMA.manager, &["node", "ls", "-q"])).len() == 1;
+    wait_for(
+        "gamma to count one node",
+        Duration::from_secs(30),
+        manager_only,
+    );
+
+    // Its task ignores SIGTERM: the sweep waits for it, with gamma-2 joined
+    // by then.
+    let grace = 20;
+    let stack = Stack::new(&db).global().with_volume().stubborn(grace);
+    create_stack_record(&GAMMA, &stack, 1, Some(&s.stamp("reports", &db)));
+    s.deploy(&GAMMA, &stack);
+    wait_deployed(&GAMMA, &stack, &["gamma-1"]);
+    let volume = stack.volume();
+
+    let config = s.registry(
+        "registry.toml",
+        &[SwarmEntry::named("gamma", &endpoint("gamma-1")).with_nodes(vec![endpoint("gamma-1")])],
+    );
+    let apps = s.app_set("apps.json", json!([app("edge", "gamma", &[])]));
+    let sweep = s
+        .sweep("apply", Some(&config), &apps)
+        .arg("--prune-volumes")
+        .args(QUICK)
+        .spawn();
+    // The service gone: the sweep planned with gamma's one node, and waits
+    // for the task.
+    let service = stack.service();
+    wait_for(
+        &format!("the sweep to remove {service}"),
+        Duration::from_secs(30),
+        || {
+            !lines(&docker_ok(
+                GAMMA.manager,
+                &["service", "ls", "--format", "{{.Name}}"],
+            ))
+            .contains(&service)
+        },
+    );
+    left.join();
+    let joined = docker_ok("gamma-2", &["info", "--format", "{{.Swarm.NodeID}}"]);
+
+    let run = sweep.wait();
+    run.expect_code(1);
+    assert!(
+        run.elapsed >= Duration::from_secs(grace.into()),
+        "the sweep ended in {:?}, before the task let go of the volume",
+        run.elapsed
+    );
+    let out = run.json();
+    assert_eq!(one(&out["plan"], "deletions", &db)["volumes"], "complete");
+    assert!(list(&out["plan"], "uncovered").is_empty());
+    let report = one(&out["report"], "releases", &db);
+    assert_eq!(report["outcome"], "pending_coverage", "{report:#}");
+    assert_eq!(report["coverage"], "partial");
+    assert_eq!(report["volumes_deleted"], json!({"gamma-1": [volume]}));
+    assert_eq!(
+        report["errors"],
+        json!([]),
+        "a join is no error: {report:#}"
+    );
+    let label = format!("com.docker.stack.namespace={db}");
+    assert_eq!(
+        list(&out["report"], "uncovered"),
+        [json!({
+            "swarm": "gamma",
+            "coverage": "partial",
+            "node_count": 2,
+            "covered": ["gamma-1"],
+            "missing": 1,
+            "unreached": [joined],
+            "releases": [{"release": db, "application": "reports", "label_filter": label}],
+        })]
+    );
+    assert_eq!(out["report"]["totals"]["deleted"], 0);
+    assert_eq!(out["report"]["totals"]["pending_coverage"], 1);
+
+    let r = Remains::read(&GAMMA, &db);
+    assert_eq!(r.stack_objects(), 0, "{r:#?}");
+    assert_eq!(r.records.len(), 1, "the records must stay: {r:#?}");
+    assert!(r.volume_nodes().is_empty(), "{r:#?}");
+
+    // Read with both nodes, the purge is complete, and the records go.
+    let config = s.registry("registry-both.toml", &[SwarmEntry::of(&GAMMA)]);
+    let run = s
+        .sweep("apply", Some(&config), &apps)
+        .arg("--prune-volumes")
+        .args(QUICK)
+        .run();
+    run.expect_code(0);
+    let out = run.json();
+    let report = one(&out["report"], "releases", &db);
+    assert_eq!(report["outcome"], "deleted", "{report:#}");
+    assert_gone(&GAMMA, &db);
 }
