@@ -66,7 +66,8 @@ impl Default for PayloadLimits {
 pub struct ReleaseDocument {
     /// The release's name.
     pub release: String,
-    /// The record's revision.
+    /// The record's revision: a YAML integer, never a quoted string.
+    #[serde(deserialize_with = "plain_integer")]
     pub revision: u64,
     /// The revision's status (`deployed`, `superseded`, `failed`, ...).
     #[serde(default)]
@@ -108,6 +109,39 @@ pub struct Chart {
     /// The version of the application it packages.
     #[serde(default, rename = "appVersion")]
     pub app_version: Option<String>,
+}
+
+/// A non-negative YAML integer, written as one. The chart engine writes
+/// the revision as a number; `'2'` is a document some other hand wrote, and
+/// read as 2 it could stand for the record it only claims to be.
+fn plain_integer<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    struct Integer;
+    impl serde::de::Visitor<'_> for Integer {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a non-negative integer")
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<u64, E> {
+            u64::try_from(v).map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+        }
+        fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<u64, E> {
+            u64::try_from(v).map_err(|_| {
+                E::invalid_value(serde::de::Unexpected::Other("an integer too large"), &self)
+            })
+        }
+        fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<u64, E> {
+            u64::try_from(v).map_err(|_| {
+                E::invalid_value(
+                    serde::de::Unexpected::Other("an integer out of range"),
+                    &self,
+                )
+            })
+        }
+    }
+    deserializer.deserialize_any(Integer)
 }
 
 fn null_as_empty<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
@@ -598,6 +632,11 @@ hooks: [{name: later-field}]
         for (yaml, path) in [
             ("release: a\nrevision: x\nmanifest: ''\n", "revision"),
             ("release: a\nrevision: -1\nmanifest: ''\n", "revision"),
+            ("release: a\nrevision: '2'\nmanifest: ''\n", "revision"),
+            ("release: a\nrevision: \"2\"\nmanifest: ''\n", "revision"),
+            ("release: a\nrevision: 2.0\nmanifest: ''\n", "revision"),
+            ("release: a\nrevision: ~\nmanifest: ''\n", "revision"),
+            ("release: a\nrevision: true\nmanifest: ''\n", "revision"),
             (
                 "release: a\nrevision: 18446744073709551616\nmanifest: ''\n",
                 "revision",
