@@ -209,7 +209,25 @@ impl Shared<'_> {
             error: object.error.as_deref().map(cut_error),
             snapshot_digest: self.snapshot_digest.to_owned(),
         }
+        .fitted()
     }
+}
+
+/// The longest line [`entries`] makes: half the reader's bound. Names come
+/// from whoever made the objects and nothing bounds their length; a line
+/// the reader refuses would be a record nobody can read back.
+pub const MAX_WRITTEN_BYTES: usize = MAX_LINE_BYTES / 2;
+
+/// How many bytes `text` takes in a JSON string: a control character as
+/// `\\u00XX` at most, a quote or a backslash escaped.
+fn escaped_len(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' => 2,
+            c if u32::from(c) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum()
 }
 
 /// `error`, at most [`MAX_ERROR_CHARS`] characters of it.
@@ -221,6 +239,49 @@ fn cut_error(error: &str) -> String {
 }
 
 impl AuditEntry {
+    /// The entry, its longest string cut in half (marked `…`) until its line
+    /// fits in [`MAX_WRITTEN_BYTES`]: a short field is never touched while
+    /// a longer one is left, so that the names an operator searches by stay
+    /// whole but for a name made to be too long.
+    fn fitted(mut self) -> Self {
+        while self.to_line().len() > MAX_WRITTEN_BYTES {
+            let mut swarm = self.swarm.as_str().to_owned();
+            let fields = [
+                &mut self.controller,
+                &mut swarm,
+                &mut self.release,
+                &mut self.application,
+                &mut self.name,
+            ]
+            .into_iter()
+            .chain(
+                [
+                    &mut self.cluster_id,
+                    &mut self.id,
+                    &mut self.node,
+                    &mut self.error,
+                ]
+                .into_iter()
+                .flatten(),
+            );
+            let Some(longest) = fields.max_by_key(|f| escaped_len(f)) else {
+                break;
+            };
+            let half = longest.chars().count() / 2;
+            if half == 0 {
+                break;
+            }
+            let at = longest
+                .char_indices()
+                .nth(half)
+                .map_or(longest.len(), |(at, _)| at);
+            longest.truncate(at);
+            longest.push('…');
+            self.swarm = SwarmName::new(swarm);
+        }
+        self
+    }
+
     /// The entry as one line of the log, without its line break. JSON
     /// escapes line breaks and every control character inside strings, so
     /// the line is always exactly one line.

@@ -242,6 +242,41 @@ fn an_error_is_cut_so_every_line_stays_under_the_bound() {
 }
 
 #[test]
+fn names_made_too_long_are_cut_until_the_line_reads_back() {
+    let snapshot = snapshot();
+    let plan = crate::plan(&snapshot).unwrap();
+    let mut report = swept(&plan, refused);
+    let object = &mut report.objects[0];
+    // Escaped to six bytes each in JSON, and two bytes each.
+    object.name = "\u{1}".repeat(MAX_LINE_BYTES);
+    object.release = "é".repeat(MAX_LINE_BYTES);
+    object.error = Some("\"".repeat(MAX_ERROR_CHARS));
+    object.node = Some("n".repeat(64));
+    let object = object.clone();
+    let lines = entries(&plan, &report, &Origin::watch(), DIGEST, AT);
+    let line = &lines[0];
+    let text = line.to_line();
+    assert!(text.len() <= MAX_WRITTEN_BYTES, "{} bytes", text.len());
+    assert_eq!(parse_line(text.as_bytes()), Ok(line.clone()));
+    for (cut, whole) in [(&line.name, &object.name), (&line.release, &object.release)] {
+        let kept = cut.strip_suffix('…').expect("marked as cut");
+        assert!(
+            whole.starts_with(kept) && kept.len() > 1000,
+            "{} chars",
+            kept.chars().count()
+        );
+    }
+    // What fits is left whole: the short names, and every other line.
+    assert_eq!(line.node, object.node);
+    assert_eq!(
+        (&line.swarm, &line.application),
+        (&object.swarm, &object.application)
+    );
+    let plain = entries(&plan, &swept(&plan, refused), &Origin::watch(), DIGEST, AT);
+    assert_eq!(lines[1..], plain[1..]);
+}
+
+#[test]
 fn lines_that_are_not_entries_are_errors_not_panics() {
     assert_eq!(
         parse_line(&vec![b'{'; MAX_LINE_BYTES + 1]),
