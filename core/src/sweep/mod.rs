@@ -359,6 +359,8 @@ impl Sweep {
             if !seen.insert(deletion.release_ref()) {
                 continue;
             }
+            let swarm_plan = plan.swarm(&deletion.swarm);
+            let places = places(swarm_plan.and_then(|s| s.nodes.as_deref()));
             let swarm = swarms
                 .entry(deletion.swarm.clone())
                 .or_insert_with(|| SwarmRun {
@@ -367,11 +369,8 @@ impl Sweep {
                     unsettled: 0,
                     relist: Relist::NotYet,
                     uncovered: None,
-                    covered: Vec::new(),
+                    covered: places.iter().map(|p| p.label.clone()).collect(),
                 });
-            let swarm_plan = plan.swarm(&deletion.swarm);
-            let places = places(swarm_plan.and_then(|s| s.nodes.as_deref()));
-            swarm.covered = places.iter().map(|p| p.label.clone()).collect();
             if purge
                 && swarm.uncovered.is_none()
                 && matches!(deletion.volumes, Coverage::Partial | Coverage::NodeLocal)

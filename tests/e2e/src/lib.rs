@@ -1256,6 +1256,11 @@ pub struct Running {
 }
 
 impl Running {
+    /// Whether it is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// What it has written to stderr so far.
     pub fn stderr_so_far(&self) -> String {
         fs::read_to_string(self.dir.path().join("stderr")).unwrap_or_default()

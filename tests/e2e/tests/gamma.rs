@@ -216,8 +216,9 @@ fn a_node_joined_during_the_sweep_keeps_the_records_of_a_complete_purge() {
     );
 
     // Its task ignores SIGTERM: the sweep waits for it, with gamma-2 joined
-    // by then.
-    let grace = 20;
+    // by then (`bed up` takes seconds; the grace leaves room for a loaded
+    // machine).
+    let grace = 30;
     let stack = Stack::new(&db).global().with_volume().stubborn(grace);
     create_stack_record(&GAMMA, &stack, 1, Some(&s.stamp("reports", &db)));
     s.deploy(&GAMMA, &stack);
@@ -229,7 +230,7 @@ fn a_node_joined_during_the_sweep_keeps_the_records_of_a_complete_purge() {
         &[SwarmEntry::named("gamma", &endpoint("gamma-1")).with_nodes(vec![endpoint("gamma-1")])],
     );
     let apps = s.app_set("apps.json", json!([app("edge", "gamma", &[])]));
-    let sweep = s
+    let mut sweep = s
         .sweep("apply", Some(&config), &apps)
         .arg("--prune-volumes")
         .args(QUICK)
@@ -249,6 +250,11 @@ fn a_node_joined_during_the_sweep_keeps_the_records_of_a_complete_purge() {
         },
     );
     left.join();
+    assert!(
+        sweep.is_running(),
+        "the sweep ended before gamma-2 joined: nothing to test; stderr:\n{}",
+        sweep.stderr_so_far()
+    );
     let joined = docker_ok("gamma-2", &["info", "--format", "{{.Swarm.NodeID}}"]);
 
     let run = sweep.wait();
