@@ -11,8 +11,8 @@ use resources::{app, release, snapshot, swarm, Obj, Rev};
 use sweep_core::objects::{ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
 use sweep_core::record::Kind;
 use sweep_core::sweep::{
-    ActionKind, ObjectKind, ObjectOutcome, ObjectReason, Outcome, ReleaseOutcome, Settings,
-    StackPart, StampChange, StampRead, Sweep, SweepReport, Timestamp, UsageRead,
+    ActionKind, ErrorKind, ObjectKind, ObjectOutcome, ObjectReason, Outcome, ReleaseOutcome,
+    Settings, StackPart, StampChange, StampRead, Sweep, SweepReport, Timestamp, UsageRead,
 };
 use sweep_core::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
 use sweep_core::{plan, ReleaseEntry, SweepPlan};
@@ -784,4 +784,54 @@ fn dropped_objects_are_removed_only_at_the_version_they_were_judged_at() {
     let d = &report.dropped[0];
     assert_eq!(d.outcome, ReleaseOutcome::Failed);
     assert!(d.removed.is_empty(), "{d:?}");
+}
+
+/// A swarm's deletion window closing stops its dropped objects too: once
+/// closed, nothing more is handed out, and what is left stays, reported.
+#[test]
+fn a_window_that_closed_stops_the_dropped_objects_after_the_services() {
+    let p = the_plan();
+    let swarm = p.dropped[0].swarm.clone();
+    let mut sweep = Sweep::new(
+        &p,
+        Settings::new(Duration::from_secs(1), Duration::from_secs(5)),
+    );
+    let close = Timestamp::ZERO + Duration::from_secs(3);
+    sweep.handle_window_closes(&swarm, close);
+    let mut now = Timestamp::ZERO;
+    let mut log = Vec::new();
+    while let Some(action) = sweep.poll_action(now) {
+        log.push(line(&action.kind));
+        let outcome = match &action.kind {
+            ActionKind::ReadStamps { .. } => stamps(&["rec-web-1", "rec-web-2"]),
+            ActionKind::ReadUsage { .. } => usage(Vec::new()),
+            ActionKind::RemoveStack { part, .. } => {
+                // The services' tasks take until after the close.
+                if *part == StackPart::Tasks {
+                    now = close;
+                }
+                Outcome::Done
+            }
+            other => panic!("not an action of a dropped object's sweep: {other:?}"),
+        };
+        sweep.handle_outcome(action.id, outcome, now).unwrap();
+    }
+    assert!(sweep.is_done());
+    assert_eq!(
+        log,
+        [
+            "read_stamps",
+            "remove services [\"web_worker\"]",
+            "remove tasks [\"web_worker\"]"
+        ]
+    );
+    let report = sweep.report();
+    let d = &report.dropped[0];
+    assert_eq!(d.outcome, ReleaseOutcome::Failed);
+    assert_eq!(
+        d.errors.iter().map(|e| e.kind).collect::<Vec<_>>(),
+        [ErrorKind::WindowClosed]
+    );
+    let gone: Vec<&str> = d.removed.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(gone, ["web_worker"]);
 }

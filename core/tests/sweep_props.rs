@@ -479,16 +479,34 @@ proptest! {
         limit in 1usize..7,
         latency in 0u64..50,
         events in any::<bool>(),
+        close in proptest::option::of((0usize..4, 0u64..3_000)),
     ) {
         let world = build(&g);
         let mut run = Run::new(world, settings(), seed, limit)
             .with_latency(Duration::from_millis(latency))
             .with_max_steps(50_000)
             .with_wake_events(events);
+        // A swarm's deletion window closing at some moment of the sweep.
+        let closing = close.and_then(|(i, ms)| {
+            let plan = run.world.plan.as_ref()?;
+            let swarm = plan.swarms.get(i)?.swarm.clone();
+            Some((swarm, Timestamp::ZERO + Duration::from_millis(ms)))
+        });
+        if let Some((swarm, at)) = &closing {
+            run.sweep.handle_window_closes(swarm, *at);
+        }
         let report = run.drive();
         prop_assert!(report.is_ok(), "{:?}", report);
         let report = report.unwrap_or_else(|_| unreachable!());
         prop_assert!(run.world.violations.is_empty(), "{:#?}", run.world.violations);
+        if let Some((swarm, at)) = &closing {
+            for e in &run.events {
+                if let DriverEvent::Handed(when, kind) = e {
+                    let there = kind.target().is_some_and(|t| &t.release.swarm == swarm);
+                    prop_assert!(!there || when < at, "{:?} handed out at {:?}, after the window closed at {:?}", kind, when, at);
+                }
+            }
+        }
         let plan = run.world.plan.clone().unwrap_or_else(|| unreachable!());
         prop_assert_eq!(report.releases.len(), plan.deletions.len());
         objects_agree(&report, &run.world)?;

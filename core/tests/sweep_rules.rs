@@ -2465,3 +2465,110 @@ fn rule13_the_read_before_the_networks_lists_containers_only_for_networks() {
         assert_eq!(reads, [0, places]);
     }
 }
+
+/// Rule 14: a swarm's deletion window closing stops the sweep there. No
+/// action of the swarm's releases is handed out from the moment it
+/// closes; what was in flight finishes; each release not finished keeps
+/// its records and says why. Another swarm's releases go on.
+#[test]
+fn rule14_nothing_is_handed_out_on_a_swarm_once_its_window_closed() {
+    for seed in 0..SEEDS {
+        for close_ms in [0u64, 150, 700, 2_500] {
+            let mut w = World::new(true);
+            alpha3(&mut w);
+            w.swarm("beta", &[("b1", "beta-1", true)], Reach::Nodes, true);
+            for release in ["web", "api", "db"] {
+                w.release("alpha", release, "shop", &[("n1", "data"), ("n2", "data")]);
+            }
+            w.release("beta", "blog", "shop", &[("b1", "data")]);
+            let close = Timestamp::ZERO + Duration::from_millis(close_ms);
+            let mut run =
+                Run::new(w, Settings::default(), seed, 3).with_latency(Duration::from_millis(200));
+            run.sweep
+                .handle_window_closes(&SwarmName::new("alpha"), close);
+            let report = run.finish();
+            for e in &run.events {
+                if let Event::Handed(at, kind) = e {
+                    let on_alpha = kind
+                        .target()
+                        .is_some_and(|t| t.release.swarm == SwarmName::new("alpha"));
+                    assert!(
+                        !on_alpha || *at < close,
+                        "seed {seed}, close {close_ms} ms: {kind:?} handed out at {at:?}"
+                    );
+                }
+            }
+            for r in &report.releases {
+                let alpha = r.swarm == SwarmName::new("alpha");
+                let closed = r.errors.iter().any(|e| e.kind == ErrorKind::WindowClosed);
+                match r.outcome {
+                    ReleaseOutcome::Deleted => {
+                        assert!(!closed);
+                        assert!(!run.world.has_records(r.swarm.as_str(), &r.release));
+                    }
+                    outcome => {
+                        assert!(alpha, "{r:?}");
+                        assert_eq!(outcome, ReleaseOutcome::Failed);
+                        assert!(closed, "{r:?}");
+                        assert!(r.remedy.as_deref().is_some_and(|m| m.contains("window")));
+                        assert!(run.world.has_records(r.swarm.as_str(), &r.release));
+                    }
+                }
+            }
+            let beta = report.releases.iter().find(|r| r.release == "blog");
+            assert_eq!(beta.map(|r| r.outcome), Some(ReleaseOutcome::Deleted));
+            if close_ms == 0 {
+                // Closed from the start: nothing of alpha was even read.
+                assert!(!run.handed().iter().any(|k| is_release(k, "alpha", "web")));
+                for release in ["web", "api", "db"] {
+                    assert!(run.world.has_stack("alpha", release));
+                }
+            }
+        }
+    }
+}
+
+/// The sweep wakes its driver when a window closes, with nothing else due:
+/// a release waiting for its volume to be let go is closed then, not at
+/// its next retry.
+#[test]
+fn rule14_a_window_closing_is_a_deadline_of_its_own() {
+    let mut w = World::new(true);
+    alpha3(&mut w);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    let plan = w.plan();
+    let mut sweep = Sweep::new(
+        &plan,
+        Settings::new(Duration::from_secs(30), Duration::from_secs(600)),
+    );
+    let close = Timestamp::ZERO + Duration::from_secs(5);
+    sweep.handle_window_closes(&SwarmName::new("alpha"), close);
+    assert_eq!(sweep.poll_timeout(), Some(close));
+    // Told a later time, the earlier holds.
+    sweep.handle_window_closes(&SwarmName::new("alpha"), close + Duration::from_secs(60));
+    assert_eq!(sweep.poll_timeout(), Some(close));
+    let first = sweep
+        .poll_action(Timestamp::ZERO)
+        .expect("the first re-read");
+    assert!(
+        sweep.poll_action(close).is_none(),
+        "nothing new once closed"
+    );
+    // The re-read in flight is answered after the close: the release ends
+    // there, its stack untouched.
+    sweep
+        .handle_outcome(first.id, unchanged(&first.kind), close)
+        .unwrap();
+    assert!(sweep.poll_action(close).is_none());
+    assert!(sweep.is_done());
+    assert_eq!(sweep.poll_timeout(), None);
+    let r = &sweep.report().releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    assert_eq!(
+        r.errors
+            .iter()
+            .map(|e| (e.kind, e.action))
+            .collect::<Vec<_>>(),
+        [(ErrorKind::WindowClosed, Step::ReadUsage)]
+    );
+}

@@ -31,7 +31,9 @@ use sweep_core::sweep::{
     StackPart, StampRead, Step, Sweep, SweepError, Timestamp, UsageRead, Where,
 };
 use sweep_core::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
-use sweep_core::{Coverage, ReleaseEntry, ReleaseRef, ServiceEntry, StackObjects, SweepPlan};
+use sweep_core::{
+    Coverage, ReleaseEntry, ReleaseRef, ServiceEntry, StackObjects, SwarmName, SweepPlan,
+};
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -82,6 +84,11 @@ enum Op {
     Event {
         release: u8,
         node: Option<u8>,
+    },
+    /// The `swarm`-th swarm's deletion window closes `after` ms from now.
+    WindowCloses {
+        swarm: u8,
+        after: u16,
     },
 }
 
@@ -715,6 +722,17 @@ fuzz_target!(|input: Input| {
     };
     let mut outstanding: Vec<Action> = Vec::new();
     let mut now = Timestamp::ZERO;
+    // When each swarm's window closes (the earliest told): nothing of it
+    // may be handed out from then on.
+    let mut closes: BTreeMap<SwarmName, Timestamp> = BTreeMap::new();
+    let after_close = |closes: &BTreeMap<SwarmName, Timestamp>, a: &Action, now: Timestamp| {
+        if let Some(t) = a.kind.target() {
+            assert!(
+                closes.get(&t.release.swarm).is_none_or(|&at| now < at),
+                "{a:?} handed out at {now} after its swarm's window closed"
+            );
+        }
+    };
 
     let answer = |sweep: &mut Sweep, judge: &mut Judge, action: Action, outcome: Outcome, now| {
         let fits = fits(&outcome, action.kind.step());
@@ -737,6 +755,7 @@ fuzz_target!(|input: Input| {
         match op {
             Op::Poll => {
                 if let Some(a) = sweep.poll_action(now) {
+                    after_close(&closes, &a, now);
                     judge.handed(&a);
                     outstanding.push(a);
                 }
@@ -778,6 +797,17 @@ fuzz_target!(|input: Input| {
                     );
                 }
             }
+            Op::WindowCloses { swarm, after } => {
+                if let Some(s) = plan
+                    .swarms
+                    .get(usize::from(*swarm) % plan.swarms.len().max(1))
+                {
+                    let at = now + Duration::from_millis(u64::from(*after));
+                    sweep.handle_window_closes(&s.swarm, at);
+                    let earliest = closes.entry(s.swarm.clone()).or_insert(at);
+                    *earliest = (*earliest).min(at);
+                }
+            }
             Op::Bogus(n) => {
                 let id = ActionId(u64::from(*n));
                 if !outstanding.iter().any(|a| a.id == id) {
@@ -801,6 +831,7 @@ fuzz_target!(|input: Input| {
         steps += 1;
         assert!(steps < 200_000, "the sweep does not finish");
         while let Some(a) = sweep.poll_action(now) {
+            after_close(&closes, &a, now);
             judge.handed(&a);
             outstanding.push(a);
         }

@@ -93,6 +93,35 @@ pub fn gate(lists: &[&[DeletionWindow]], now: Option<UnixTime>) -> Gate {
     }
 }
 
+/// The first moment from `now` on at which some list of `lists` no longer
+/// passes: when deletions that may start at `now` may start no more. `now`
+/// itself when they may not start now; `None` without windows, or when
+/// none closes within about a year.
+///
+/// ```
+/// use sweep_core::deletion_window::{closes_at, DeletionWindow};
+/// use sweep_core::UnixTime;
+///
+/// let nights = [DeletionWindow::parse("allow Mon-Fri 02:00-05:00 UTC").unwrap()];
+/// let inside = UnixTime::parse_rfc3339("2026-12-01T03:00:00Z").unwrap();
+/// assert_eq!(closes_at(&[&nights], inside).unwrap().to_string(), "2026-12-01T05:00:00Z");
+/// ```
+pub fn closes_at(lists: &[&[DeletionWindow]], now: UnixTime) -> Option<UnixTime> {
+    if gate(lists, Some(now)) != Gate::Open {
+        return Some(now);
+    }
+    let now = i64::try_from(now.as_secs()).ok()?;
+    let limit = now.saturating_add(HORIZON_SECS);
+    lists
+        .iter()
+        .filter(|l| !l.is_empty())
+        .map(|l| List::new(l).next_fail(now, limit))
+        .min()
+        .filter(|&t| t <= limit)
+        .and_then(|t| u64::try_from(t).ok())
+        .map(UnixTime::from_secs)
+}
+
 /// The first moment from `now` on at which every list passes.
 fn opens_at(lists: &[List<'_>], now: i64) -> Option<UnixTime> {
     let mut t = now;
@@ -279,6 +308,56 @@ impl<'a> List<'a> {
             .filter(|&start| start > t)
             .min()
             .unwrap_or_else(|| t.saturating_add((DAYS_AFTER - 1) * DAY_SECS))
+    }
+
+    /// The first moment from `t` on (where the list passes) at which it
+    /// does not: a deny window starting, or the end of the allow windows
+    /// that hold one after another from `t`; a moment past `limit` when
+    /// there is none up to it.
+    fn next_fail(&self, t: i64, limit: i64) -> i64 {
+        let deny_once = self
+            .once
+            .iter()
+            .filter(|(w, _)| w.verb == Verb::Deny)
+            .map(|(_, (start, _))| *start);
+        let deny_weekly = self
+            .weekly
+            .iter()
+            .filter(|g| g.verb == Verb::Deny)
+            .flat_map(|g| g.intervals(t))
+            .map(|(start, _)| start);
+        // The days looked at hold every weekly window's next occurrence.
+        let denied = deny_once
+            .chain(deny_weekly)
+            .filter(|&start| start >= t)
+            .min()
+            .unwrap_or(i64::MAX);
+        if self.allows.is_empty() {
+            return denied;
+        }
+        let mut u = t;
+        for _ in 0..MAX_STEPS {
+            if u > limit || u >= denied {
+                break;
+            }
+            let once = self
+                .once
+                .iter()
+                .filter(|(w, i)| w.verb == Verb::Allow && contains(*i, u))
+                .map(|(_, (_, end))| *end);
+            let weekly = self
+                .weekly
+                .iter()
+                .filter(|g| g.verb == Verb::Allow)
+                .flat_map(|g| g.intervals(u))
+                .filter(|i| contains(*i, u))
+                .map(|(_, end)| end);
+            match once.chain(weekly).max() {
+                Some(end) if end > u => u = end,
+                _ => return u.min(denied),
+            }
+        }
+        u.min(denied)
     }
 
     /// The first moment from `t` on at which the list passes, or a moment

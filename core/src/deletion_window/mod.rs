@@ -66,7 +66,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use crate::time::UnixTime;
 
-pub use gate::{gate, Closed, ClosedCause, Gate};
+pub use gate::{closes_at, gate, Closed, ClosedCause, Gate};
 pub use parse::WindowError;
 
 /// The longest window text read: a window is a short line, and a longer

@@ -302,6 +302,77 @@ fn berlin_spring_forward_narrows_allow_and_widens_deny() {
     );
 }
 
+fn closes(lists: &[&[DeletionWindow]], now: &str) -> Option<String> {
+    closes_at(lists, at(now)).map(|t| t.to_string())
+}
+
+#[test]
+fn an_open_window_closes_at_its_end_or_where_a_deny_starts() {
+    let nights = [w("allow Mon-Fri 02:00-05:00 UTC")];
+    // Tuesday 2026-12-01.
+    assert_eq!(
+        closes(&[&nights], "2026-12-01T03:00:00Z").as_deref(),
+        Some("2026-12-01T05:00:00Z")
+    );
+    // Closed already: now.
+    assert_eq!(
+        closes(&[&nights], "2026-12-01T06:00:00Z").as_deref(),
+        Some("2026-12-01T06:00:00Z")
+    );
+    // Allow windows that touch hold one after another.
+    let chained = [
+        w("allow Tue 02:00-05:00 UTC"),
+        w("allow Tue 05:00-07:00 UTC"),
+        w("allow 2026-12-01T06:30:00Z/2026-12-01T08:00:00Z"),
+    ];
+    assert_eq!(
+        closes(&[&chained], "2026-12-01T03:00:00Z").as_deref(),
+        Some("2026-12-01T08:00:00Z")
+    );
+    // A deny window that starts inside the allow one.
+    let mut denied = nights.to_vec();
+    denied.push(w("deny 2026-12-01T04:00:00Z/2026-12-02T00:00:00Z"));
+    assert_eq!(
+        closes(&[&denied], "2026-12-01T03:00:00Z").as_deref(),
+        Some("2026-12-01T04:00:00Z")
+    );
+    // Deny windows alone: the next one's start; the policy's list and the
+    // swarm's are both counted.
+    let deny = [w("deny Sat,Sun 00:00-24:00 Europe/Berlin")];
+    assert_eq!(
+        closes(&[&deny], "2026-12-01T03:00:00Z").as_deref(),
+        Some("2026-12-04T23:00:00Z")
+    );
+    assert_eq!(
+        closes(&[&deny, &nights], "2026-12-01T03:00:00Z").as_deref(),
+        Some("2026-12-01T05:00:00Z")
+    );
+    // No windows, or none that ever closes: no end.
+    assert_eq!(closes(&[], "2026-12-01T03:00:00Z"), None);
+    let always = [w("allow Mon-Sun 00:00-24:00 UTC")];
+    assert_eq!(closes(&[&always], "2026-12-01T03:00:00Z"), None);
+    // A deny window in the past never closes anything.
+    let past = [w("deny 2020-01-01T00:00:00Z/2020-01-02T00:00:00Z")];
+    assert_eq!(closes(&[&past], "2026-12-01T03:00:00Z"), None);
+}
+
+#[test]
+fn a_window_a_clock_change_shortens_closes_at_its_narrower_end() {
+    // Berlin, Sunday 2026-03-29: 02:00-05:00 local is 01:00-03:00 UTC.
+    let nights = [w("allow Sun 02:00-05:00 Europe/Berlin")];
+    assert_eq!(
+        closes(&[&nights], "2026-03-29T01:30:00Z").as_deref(),
+        Some("2026-03-29T03:00:00Z")
+    );
+    // A deny window starting in the doubled hour of the fall back starts
+    // at its first reading.
+    let deny = [w("deny Sun 02:30-04:00 Europe/Berlin")];
+    assert_eq!(
+        closes(&[&deny], "2026-10-25T00:00:00Z").as_deref(),
+        Some("2026-10-25T00:30:00Z")
+    );
+}
+
 /// Europe/Berlin, Sunday 2026-10-25: at 03:00 CEST (01:00 UTC) the clocks
 /// go back to 02:00 CET; local times from 02:00 to 03:00 happen twice.
 #[test]
@@ -469,6 +540,22 @@ proptest! {
         shuffled.rotate_left((seed as usize) % n);
         shuffled.reverse();
         prop_assert_eq!(gate(&[&list, &other], now), gate(&[&shuffled, &other], now));
+    }
+
+    #[test]
+    fn the_closing_is_closed_and_nothing_before_it_is(list in windows(), other in windows(), now in YEAR, probe in 0u64..1000) {
+        let lists = [&list[..], &other[..]];
+        let start = UnixTime::from_secs(now);
+        match closes_at(&lists, start) {
+            Some(t) if gate(&lists, Some(start)) == Gate::Open => {
+                prop_assert!(t.as_secs() > now);
+                prop_assert_ne!(gate(&lists, Some(t)), Gate::Open);
+                let before = now + (t.as_secs() - 1 - now) * probe / 1000;
+                prop_assert_eq!(gate(&lists, Some(UnixTime::from_secs(before))), Gate::Open);
+            }
+            Some(t) => prop_assert_eq!(t, start),
+            None => prop_assert_eq!(gate(&lists, Some(start)), Gate::Open),
+        }
     }
 
     #[test]

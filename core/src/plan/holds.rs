@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::swarms::{Groups, SwarmGroup};
 use super::{Hold, HoldReason};
-use crate::deletion_window::{gate, Closed, ClosedCause, DeletionWindow, Gate};
+use crate::deletion_window::{closes_at, gate, Closed, ClosedCause, DeletionWindow, Gate};
 use crate::refs::SwarmName;
 use crate::snapshot::{AppState, Snapshot, SnapshotStr};
 use crate::time::UnixTime;
@@ -213,6 +213,21 @@ impl PlanWindows {
             .filter_map(|(swarm, lists)| {
                 let lists: Vec<&[DeletionWindow]> = lists.iter().map(Vec::as_slice).collect();
                 window_hold(swarm, &lists, Some(now))
+            })
+            .collect()
+    }
+}
+
+impl PlanWindows {
+    /// When each swarm whose windows let a deletion through at `now`
+    /// stops letting one through, for the swarms where that comes within
+    /// about a year: from then on the sweep starts no removal there.
+    pub fn closing(&self, now: UnixTime) -> Vec<(SwarmName, UnixTime)> {
+        self.swarms
+            .iter()
+            .filter_map(|(swarm, lists)| {
+                let lists: Vec<&[DeletionWindow]> = lists.iter().map(Vec::as_slice).collect();
+                closes_at(&lists, now).map(|t| (swarm.clone(), t))
             })
             .collect()
     }

@@ -615,6 +615,26 @@ impl DropRun {
         };
     }
 
+    /// Its swarm's deletion window closed: nothing more is removed, and
+    /// what is left stays for the next window. The caller has checked that
+    /// none of its actions is outstanding.
+    pub(crate) fn close_window(&mut self) {
+        let step = match self.phase {
+            Phase::Finished(_) => return,
+            Phase::Check(..) => Step::ReadStamps,
+            Phase::Usage(_) => Step::ReadUsage,
+            _ => Step::RemoveStack,
+        };
+        self.errors.push(ErrorEntry::new(
+            step,
+            ErrorKind::WindowClosed,
+            None,
+            None,
+            "the swarm's deletion window closed before these objects were removed",
+        ));
+        self.phase = Phase::Finished(ReleaseOutcome::Failed);
+    }
+
     /// This release's entry in the report's `dropped`; an unfinished one
     /// is reported failed.
     pub(crate) fn report(&self) -> DroppedReport {

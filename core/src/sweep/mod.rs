@@ -297,6 +297,17 @@ pub struct Sweep {
     awaiting: usize,
     /// When each action started and ended, if asked for.
     trace: Option<SweepTrace>,
+    /// When each swarm's deletion window closes, on the sweep's clock
+    /// (see [`Sweep::handle_window_closes`]), and whether the sweep has
+    /// seen it pass.
+    closes: BTreeMap<SwarmName, WindowClose>,
+}
+
+/// When a swarm's deletion window closes, and whether that has passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct WindowClose {
+    at: Timestamp,
+    passed: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -476,7 +487,69 @@ impl Sweep {
             outstanding: BTreeMap::new(),
             next_id: 0,
             trace: settings.trace.then(SweepTrace::default),
+            closes: BTreeMap::new(),
         }
+    }
+
+    /// The deletion window of `swarm` closes at `at` (the driver's reading
+    /// of the plan's windows, [`PlanWindows::closing`](crate::PlanWindows::closing),
+    /// on the sweep's clock). From then on no action of the swarm's runs is
+    /// handed out: those in flight finish, and each release (and each live
+    /// release's dropped objects) not finished is reported failed with
+    /// [`ErrorKind::WindowClosed`], its records kept for the next window.
+    /// The windows limit when deletions may happen; a sweep that went on
+    /// past their end would delete outside them. Told twice, the earlier
+    /// time holds.
+    pub fn handle_window_closes(&mut self, swarm: &SwarmName, at: Timestamp) {
+        let close = self
+            .closes
+            .entry(swarm.clone())
+            .or_insert(WindowClose { at, passed: false });
+        if !close.passed && at < close.at {
+            close.at = at;
+        }
+    }
+
+    /// Whether the deletion window of `swarm` has closed by `now`.
+    fn window_closed(&self, swarm: &SwarmName, now: Timestamp) -> bool {
+        self.closes.get(swarm).is_some_and(|c| c.at <= now)
+    }
+
+    /// Puts every run of each swarm whose window closed by `now` on the
+    /// agenda once, so that the runs waiting for an event or a retry are
+    /// closed at once, not when they would next have woken.
+    fn pass_window_closes(&mut self, now: Timestamp) {
+        let passing: Vec<SwarmName> = self
+            .closes
+            .iter_mut()
+            .filter(|(_, c)| !c.passed && c.at <= now)
+            .map(|(swarm, c)| {
+                c.passed = true;
+                swarm.clone()
+            })
+            .collect();
+        for swarm in passing {
+            for (i, run) in self.releases.iter().enumerate() {
+                if run.target().release.swarm == swarm {
+                    self.agenda.push(i);
+                }
+            }
+            for (d, run) in self.drops.iter().enumerate() {
+                if run.target().release.swarm == swarm {
+                    self.agenda.push(self.releases.len() + d);
+                }
+            }
+        }
+    }
+
+    /// Whether an action of release `index` (`drop`: of drop run `index`)
+    /// is outstanding.
+    fn in_flight(&self, index: usize, drop: bool) -> bool {
+        self.outstanding.values().any(|p| match p {
+            Pending::Release { index: i, .. } => !drop && *i == index,
+            Pending::Drop { index: i, .. } => drop && *i == index,
+            Pending::Relist { .. } => false,
+        })
     }
 
     /// The settings the sweep runs with: those it was given, with the
@@ -522,10 +595,23 @@ impl Sweep {
 
     /// [`Sweep::poll_action`], unrecorded.
     fn next_action(&mut self, now: Timestamp) -> Option<Action> {
+        self.pass_window_closes(now);
         while let Some(index) = self.agenda.pop(now) {
             if let Some(d) = index.checked_sub(self.releases.len()) {
-                let Some(run) = self.drops.get_mut(d) else {
+                let Some(run) = self.drops.get(d) else {
                     debug_assert!(false, "the agenda names drop run {d}, which does not exist");
+                    continue;
+                };
+                if self.window_closed(&run.target().release.swarm, now) {
+                    // Off the agenda, its timer with it; one with an action
+                    // in flight is closed once the answer puts it back.
+                    self.agenda.set_retry(index, None);
+                    if !run.is_settled() && !self.in_flight(d, true) {
+                        self.update_drop(d, |run, _| run.close_window());
+                    }
+                    continue;
+                }
+                let Some(run) = self.drops.get_mut(d) else {
                     continue;
                 };
                 let Some((key, kind)) = run.next_action(now, &self.settings) else {
@@ -543,11 +629,21 @@ impl Sweep {
                 });
                 return Some(Action { id, kind });
             }
-            let Some(run) = self.releases.get_mut(index) else {
+            let Some(run) = self.releases.get(index) else {
                 debug_assert!(
                     false,
                     "the agenda names release {index}, which does not exist"
                 );
+                continue;
+            };
+            if self.window_closed(&run.target().release.swarm, now) {
+                self.agenda.set_retry(index, None);
+                if !run.is_settled() && !self.in_flight(index, false) {
+                    self.update(index, |run, _| run.close_window());
+                }
+                continue;
+            }
+            let Some(run) = self.releases.get_mut(index) else {
                 continue;
             };
             let Some((key, kind)) = run.next_action(now, &self.settings) else {
@@ -778,7 +874,18 @@ impl Sweep {
     /// The earliest time a waiting retry becomes ready; `None` when nothing
     /// waits on time.
     pub fn poll_timeout(&self) -> Option<Timestamp> {
-        self.agenda.earliest()
+        // A window closing is a time to act at too, while anything is left.
+        let closing = self
+            .closes
+            .values()
+            .filter(|c| !c.passed)
+            .map(|c| c.at)
+            .min()
+            .filter(|_| !self.is_done());
+        match (self.agenda.earliest(), closing) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Nothing outstanding and nothing left to hand out.

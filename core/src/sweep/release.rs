@@ -1330,6 +1330,29 @@ impl ReleaseRun {
         self.ledger.reports(&self.target, self.reason)
     }
 
+    /// Its swarm's deletion window closed: nothing more of it is removed,
+    /// and it is reported failed, its records kept for the next window.
+    /// The caller has checked that none of its actions is outstanding.
+    pub(crate) fn close_window(&mut self) {
+        let step = match self.phase {
+            Phase::Finished(_) | Phase::AwaitingRelist(_) => return,
+            Phase::Check(..) => Step::ReadStamps,
+            Phase::Usage(..) => Step::ReadUsage,
+            Phase::Stack => Step::RemoveStack,
+            Phase::Records(_) => Step::DeleteRecords,
+            Phase::Purge => Step::RemoveVolume,
+        };
+        self.errors.push(ErrorEntry::new(
+            step,
+            ErrorKind::WindowClosed,
+            None,
+            None,
+            "the swarm's deletion window closed before this release finished: nothing more \
+             of it is removed until a window opens again",
+        ));
+        self.phase = Phase::Finished(ReleaseOutcome::Failed);
+    }
+
     /// This release's entry in the report; an unfinished one is reported
     /// failed, which is what it is if the driver stops here.
     pub fn report(&self) -> ReleaseReport {
@@ -1359,6 +1382,13 @@ impl ReleaseRun {
         let changed = errors.iter().any(|e| e.stamp.is_some());
         let remedy = match outcome {
             ReleaseOutcome::Deleted => None,
+            ReleaseOutcome::Failed if errors.iter().any(|e| e.kind == ErrorKind::WindowClosed) => {
+                Some(
+                    "the deletion window closed during the sweep: what was removed is gone, \
+                     the rest and the records stay, and a sweep in the next window finishes it"
+                        .to_owned(),
+                )
+            }
             ReleaseOutcome::Failed if changed => Some(
                 "left alone: its records changed since the plan (see errors); the next plan \
                  decides it anew"

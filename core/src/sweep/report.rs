@@ -348,6 +348,10 @@ named_enum! {
         /// `unfinished`: the sweep ended (interrupted) before the release
         /// finished.
         Unfinished = "unfinished",
+        /// `window_closed`: the swarm's deletion window closed before the
+        /// release finished; the sweep started no removal there after it,
+        /// and the next window finishes the release.
+        WindowClosed = "window_closed",
         /// `other`: anything else the driver reported.
         Other = "other",
     }

@@ -435,8 +435,9 @@ pub struct PolicyArgs {
     /// When deletions may happen (repeatable): `allow DAYS HH:MM-HH:MM
     /// ZONE` or `deny START/END` (RFC 3339). Outside every allow window,
     /// or inside a deny window, every deletion waits (the hold
-    /// `outside_window`, exit 0). A swarm's `windows` in the registry file
-    /// apply too. See docs/windows.md.
+    /// `outside_window`, exit 0); a sweep running when a window closes
+    /// starts nothing more on that swarm. A swarm's `windows` in the
+    /// registry file apply too. See docs/windows.md.
     /// E.g. `--window 'allow Mon-Fri 02:00-05:00 Europe/Berlin'`.
     #[arg(long = "window", value_name = "WINDOW", value_parser = deletion_window)]
     pub window: Vec<DeletionWindow>,

@@ -18,7 +18,7 @@ use sweep_core::sweep::{SweepReport, SweepTrace};
 use sweep_core::verdict::{apply_status, plan_status, Status};
 use sweep_core::{
     plan, AppSet, GraceState, Hold, NotCurrent, PlanWindows, Policy, ReleaseRef, Snapshot,
-    SnapshotError, SweepPlan, UnixTime,
+    SnapshotError, SwarmName, SweepPlan, UnixTime,
 };
 use sweep_swarms::Registry;
 use thiserror::Error;
@@ -319,7 +319,8 @@ impl<'a> Cycle<'a> {
         // The approval can come long after the plan (a prompt left
         // waiting): a window that closed since stops the sweep before
         // anything is deleted, as it would have stopped the plan.
-        let closed = windows.closed_at(host.now().ok_or(CycleError::Clock)?);
+        let at = host.now().ok_or(CycleError::Clock)?;
+        let closed = windows.closed_at(at);
         if !closed.is_empty() {
             host.event(Event::WindowClosed(&closed));
             return Ok(Ended {
@@ -335,10 +336,21 @@ impl<'a> Cycle<'a> {
             stop.wait().await;
             interrupted.set(true);
         };
+        // When each window closes, as time from now: the clock reads whole
+        // seconds, so a second early rather than one late.
+        let closes: Vec<(SwarmName, Duration)> = windows
+            .closing(at)
+            .into_iter()
+            .map(|(swarm, t)| {
+                let left = t.as_secs().saturating_sub(at.as_secs()).saturating_sub(1);
+                (swarm, Duration::from_secs(left))
+            })
+            .collect();
         let swept = execute_traced(
             self.registry,
             &plan,
             self.execute,
+            &closes,
             stopped,
             stop.aborted(),
             |p| host.event(Event::Progress(p)),

@@ -201,9 +201,17 @@ pub async fn execute_until(
     settings: ExecuteSettings,
     stop: impl std::future::Future<Output = ()>,
 ) -> SweepReport {
-    drive(registry, plan, settings, stop, std::future::pending(), None)
-        .await
-        .report
+    drive(
+        registry,
+        plan,
+        settings,
+        &[],
+        stop,
+        std::future::pending(),
+        None,
+    )
+    .await
+    .report
 }
 
 /// [`execute_until`], calling `on_progress` whenever an action starts or
@@ -221,6 +229,7 @@ pub async fn execute_until_with(
         registry,
         plan,
         settings,
+        &[],
         stop,
         std::future::pending(),
         Some(&mut on_progress),
@@ -245,11 +254,15 @@ pub struct Swept {
 /// and ending at once when `abort` completes: the actions in flight are
 /// dropped unanswered (they may or may not have taken effect; the report
 /// marks their releases unfinished, and their records stay), so that what
-/// is known to be done can still be reported and recorded.
+/// is known to be done can still be reported and recorded. `closes` says
+/// when each swarm's deletion window closes, as time from the call (see
+/// [`PlanWindows::closing`](sweep_core::PlanWindows::closing)): no removal
+/// starts there after it ([`Sweep::handle_window_closes`]).
 pub async fn execute_traced(
     registry: &dyn Registry,
     plan: &SweepPlan,
     settings: ExecuteSettings,
+    closes: &[(SwarmName, Duration)],
     stop: impl std::future::Future<Output = ()>,
     abort: impl std::future::Future<Output = ()>,
     mut on_progress: impl FnMut(&Progress),
@@ -258,6 +271,7 @@ pub async fn execute_traced(
         registry,
         plan,
         settings,
+        closes,
         stop,
         abort,
         Some(&mut on_progress),
@@ -269,6 +283,7 @@ async fn drive(
     registry: &dyn Registry,
     plan: &SweepPlan,
     settings: ExecuteSettings,
+    closes: &[(SwarmName, Duration)],
     stop: impl std::future::Future<Output = ()>,
     abort: impl std::future::Future<Output = ()>,
     mut on_progress: Option<&mut dyn FnMut(&Progress)>,
@@ -276,6 +291,9 @@ async fn drive(
     let epoch = Instant::now();
     let now = || Timestamp::from_epoch(Instant::now().saturating_duration_since(epoch));
     let mut sweep = Sweep::new(plan, settings.sweep);
+    for (swarm, after) in closes {
+        sweep.handle_window_closes(swarm, Timestamp::from_epoch(*after));
+    }
     let mut tally = on_progress.as_ref().map(|_| Tally::new());
     let mut running = FuturesUnordered::new();
 
@@ -692,6 +710,7 @@ mod tests {
             &registry,
             &plan,
             ExecuteSettings::default(),
+            &[],
             std::future::pending(),
             std::future::pending(),
             |_| {},
@@ -711,6 +730,7 @@ mod tests {
             &registry,
             &plan,
             settings,
+            &[],
             std::future::pending(),
             std::future::pending(),
             |_| {},

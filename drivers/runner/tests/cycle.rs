@@ -454,9 +454,24 @@ async fn a_window_that_closed_before_the_approval_deletes_nothing() {
         })
     );
 
-    // Answered while the window is still open, it deletes.
+    // Answered in the window's last second: the sweep starts, and the
+    // window closes (a second early, as the clock reads whole seconds)
+    // before anything is removed.
     let mut host = TestHost::new(Some(apps()));
     host.now_when_asked = Some(UnixTime::from_secs(NOW + 3599));
+    let ended = cycle.run(&host, &Stop::never()).await.expect("it ran");
+    assert_eq!(ended.outcome, Outcome::NeedsAttention);
+    assert_eq!(ended.status, Status::NeedsAttention);
+    let report = ended.report.expect("a sweep");
+    assert!(report.releases[0]
+        .errors
+        .iter()
+        .any(|e| e.kind == sweep_core::sweep::ErrorKind::WindowClosed));
+    assert_eq!(releases(&registry), ["old", "web"]);
+
+    // Answered while the window is still open, it deletes.
+    let mut host = TestHost::new(Some(apps()));
+    host.now_when_asked = Some(UnixTime::from_secs(NOW + 3000));
     let ended = cycle.run(&host, &Stop::never()).await.expect("it ran");
     assert_eq!(ended.outcome, Outcome::Success);
     assert_eq!(releases(&registry), ["web"]);

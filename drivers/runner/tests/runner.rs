@@ -5,8 +5,10 @@
 
 use std::time::Duration;
 
-use sweep_core::sweep::{ReleaseOutcome, Settings, StampChange, Step};
-use sweep_core::{plan, AppSet, Application, Coverage, HoldReason, Policy, Snapshot, SweepPlan};
+use sweep_core::sweep::{ErrorKind, ReleaseOutcome, Settings, StampChange, Step};
+use sweep_core::{
+    plan, AppSet, Application, Coverage, HoldReason, Policy, Snapshot, SwarmName, SweepPlan,
+};
 use sweep_runner::{execute, gather, ExecuteSettings, GatherSettings};
 use sweep_swarms::{BackendError, Registry};
 use sweep_testkit::{
@@ -409,7 +411,8 @@ async fn an_abort_ends_the_sweep_with_a_step_in_flight_and_reports_what_went() {
     let started = tokio::time::Instant::now();
     let stop = tokio::time::sleep(Duration::from_secs(5));
     let abort = tokio::time::sleep(Duration::from_secs(10));
-    let swept = sweep_runner::execute_traced(&registry, &plan, fast(), stop, abort, |_| {}).await;
+    let swept =
+        sweep_runner::execute_traced(&registry, &plan, fast(), &[], stop, abort, |_| {}).await;
     // Not the action timeout (60 s) of the hanging volume removal.
     assert_eq!(started.elapsed(), Duration::from_secs(10));
     let report = swept.report;
@@ -1012,4 +1015,48 @@ async fn a_user_appearing_after_the_plan_stops_the_removal() {
     let left = later.stack("alpha", "old").unwrap();
     assert_eq!(left.networks.iter().collect::<Vec<_>>(), ["old_net"]);
     assert_eq!(later.records("alpha").len(), 1);
+}
+
+/// A deletion window that closes during the sweep: from then on nothing
+/// more is removed on its swarm. The volume still in use stays, and so do
+/// the records; the sweep ends at the close, not at its settle timeout.
+#[tokio::test(start_paused = true)]
+async fn a_window_that_closes_during_the_sweep_stops_the_removals_there() {
+    let registry = MemoryRegistry::new().with_swarm(release(
+        three_node("alpha", "A", &["old"]),
+        "old",
+        "gone",
+    ));
+    registry
+        .volume_in_use("alpha", "alpha-n2", "old_data", 1000)
+        .unwrap();
+    let (_, plan) = gather_plan(&registry, true, app_set(&[("shop", "alpha", &[])])).await;
+    let started = tokio::time::Instant::now();
+    let closes = [(SwarmName::new("alpha"), Duration::from_secs(5))];
+    let swept = sweep_runner::execute_traced(
+        &registry,
+        &plan,
+        fast(),
+        &closes,
+        std::future::pending(),
+        std::future::pending(),
+        |_| {},
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let r = &swept.report.releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::Failed);
+    assert!(
+        r.errors.iter().any(|e| e.kind == ErrorKind::WindowClosed),
+        "{r:?}"
+    );
+    assert_eq!(registry.records("alpha").len(), 1, "the records stay");
+    assert_eq!(
+        volumes_left(&registry, "alpha", &node_ids("alpha")),
+        ["alpha-n2:old_data"]
+    );
 }
