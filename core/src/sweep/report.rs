@@ -357,6 +357,16 @@ named_enum! {
     }
 }
 
+impl ErrorKind {
+    /// Whether the sweep stopped before the release finished, without
+    /// anything failing: a stop (`unfinished`) or its swarm's deletion
+    /// window closing (`window_closed`). The next sweep takes it up; a
+    /// count of failures leaves it out, so that neither pages anyone.
+    pub fn is_cut_short(self) -> bool {
+        matches!(self, ErrorKind::Unfinished | ErrorKind::WindowClosed)
+    }
+}
+
 impl ErrorEntry {
     pub(crate) fn new(
         action: Step,

@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sweep_core::plan::{DeletionReason, HoldReason};
 use sweep_core::record::Kind;
-use sweep_core::sweep::{ErrorKind, ReleaseOutcome, SweepReport};
+use sweep_core::sweep::{ReleaseOutcome, SweepReport};
 use sweep_core::SweepPlan;
 
 /// The `Content-Type` of the text exposition format.
@@ -196,14 +196,10 @@ impl Metrics {
                         .unwrap_or("unknown");
                     *self.deletions.entry(reason.to_owned()).or_default() += 1;
                 }
-                // A release a stop left unfinished did not fail: the next
-                // sweep takes it up, and a restart must not page anyone.
-                ReleaseOutcome::Failed
-                    if release
-                        .errors
-                        .iter()
-                        .any(|e| e.kind != ErrorKind::Unfinished) =>
-                {
+                // A release a stop or its window's closing cut short did
+                // not fail: the next sweep takes it up, and a restart must
+                // not page anyone.
+                ReleaseOutcome::Failed if release.errors.iter().any(|e| !e.kind.is_cut_short()) => {
                     self.failures += 1
                 }
                 ReleaseOutcome::Failed => {}
@@ -227,12 +223,9 @@ impl Metrics {
                     .entry(object.kind.as_str().to_owned())
                     .or_default() += 1;
             }
-            // As for a release: a stop leaves it for the next sweep.
+            // As for a release: cut short, it is left for the next sweep.
             if dropped.outcome == ReleaseOutcome::Failed
-                && dropped
-                    .errors
-                    .iter()
-                    .any(|e| e.kind != ErrorKind::Unfinished)
+                && dropped.errors.iter().any(|e| !e.kind.is_cut_short())
             {
                 self.failures += 1;
             }
@@ -629,5 +622,47 @@ mod tests {
         assert_eq!(kind("config"), "2");
         assert_eq!(kind("network"), "0");
         assert_eq!(s["swarm_sweep_failures_total"], "1");
+    }
+
+    /// A release cut short (a stop, its window closing) did not fail; one
+    /// with any other error did, cut short or not.
+    #[test]
+    fn a_release_cut_short_is_no_failure() {
+        let plan: SweepPlan = serde_json::from_str(
+            r#"{"controller": "default", "purge_volumes": false, "holds": [], "deletions": [],
+                "spared": [], "uncovered": [], "swarms": []}"#,
+        )
+        .unwrap();
+        let release = |name: &str, kinds: &[&str]| {
+            let errors: Vec<String> = kinds
+                .iter()
+                .map(|k| {
+                    format!(
+                        r#"{{"action": "remove_stack", "node": null, "volume": null, "kind": "{k}", "message": "m"}}"#
+                    )
+                })
+                .collect();
+            format!(
+                r#"{{"swarm": "alpha", "release": "{name}", "application": "shop", "outcome": "failed",
+                    "coverage": "off", "volumes_deleted": {{}}, "errors": [{}], "remedy": null}}"#,
+                errors.join(",")
+            )
+        };
+        let releases = [
+            release("a", &["unfinished"]),
+            release("b", &["window_closed"]),
+            release("c", &["window_closed", "refused"]),
+        ];
+        let report: SweepReport = serde_json::from_str(&format!(
+            r#"{{"controller": "default", "held": false, "purge_volumes": false,
+                "releases": [{}], "uncovered": [], "dropped": [],
+                "totals": {{"planned": 3, "deleted": 0, "failed": 3, "left_own_stack": 0,
+                  "pending_coverage": 0, "volumes_deleted": 0, "uncovered_swarms": 0}}}}"#,
+            releases.join(",")
+        ))
+        .unwrap();
+        let mut m = Metrics::new();
+        m.executed(&plan, &report);
+        assert_eq!(samples(&m.render())["swarm_sweep_failures_total"], "1");
     }
 }
