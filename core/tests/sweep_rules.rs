@@ -2543,13 +2543,14 @@ fn rule14_a_window_closing_is_a_deadline_of_its_own() {
     );
     let close = Timestamp::ZERO + Duration::from_secs(5);
     sweep.handle_window_closes(&SwarmName::new("alpha"), close);
+    let first = sweep
+        .poll_action(Timestamp::ZERO)
+        .expect("the first re-read");
+    // With the re-read in flight, the close is the one deadline.
     assert_eq!(sweep.poll_timeout(), Some(close));
     // Told a later time, the earlier holds.
     sweep.handle_window_closes(&SwarmName::new("alpha"), close + Duration::from_secs(60));
     assert_eq!(sweep.poll_timeout(), Some(close));
-    let first = sweep
-        .poll_action(Timestamp::ZERO)
-        .expect("the first re-read");
     assert!(
         sweep.poll_action(close).is_none(),
         "nothing new once closed"
@@ -2571,4 +2572,47 @@ fn rule14_a_window_closing_is_a_deadline_of_its_own() {
             .collect::<Vec<_>>(),
         [(ErrorKind::WindowClosed, Step::ReadUsage)]
     );
+}
+
+/// A re-listing is a step too: once the window closed, the failure it
+/// could have overturned stands, and says why.
+#[test]
+fn rule14_no_re_listing_starts_once_the_window_closed() {
+    for seed in 0..SEEDS {
+        let mut w = World::new(true);
+        alpha3(&mut w);
+        w.release("alpha", "web", "shop", &[("n1", "data")]);
+        w.release("alpha", "api", "shop", &[("n2", "data")]);
+        w.faults.records_fail.insert(rr("alpha", "web"), 1);
+        w.faults.in_use.insert(
+            (SwarmName::new("alpha"), "n2".into(), "api_data".into()),
+            1_000,
+        );
+        let close = Timestamp::ZERO + Duration::from_secs(3);
+        let mut run = Run::new(w, Settings::default(), seed, 2);
+        run.sweep
+            .handle_window_closes(&SwarmName::new("alpha"), close);
+        let report = run.finish();
+        assert!(
+            !run.handed()
+                .iter()
+                .any(|k| matches!(k, ActionKind::ListReleases { .. })),
+            "seed {seed}: {:?}",
+            run.handed()
+        );
+        for r in &report.releases {
+            assert_eq!(r.outcome, ReleaseOutcome::Failed, "{r:?}");
+            assert!(
+                r.errors.iter().any(|e| e.kind == ErrorKind::WindowClosed),
+                "{r:?}"
+            );
+        }
+        let web = report.releases.iter().find(|r| r.release == "web");
+        assert!(web.is_some_and(|r| r
+            .errors
+            .iter()
+            .any(|e| e.action == Step::ListReleases && e.kind == ErrorKind::WindowClosed)));
+        assert!(run.world.has_records("alpha", "web"));
+        assert!(run.world.has_records("alpha", "api"));
+    }
 }

@@ -726,9 +726,13 @@ fuzz_target!(|input: Input| {
     // may be handed out from then on.
     let mut closes: BTreeMap<SwarmName, Timestamp> = BTreeMap::new();
     let after_close = |closes: &BTreeMap<SwarmName, Timestamp>, a: &Action, now: Timestamp| {
-        if let Some(t) = a.kind.target() {
+        let swarm = match &a.kind {
+            ActionKind::ListReleases { swarm, .. } => Some(swarm),
+            other => other.target().map(|t| &t.release.swarm),
+        };
+        if let Some(swarm) = swarm {
             assert!(
-                closes.get(&t.release.swarm).is_none_or(|&at| now < at),
+                closes.get(swarm).is_none_or(|&at| now < at),
                 "{a:?} handed out at {now} after its swarm's window closed"
             );
         }

@@ -8,7 +8,7 @@ use super::{Counts, Event, EventKind, EventObject, NotifyMemory};
 use crate::plan::{HoldReason, SpareReason, SweepPlan};
 use crate::refs::SwarmName;
 use crate::saved::{Change, DroppedChange, Stale};
-use crate::sweep::{ObjectOutcome, ObjectReport, ReleaseOutcome, SweepReport};
+use crate::sweep::{ErrorEntry, ObjectOutcome, ObjectReport, ReleaseOutcome, SweepReport};
 use crate::time::UnixTime;
 
 /// The most objects one event lists; the rest are counted
@@ -128,7 +128,8 @@ fn removals(report: &SweepReport) -> Vec<Event> {
 /// snapshot listed no object of its stack, so the report has none to
 /// name; or a live release's dropped objects, none tried since its
 /// records changed): the release itself, so a failure is never without
-/// word.
+/// word. One only cut short (a stop, its window closing) did not fail:
+/// the next sweep takes it up, and nobody is told of it as a failure.
 fn unlisted_failures(report: &SweepReport) -> Vec<Removal> {
     let named: BTreeSet<(&SwarmName, &str)> = report
         .objects
@@ -136,17 +137,22 @@ fn unlisted_failures(report: &SweepReport) -> Vec<Removal> {
         .filter(|o| o.outcome == ObjectOutcome::Failed)
         .map(|o| (&o.swarm, o.release.as_str()))
         .collect();
+    let failed = |outcome: ReleaseOutcome, errors: &[ErrorEntry]| {
+        let cut_short = !errors.is_empty() && errors.iter().all(|e| e.kind.is_cut_short());
+        outcome == ReleaseOutcome::Failed && !cut_short
+    };
     let releases = report
         .releases
         .iter()
+        .filter(|r| failed(r.outcome, &r.errors))
         .map(|r| (&r.swarm, &r.release, r.outcome, r.errors.first()));
     let dropped = report
         .dropped
         .iter()
+        .filter(|d| failed(d.outcome, &d.errors))
         .map(|d| (&d.swarm, &d.release, d.outcome, d.errors.first()));
     releases
         .chain(dropped)
-        .filter(|(_, _, outcome, _)| *outcome == ReleaseOutcome::Failed)
         .filter(|(swarm, release, _, _)| !named.contains(&(*swarm, release.as_str())))
         .map(|(swarm, release, _, error)| {
             let mut object = EventObject::new(swarm, Some(release), "release", release);

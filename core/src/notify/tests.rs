@@ -590,4 +590,32 @@ mod from_a_sweep {
             .iter()
             .all(|e| e.event != EventKind::DeletionFailed));
     }
+
+    /// A sweep its window's closing cut short failed at nothing: no word
+    /// of a failure, as for the window's own holds.
+    #[test]
+    fn a_release_its_window_cut_short_is_no_failure_event() {
+        let (plan, _) = swept(succeeding);
+        let mut sweep = Sweep::new(
+            &plan,
+            Settings::new(Duration::from_secs(1), Duration::from_secs(5)),
+        );
+        sweep.handle_window_closes(&plan.deletions[0].swarm, Timestamp::ZERO);
+        assert!(sweep.poll_action(Timestamp::ZERO).is_none());
+        let report = sweep.report();
+        assert_eq!(
+            report.releases[0].errors[0].kind,
+            crate::sweep::ErrorKind::WindowClosed
+        );
+        let facts = Facts {
+            plan: Some(&plan),
+            report: Some(&report),
+            stale: None,
+        };
+        let events = decide(facts, &mut NotifyMemory::default(), at(0), HOUR);
+        assert!(
+            events.iter().all(|e| e.event != EventKind::DeletionFailed),
+            "{events:?}"
+        );
+    }
 }

@@ -659,7 +659,7 @@ impl Sweep {
             return Some(Action { id, kind });
         }
         while let Some(s) = self.relists.pop_first() {
-            if let Some(action) = self.relist_action(s) {
+            if let Some(action) = self.relist_action(s, now) {
                 return Some(action);
             }
         }
@@ -668,7 +668,7 @@ impl Sweep {
 
     /// The re-listing of swarm `s`, once every release there has settled
     /// and some failure there could be overturned by it.
-    fn relist_action(&mut self, s: usize) -> Option<Action> {
+    fn relist_action(&mut self, s: usize, now: Timestamp) -> Option<Action> {
         let Some(swarm) = self.swarms.get(s) else {
             debug_assert!(false, "swarm {s} is due a re-listing but does not exist");
             return None;
@@ -677,6 +677,27 @@ impl Sweep {
             return None;
         }
         if swarm.unsettled > 0 {
+            return None;
+        }
+        if self.window_closed(&swarm.swarm, now) {
+            // Nothing starts there once its window closed, a re-listing
+            // either: the failures it could overturn stand, and say why.
+            let awaiting: Vec<usize> = swarm
+                .releases
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    self.releases
+                        .get(i)
+                        .is_some_and(ReleaseRun::awaits_relisting)
+                })
+                .collect();
+            if let Some(swarm) = self.swarms.get_mut(s) {
+                swarm.relist = Relist::Done;
+            }
+            for i in awaiting {
+                self.update(i, |run, _| run.close_window());
+            }
             return None;
         }
         let checking: Vec<usize> = swarm
@@ -881,7 +902,12 @@ impl Sweep {
             .filter(|c| !c.passed)
             .map(|c| c.at)
             .min()
-            .filter(|_| !self.is_done());
+            // Only while something waits on time or is in flight: a sweep
+            // stalled by a bug must not wait for a close months away.
+            .filter(|_| {
+                !self.is_done()
+                    && (self.agenda.earliest().is_some() || !self.outstanding.is_empty())
+            });
         match (self.agenda.earliest(), closing) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -1335,7 +1335,21 @@ impl ReleaseRun {
     /// The caller has checked that none of its actions is outstanding.
     pub(crate) fn close_window(&mut self) {
         let step = match self.phase {
-            Phase::Finished(_) | Phase::AwaitingRelist(_) => return,
+            Phase::Finished(_) => return,
+            // Failed already; the re-listing that could have overturned it
+            // is not made.
+            Phase::AwaitingRelist(_) => {
+                self.errors.push(ErrorEntry::new(
+                    Step::ListReleases,
+                    ErrorKind::WindowClosed,
+                    None,
+                    None,
+                    "the swarm's deletion window closed before its re-listing, which could \
+                     have shown the failed step done after all",
+                ));
+                self.phase = Phase::Finished(ReleaseOutcome::Failed);
+                return;
+            }
             Phase::Check(..) => Step::ReadStamps,
             Phase::Usage(..) => Step::ReadUsage,
             Phase::Stack => Step::RemoveStack,
@@ -1384,8 +1398,8 @@ impl ReleaseRun {
             ReleaseOutcome::Deleted => None,
             ReleaseOutcome::Failed if errors.iter().any(|e| e.kind == ErrorKind::WindowClosed) => {
                 Some(
-                    "the deletion window closed during the sweep: what was removed is gone, \
-                     the rest and the records stay, and a sweep in the next window finishes it"
+                    "the deletion window closed during the sweep: nothing more of it was \
+                     removed after that (see errors), and a sweep in the next window finishes it"
                         .to_owned(),
                 )
             }
