@@ -542,6 +542,41 @@ impl Sweep {
         }
     }
 
+    /// Whether the run at agenda index `index` (a release, or a drop run
+    /// after them) is on a swarm whose window closed by `now`. It is then
+    /// off the agenda, its timer with it, and closed, unless an action of
+    /// it is in flight: the answer puts it back, and it is closed then.
+    fn closed_by_window(&mut self, index: usize, now: Timestamp) -> bool {
+        if self.closes.is_empty() {
+            return false;
+        }
+        let drop = index.checked_sub(self.releases.len());
+        let run = match drop {
+            Some(d) => self.drops.get(d).map(|r| (r.target(), r.is_settled())),
+            None => self
+                .releases
+                .get(index)
+                .map(|r| (r.target(), r.is_settled())),
+        };
+        let Some((target, settled)) = run else {
+            return false;
+        };
+        if !self.window_closed(&target.release.swarm, now) {
+            return false;
+        }
+        self.agenda.set_retry(index, None);
+        match drop {
+            Some(d) if !settled && !self.in_flight(d, true) => {
+                self.update_drop(d, |run, _| run.close_window());
+            }
+            None if !settled && !self.in_flight(index, false) => {
+                self.update(index, |run, _| run.close_window());
+            }
+            _ => {}
+        }
+        true
+    }
+
     /// Whether an action of release `index` (`drop`: of drop run `index`)
     /// is outstanding.
     fn in_flight(&self, index: usize, drop: bool) -> bool {
@@ -598,20 +633,11 @@ impl Sweep {
         self.pass_window_closes(now);
         while let Some(index) = self.agenda.pop(now) {
             if let Some(d) = index.checked_sub(self.releases.len()) {
-                let Some(run) = self.drops.get(d) else {
-                    debug_assert!(false, "the agenda names drop run {d}, which does not exist");
-                    continue;
-                };
-                if self.window_closed(&run.target().release.swarm, now) {
-                    // Off the agenda, its timer with it; one with an action
-                    // in flight is closed once the answer puts it back.
-                    self.agenda.set_retry(index, None);
-                    if !run.is_settled() && !self.in_flight(d, true) {
-                        self.update_drop(d, |run, _| run.close_window());
-                    }
+                if self.closed_by_window(index, now) {
                     continue;
                 }
                 let Some(run) = self.drops.get_mut(d) else {
+                    debug_assert!(false, "the agenda names drop run {d}, which does not exist");
                     continue;
                 };
                 let Some((key, kind)) = run.next_action(now, &self.settings) else {
@@ -629,21 +655,14 @@ impl Sweep {
                 });
                 return Some(Action { id, kind });
             }
-            let Some(run) = self.releases.get(index) else {
+            if self.closed_by_window(index, now) {
+                continue;
+            }
+            let Some(run) = self.releases.get_mut(index) else {
                 debug_assert!(
                     false,
                     "the agenda names release {index}, which does not exist"
                 );
-                continue;
-            };
-            if self.window_closed(&run.target().release.swarm, now) {
-                self.agenda.set_retry(index, None);
-                if !run.is_settled() && !self.in_flight(index, false) {
-                    self.update(index, |run, _| run.close_window());
-                }
-                continue;
-            }
-            let Some(run) = self.releases.get_mut(index) else {
                 continue;
             };
             let Some((key, kind)) = run.next_action(now, &self.settings) else {
@@ -679,27 +698,6 @@ impl Sweep {
         if swarm.unsettled > 0 {
             return None;
         }
-        if self.window_closed(&swarm.swarm, now) {
-            // Nothing starts there once its window closed, a re-listing
-            // either: the failures it could overturn stand, and say why.
-            let awaiting: Vec<usize> = swarm
-                .releases
-                .iter()
-                .copied()
-                .filter(|&i| {
-                    self.releases
-                        .get(i)
-                        .is_some_and(ReleaseRun::awaits_relisting)
-                })
-                .collect();
-            if let Some(swarm) = self.swarms.get_mut(s) {
-                swarm.relist = Relist::Done;
-            }
-            for i in awaiting {
-                self.update(i, |run, _| run.close_window());
-            }
-            return None;
-        }
         let checking: Vec<usize> = swarm
             .releases
             .iter()
@@ -710,6 +708,17 @@ impl Sweep {
                     .is_some_and(ReleaseRun::awaits_relisting)
             })
             .collect();
+        if self.window_closed(&swarm.swarm, now) {
+            // Nothing starts there once its window closed, a re-listing
+            // either: the failures it could overturn stand, and say why.
+            if let Some(swarm) = self.swarms.get_mut(s) {
+                swarm.relist = Relist::Done;
+            }
+            for i in checking {
+                self.update(i, |run, _| run.close_window());
+            }
+            return None;
+        }
         if checking.is_empty() {
             return None;
         }

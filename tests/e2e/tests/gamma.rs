@@ -7,7 +7,7 @@
 use std::fs::File;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use sweep_e2e::{
     app, assert_gone, bed_up, create_record, create_stack_record, docker_ok, endpoint, lines, list,
     one, start_node, wait_deployed, wait_for, wait_node_status, Cleanup, LeftNode, Remains,
@@ -26,6 +26,26 @@ fn gamma() -> File {
     bed_up();
     start_node("gamma-2");
     guard
+}
+
+/// The report of a sweep that purged gamma-1 alone of `db`'s volumes and
+/// kept its records, `unreached` (a node's hostname or id) left uncovered.
+fn pending_on_gamma_1_alone(out: &Value, db: &str, unreached: &str) {
+    let label = format!("com.docker.stack.namespace={db}");
+    assert_eq!(
+        list(&out["report"], "uncovered"),
+        [json!({
+            "swarm": "gamma",
+            "coverage": "partial",
+            "node_count": 2,
+            "covered": ["gamma-1"],
+            "missing": 1,
+            "unreached": [unreached],
+            "releases": [{"release": db, "application": "reports", "label_filter": label}],
+        })]
+    );
+    assert_eq!(out["report"]["totals"]["deleted"], 0);
+    assert_eq!(out["report"]["totals"]["pending_coverage"], 1);
 }
 
 #[test]
@@ -93,20 +113,7 @@ fn node_down_is_uncovered_and_records_stay_pending_until_it_returns() {
             .is_some_and(|r| r.contains(&label)),
         "{report:#}"
     );
-    assert_eq!(
-        list(&out["report"], "uncovered"),
-        [json!({
-            "swarm": "gamma",
-            "coverage": "partial",
-            "node_count": 2,
-            "covered": ["gamma-1"],
-            "missing": 1,
-            "unreached": ["gamma-2"],
-            "releases": [{"release": db, "application": "reports", "label_filter": label}],
-        })]
-    );
-    assert_eq!(out["report"]["totals"]["deleted"], 0);
-    assert_eq!(out["report"]["totals"]["pending_coverage"], 1);
+    pending_on_gamma_1_alone(&out, &db, "gamma-2");
     assert!(list(&out["plan"], "deletions")
         .iter()
         .all(|d| d["volumes"] != "complete"));
@@ -276,21 +283,7 @@ fn a_node_joined_during_the_sweep_keeps_the_records_of_a_complete_purge() {
         json!([]),
         "a join is no error: {report:#}"
     );
-    let label = format!("com.docker.stack.namespace={db}");
-    assert_eq!(
-        list(&out["report"], "uncovered"),
-        [json!({
-            "swarm": "gamma",
-            "coverage": "partial",
-            "node_count": 2,
-            "covered": ["gamma-1"],
-            "missing": 1,
-            "unreached": [joined],
-            "releases": [{"release": db, "application": "reports", "label_filter": label}],
-        })]
-    );
-    assert_eq!(out["report"]["totals"]["deleted"], 0);
-    assert_eq!(out["report"]["totals"]["pending_coverage"], 1);
+    pending_on_gamma_1_alone(&out, &db, &joined);
 
     let r = Remains::read(&GAMMA, &db);
     assert_eq!(r.stack_objects(), 0, "{r:#?}");
