@@ -184,10 +184,16 @@ impl AgentRequest {
     /// What the agent on node `node` does, given the volumes its daemon
     /// holds (name, and the stack label when there is one).
     pub fn work_on(&self, node: &str, volumes: &[(String, Option<String>)]) -> AgentWork {
-        let stack_of: BTreeMap<&str, Option<&str>> = volumes
-            .iter()
-            .map(|(name, stack)| (name.as_str(), stack.as_deref()))
-            .collect();
+        // Every label the listing gives each name: a daemon that lists one
+        // name twice under two labels contradicts itself, and its volume
+        // is nobody's to remove on that word.
+        let mut stack_of: BTreeMap<&str, BTreeSet<Option<&str>>> = BTreeMap::new();
+        for (name, stack) in volumes {
+            stack_of
+                .entry(name.as_str())
+                .or_default()
+                .insert(stack.as_deref());
+        }
         let mut work = AgentWork::default();
         for (name, stack) in volumes {
             let Some(stack) = stack else { continue };
@@ -204,30 +210,33 @@ impl AgentRequest {
         }
         for (stack, wanted) in self.remove.get(node).into_iter().flatten() {
             for volume in wanted {
-                match stack_of.get(volume.as_str()) {
+                let Some(labels) = stack_of.get(volume.as_str()) else {
                     // Gone already: what a retried sweep must converge on.
-                    None => {
-                        work.gone.insert(volume.clone());
-                    }
-                    Some(Some(label)) if label == stack => {
+                    work.gone.insert(volume.clone());
+                    continue;
+                };
+                let labels: Vec<Option<&str>> = labels.iter().copied().collect();
+                let reason = match labels[..] {
+                    [Some(label)] if label == stack => {
                         work.remove.insert(volume.clone());
+                        continue;
                     }
-                    Some(label) => {
-                        work.refused.push(Refused {
-                            volume: volume.clone(),
-                            reason: match label {
-                                Some(other) => format!(
-                                    "it belongs to stack {:?}, not {:?}",
-                                    escape(other),
-                                    escape(stack)
-                                ),
-                                None => {
-                                    format!("it has no stack label (asked as {:?})", escape(stack))
-                                }
-                            },
-                        });
-                    }
-                }
+                    [Some(other)] => format!(
+                        "it belongs to stack {:?}, not {:?}",
+                        escape(other),
+                        escape(stack)
+                    ),
+                    [None] => format!("it has no stack label (asked as {:?})", escape(stack)),
+                    _ => format!(
+                        "its node lists it under {} different stack labels (asked as {:?})",
+                        labels.len(),
+                        escape(stack)
+                    ),
+                };
+                work.refused.push(Refused {
+                    volume: volume.clone(),
+                    reason,
+                });
             }
         }
         // Listed as left: a volume about to be removed is still there now.
@@ -1003,6 +1012,42 @@ mod tests {
         let all = AgentRequest::list_all().work_on("N1", &volumes);
         assert_eq!(all.listed.len(), 2);
         assert!(all.remove.is_empty());
+    }
+
+    /// A daemon that lists one name twice, under two labels, contradicts
+    /// itself: the volume is not removed on either word, in either order.
+    #[test]
+    fn a_volume_listed_twice_under_two_labels_is_refused() {
+        let request = AgentRequest::remove(BTreeMap::from([(
+            "N1".to_owned(),
+            BTreeMap::from([("web".to_owned(), set(&["web_data", "web_cache"]))]),
+        )]));
+        for volumes in [
+            on_node(&[
+                ("web_data", None),
+                ("web_data", Some("web")),
+                ("web_cache", Some("web")),
+            ]),
+            on_node(&[
+                ("web_data", Some("web")),
+                ("web_data", Some("db")),
+                ("web_cache", Some("web")),
+            ]),
+            on_node(&[
+                ("web_data", Some("db")),
+                ("web_data", Some("web")),
+                ("web_cache", Some("web")),
+            ]),
+        ] {
+            let work = request.work_on("N1", &volumes);
+            assert_eq!(work.remove, set(&["web_cache"]), "{volumes:?}");
+            assert_eq!(work.refused.len(), 1, "{volumes:?}");
+            assert_eq!(work.refused[0].volume, "web_data");
+            assert!(work.refused[0].reason.contains("2 different stack labels"));
+        }
+        // Listed twice the same way, it is one volume.
+        let twice = on_node(&[("web_data", Some("web")), ("web_data", Some("web"))]);
+        assert_eq!(request.work_on("N1", &twice).remove, set(&["web_data"]));
     }
 
     #[test]
