@@ -260,19 +260,41 @@ impl<'a> List<'a> {
 
     /// The end of the deny windows holding `t`; `None` if none does.
     fn denied_until(&self, t: i64) -> Option<i64> {
+        self.held_until(Verb::Deny, t)
+    }
+
+    /// The latest end of the windows of `verb` holding `t`; `None` if none
+    /// does.
+    fn held_until(&self, verb: Verb, t: i64) -> Option<i64> {
         let once = self
             .once
             .iter()
-            .filter(|(w, i)| w.verb == Verb::Deny && contains(*i, t))
+            .filter(|(w, i)| w.verb == verb && contains(*i, t))
             .map(|(_, (_, end))| *end);
         let weekly = self
             .weekly
             .iter()
-            .filter(|g| g.verb == Verb::Deny)
+            .filter(|g| g.verb == verb)
             .flat_map(|g| g.intervals(t))
             .filter(|i| contains(*i, t))
             .map(|(_, end)| end);
         once.chain(weekly).max()
+    }
+
+    /// The starts of the windows of `verb` in the days looked at from `t`.
+    fn starts(&self, verb: Verb, t: i64) -> impl Iterator<Item = i64> + '_ {
+        let once = self
+            .once
+            .iter()
+            .filter(move |(w, _)| w.verb == verb)
+            .map(|(_, (start, _))| *start);
+        let weekly = self
+            .weekly
+            .iter()
+            .filter(move |g| g.verb == verb)
+            .flat_map(move |g| g.intervals(t))
+            .map(|(start, _)| start);
+        once.chain(weekly)
     }
 
     fn allowed(&self, t: i64) -> bool {
@@ -293,18 +315,7 @@ impl<'a> List<'a> {
     /// The next start of an allow window after `t`, or, when none starts
     /// in the days looked at, the last of those days: no opening before it.
     fn next_allow(&self, t: i64) -> i64 {
-        let once = self
-            .once
-            .iter()
-            .filter(|(w, _)| w.verb == Verb::Allow)
-            .map(|(_, (start, _))| *start);
-        let weekly = self
-            .weekly
-            .iter()
-            .filter(|g| g.verb == Verb::Allow)
-            .flat_map(|g| g.intervals(t))
-            .map(|(start, _)| start);
-        once.chain(weekly)
+        self.starts(Verb::Allow, t)
             .filter(|&start| start > t)
             .min()
             .unwrap_or_else(|| t.saturating_add((DAYS_AFTER - 1) * DAY_SECS))
@@ -315,20 +326,9 @@ impl<'a> List<'a> {
     /// that hold one after another from `t`; a moment past `limit` when
     /// there is none up to it.
     fn next_fail(&self, t: i64, limit: i64) -> i64 {
-        let deny_once = self
-            .once
-            .iter()
-            .filter(|(w, _)| w.verb == Verb::Deny)
-            .map(|(_, (start, _))| *start);
-        let deny_weekly = self
-            .weekly
-            .iter()
-            .filter(|g| g.verb == Verb::Deny)
-            .flat_map(|g| g.intervals(t))
-            .map(|(start, _)| start);
         // The days looked at hold every weekly window's next occurrence.
-        let denied = deny_once
-            .chain(deny_weekly)
+        let denied = self
+            .starts(Verb::Deny, t)
             .filter(|&start| start >= t)
             .min()
             .unwrap_or(i64::MAX);
@@ -340,19 +340,7 @@ impl<'a> List<'a> {
             if u > limit || u >= denied {
                 break;
             }
-            let once = self
-                .once
-                .iter()
-                .filter(|(w, i)| w.verb == Verb::Allow && contains(*i, u))
-                .map(|(_, (_, end))| *end);
-            let weekly = self
-                .weekly
-                .iter()
-                .filter(|g| g.verb == Verb::Allow)
-                .flat_map(|g| g.intervals(u))
-                .filter(|i| contains(*i, u))
-                .map(|(_, end)| end);
-            match once.chain(weekly).max() {
+            match self.held_until(Verb::Allow, u) {
                 Some(end) if end > u => u = end,
                 _ => return u.min(denied),
             }
