@@ -5,7 +5,7 @@
 //! timeout, and sleeps until its retry deadline when nothing is ready.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use futures::future::join_all;
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -209,6 +209,7 @@ pub async fn execute_until(
         stop,
         std::future::pending(),
         None,
+        &SystemTime::now,
     )
     .await
     .report
@@ -233,6 +234,7 @@ pub async fn execute_until_with(
         stop,
         std::future::pending(),
         Some(&mut on_progress),
+        &SystemTime::now,
     )
     .await
     .report
@@ -257,7 +259,9 @@ pub struct Swept {
 /// is known to be done can still be reported and recorded. `closes` says
 /// when each swarm's deletion window closes, as time from the call (see
 /// [`PlanWindows::closing`](sweep_core::PlanWindows::closing)): no removal
-/// starts there after it ([`Sweep::handle_window_closes`]).
+/// starts there after it ([`Sweep::handle_window_closes`]). The time is
+/// counted on the process's monotonic clock and on the system clock, and
+/// the first to reach it closes the window.
 pub async fn execute_traced(
     registry: &dyn Registry,
     plan: &SweepPlan,
@@ -275,10 +279,16 @@ pub async fn execute_traced(
         stop,
         abort,
         Some(&mut on_progress),
+        &SystemTime::now,
     )
     .await
 }
 
+/// How often a window's close is looked for on the wall clock while
+/// anything waits or runs.
+const WALL_CHECK: Duration = Duration::from_secs(1);
+
+#[allow(clippy::too_many_arguments)]
 async fn drive(
     registry: &dyn Registry,
     plan: &SweepPlan,
@@ -287,6 +297,7 @@ async fn drive(
     stop: impl std::future::Future<Output = ()>,
     abort: impl std::future::Future<Output = ()>,
     mut on_progress: Option<&mut dyn FnMut(&Progress)>,
+    wall: &dyn Fn() -> SystemTime,
 ) -> Swept {
     let epoch = Instant::now();
     let now = || Timestamp::from_epoch(Instant::now().saturating_duration_since(epoch));
@@ -294,6 +305,12 @@ async fn drive(
     for (swarm, after) in closes {
         sweep.handle_window_closes(swarm, Timestamp::from_epoch(*after));
     }
+    // The sweep's clock is monotonic: it stands still while the machine is
+    // suspended and ignores a step of the wall clock, and either would let
+    // removals go on inside a window that has closed by the calendar. So a
+    // close is also read on the wall clock, and the earlier reading wins.
+    let wall_epoch = wall();
+    let mut wall_pending: Vec<(SwarmName, Duration)> = closes.to_vec();
     let mut tally = on_progress.as_ref().map(|_| Tally::new());
     let mut running = FuturesUnordered::new();
 
@@ -304,6 +321,18 @@ async fn drive(
     let mut abort = std::pin::pin!(abort);
     let mut stopping = false;
     loop {
+        if !wall_pending.is_empty() {
+            // A wall clock set back reads as no time passed: the monotonic
+            // close still holds then.
+            let walled = wall().duration_since(wall_epoch).unwrap_or(Duration::ZERO);
+            wall_pending.retain(|(swarm, after)| {
+                let passed = walled >= *after;
+                if passed {
+                    sweep.handle_window_closes(swarm, now());
+                }
+                !passed
+            });
+        }
         let mut started = false;
         while !stopping && running.len() < settings.concurrency.max(1) {
             match sweep.poll_action(now()) {
@@ -347,6 +376,9 @@ async fn drive(
                 }
             }
             _ = sleep_until(deadline.unwrap_or(epoch)), if deadline.is_some() => {}
+            // Only while something can still happen, as for the events.
+            _ = tokio::time::sleep(WALL_CHECK),
+                if !wall_pending.is_empty() && !stopping && (deadline.is_some() || !running.is_empty()) => {}
             // Only while something can still happen: a live subscription
             // must not keep a stalled sweep waiting for ever.
             Some(event) = events.next(), if !stopping && (deadline.is_some() || !running.is_empty()) => {
@@ -635,7 +667,7 @@ async fn node_backend(
 mod tests {
     use super::*;
     use sweep_core::{plan, AppSet, Application, Policy};
-    use sweep_testkit::{MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm};
+    use sweep_testkit::{MemoryNode, MemoryRecord, MemoryRegistry, MemoryStack, MemorySwarm};
 
     fn departed(swarm: MemorySwarm, name: &str) -> MemorySwarm {
         let stamp = format!("cd/default/gone:release/{name}");
@@ -750,6 +782,135 @@ mod tests {
             assert!(span.end_us.is_some_and(|e| e >= span.start_us), "{span:?}");
             assert!(span.in_flight >= 1 && span.in_flight <= 8, "{span:?}");
         }
+    }
+
+    /// The machine slept, or its clock was set forward, past the close of
+    /// the window: the sweep's monotonic clock says half an hour is left,
+    /// the wall clock says it has closed. The earlier reading wins: the
+    /// volume still in use stays, and so do the records.
+    #[tokio::test(start_paused = true)]
+    async fn a_close_the_wall_clock_passed_stops_the_sweep_though_its_own_clock_did_not() {
+        let mut swarm = MemorySwarm::new("alpha", "A");
+        for (i, host) in ["mgr", "w1"].iter().enumerate() {
+            swarm = swarm.node(
+                MemoryNode::new(format!("alpha-n{i}"), format!("alpha-{host}"))
+                    .volume("old_data", Some("old")),
+            );
+        }
+        let registry = MemoryRegistry::new().with_swarm(departed(swarm, "old"));
+        registry
+            .volume_in_use("alpha", "alpha-n1", "old_data", 1000)
+            .unwrap();
+        let snapshot = crate::gather(
+            &registry,
+            Policy::new("default", true, None),
+            AppSet::new(true, vec![Application::reconciled("shop", "alpha", &[])]),
+            crate::GatherSettings::default(),
+        )
+        .await;
+        let plan = plan(&snapshot).unwrap();
+        assert_eq!(plan.deletions.len(), 1);
+
+        let started = Instant::now();
+        let base = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        // Two seconds in, the wall clock jumps an hour ahead.
+        let wall = move || {
+            let e = started.elapsed();
+            base + e + Duration::from_secs(if e >= Duration::from_secs(2) { 3600 } else { 0 })
+        };
+        let closes = [(SwarmName::new("alpha"), Duration::from_secs(1800))];
+        // A retry a minute away: only the look at the wall clock can wake
+        // the sweep in time.
+        let settings = ExecuteSettings::new(
+            Settings::new(Duration::from_secs(60), Duration::from_secs(600)),
+            4,
+            Duration::from_secs(60),
+        );
+        let swept = drive(
+            &registry,
+            &plan,
+            settings,
+            &closes,
+            std::future::pending(),
+            std::future::pending(),
+            None,
+            &wall,
+        )
+        .await;
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let r = &swept.report.releases[0];
+        assert_eq!(r.outcome, sweep_core::sweep::ReleaseOutcome::Failed);
+        assert!(
+            r.errors
+                .iter()
+                .any(|e| e.kind == sweep_core::sweep::ErrorKind::WindowClosed),
+            "{r:?}"
+        );
+        assert_eq!(registry.records("alpha").len(), 1, "the records stay");
+        let left: Vec<String> = ["alpha-n0", "alpha-n1"]
+            .iter()
+            .flat_map(|n| registry.volumes("alpha", n))
+            .map(|v| v.name)
+            .collect();
+        assert_eq!(left, ["old_data"]);
+    }
+
+    /// A wall clock set back changes nothing: the close on the sweep's own
+    /// clock still holds.
+    #[tokio::test(start_paused = true)]
+    async fn a_wall_clock_set_back_does_not_move_the_close_later() {
+        let mut swarm = MemorySwarm::new("alpha", "A");
+        swarm =
+            swarm.node(MemoryNode::new("alpha-n0", "alpha-mgr").volume("old_data", Some("old")));
+        let registry = MemoryRegistry::new().with_swarm(departed(swarm, "old"));
+        registry
+            .volume_in_use("alpha", "alpha-n0", "old_data", 1000)
+            .unwrap();
+        let snapshot = crate::gather(
+            &registry,
+            Policy::new("default", true, None),
+            AppSet::new(true, vec![Application::reconciled("shop", "alpha", &[])]),
+            crate::GatherSettings::default(),
+        )
+        .await;
+        let plan = plan(&snapshot).unwrap();
+        let started = Instant::now();
+        let base = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let wall = move || base.checked_sub(started.elapsed() * 100).unwrap_or(base);
+        let closes = [(SwarmName::new("alpha"), Duration::from_secs(7))];
+        let settings = ExecuteSettings::new(
+            Settings::new(Duration::from_secs(2), Duration::from_secs(600)),
+            4,
+            Duration::from_secs(60),
+        );
+        let swept = drive(
+            &registry,
+            &plan,
+            settings,
+            &closes,
+            std::future::pending(),
+            std::future::pending(),
+            None,
+            &wall,
+        )
+        .await;
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_secs(7) && took < Duration::from_secs(10),
+            "{took:?}"
+        );
+        let r = &swept.report.releases[0];
+        assert!(
+            r.errors
+                .iter()
+                .any(|e| e.kind == sweep_core::sweep::ErrorKind::WindowClosed),
+            "{r:?}"
+        );
+        assert_eq!(registry.records("alpha").len(), 1, "the records stay");
     }
 
     #[tokio::test(start_paused = true)]
