@@ -238,6 +238,60 @@ fn a_new_revision_since_the_plan_removes_nothing() {
         .is_some_and(|e| e.contains("changed since the plan")));
 }
 
+/// The records as re-read with `id` at `version`, the others as planned.
+fn stamps_with(id: &str, version: u64) -> Outcome {
+    let entry = ReleaseEntry::new("web", Some(resources::stamp("shop", "web"))).with_records(
+        ["rec-web-1", "rec-web-2"]
+            .iter()
+            .map(|r| ObjectVersion::new(*r, if *r == id { version } else { 1 }))
+            .collect(),
+    );
+    Outcome::Stamps(vec![StampRead::new("alpha".into(), Some(entry))])
+}
+
+/// The same records at a new version: relabelled since the plan (a
+/// rollback marks the current revision superseded), so the revision the
+/// plan judged may no longer be the deployed one. Nothing more goes, at
+/// either re-read.
+#[test]
+fn a_record_relabelled_since_the_plan_removes_nothing_more() {
+    let p = the_plan();
+    let (log, report) = run(&p, |kind| match kind {
+        ActionKind::ReadStamps { .. } => stamps_with("rec-web-2", 2),
+        other => panic!("nothing may follow a changed re-read: {other:?}"),
+    });
+    assert_eq!(log, ["read_stamps"]);
+    let d = &report.dropped[0];
+    assert_eq!(d.outcome, ReleaseOutcome::Failed);
+    assert!(d.removed.is_empty());
+    assert_eq!(d.errors[0].stamp, Some(StampChange::RevisionChanged));
+
+    // Relabelled while the dropped service's tasks stopped: the second
+    // re-read, before the configs and networks, stops them.
+    let mut reads = 0;
+    let (log, report) = run(&p, |kind| match kind {
+        ActionKind::ReadStamps { .. } => {
+            reads += 1;
+            if reads == 1 {
+                stamps(&["rec-web-1", "rec-web-2"])
+            } else {
+                stamps_with("rec-web-2", 2)
+            }
+        }
+        ActionKind::ReadUsage { .. } => usage(Vec::new()),
+        _ => Outcome::Done,
+    });
+    assert!(reads >= 2, "{log:?}");
+    let d = &report.dropped[0];
+    assert_eq!(d.outcome, ReleaseOutcome::Failed, "{log:?}");
+    assert_eq!(d.errors[0].stamp, Some(StampChange::RevisionChanged));
+    assert!(
+        !log.iter()
+            .any(|l| l.contains("config") || l.contains("network")),
+        "{log:?}"
+    );
+}
+
 #[test]
 fn a_dropped_network_a_service_names_now_is_kept_not_retried() {
     let p = the_plan();

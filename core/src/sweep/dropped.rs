@@ -82,8 +82,8 @@ enum Phase {
 #[derive(Debug, Clone)]
 pub(crate) struct DropRun {
     target: Target,
-    /// The release's record ids as planned.
-    records: BTreeSet<String>,
+    /// The release's records as planned, id and version.
+    records: BTreeSet<ObjectVersion>,
     planned: Vec<DroppedObject>,
     /// Uses found by the plan and by the re-read.
     in_use: BTreeSet<InUse>,
@@ -122,11 +122,7 @@ impl DropRun {
         }
         DropRun {
             target,
-            records: dropped
-                .records
-                .iter()
-                .map(|r: &ObjectVersion| r.id.clone())
-                .collect(),
+            records: dropped.records.iter().cloned().collect(),
             planned: dropped.objects.clone(),
             in_use: dropped.in_use_by.iter().cloned().collect(),
             parts: BTreeMap::new(),
@@ -298,8 +294,10 @@ impl DropRun {
     }
 
     /// Whether every name of the cluster still shows exactly the records
-    /// the plan saw: a record added since is a new revision, which may
-    /// declare again what the plan found dropped.
+    /// the plan saw, at the versions it saw: a record added since is a new
+    /// revision, which may declare again what the plan found dropped, and
+    /// one relabelled since (a rollback marks the current one superseded)
+    /// may no longer be the deployed revision the plan judged.
     fn unchanged(&self, reads: &[StampRead]) -> Result<(), (StampChange, String)> {
         let release = &self.target.release.release;
         for read in reads {
@@ -316,7 +314,7 @@ impl DropRun {
                     ),
                 ));
             };
-            let now: BTreeSet<String> = records.iter().map(|r| r.id.clone()).collect();
+            let now: BTreeSet<ObjectVersion> = records.iter().cloned().collect();
             if now != self.records {
                 return Err((
                     StampChange::RevisionChanged,
