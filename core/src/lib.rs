@@ -92,6 +92,7 @@ pub mod agent;
 pub mod app_set_doc;
 pub mod audit;
 pub mod bound;
+mod cut;
 pub mod deletion_window;
 pub mod duration;
 pub mod escape;

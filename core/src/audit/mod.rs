@@ -232,10 +232,7 @@ fn escaped_len(text: &str) -> usize {
 
 /// `error`, at most [`MAX_ERROR_CHARS`] characters of it.
 fn cut_error(error: &str) -> String {
-    match error.char_indices().nth(MAX_ERROR_CHARS) {
-        Some((at, _)) => format!("{}…", &error[..at]),
-        None => error.to_owned(),
-    }
+    crate::cut::cut(error, MAX_ERROR_CHARS)
 }
 
 impl AuditEntry {

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::{Counts, Event, EventKind, EventObject, NotifyMemory};
+use crate::cut::cut;
 use crate::plan::{HoldReason, SpareReason, SweepPlan};
 use crate::refs::SwarmName;
 use crate::saved::{Change, DroppedChange, Stale};
@@ -15,6 +16,27 @@ use crate::time::UnixTime;
 /// (`objects_omitted`), so a sweep of thousands of objects cannot make a
 /// body no receiver takes.
 pub const MAX_OBJECTS: usize = 1000;
+
+/// The most characters of a name (a release's, an object's, a node's) an
+/// event keeps; nothing bounds the names other users give objects, so a
+/// longer one is cut, marked `…`.
+pub const MAX_NAME_CHARS: usize = 256;
+
+/// The most characters of an engine's error an event keeps: a proxy's
+/// error page carried by every object of a failed step would otherwise
+/// make the body as large as the page times the objects.
+pub const MAX_ERROR_CHARS: usize = 1024;
+
+/// The most bytes, as JSON, the objects one event lists take; those past
+/// it are counted in `objects_omitted`, as those past [`MAX_OBJECTS`] are.
+/// With the release names' own bound ([`MAX_RELEASE_BYTES`]) it keeps a
+/// body within what receivers take (a body refused for its size is
+/// dropped, and the same body every sweep would never arrive).
+pub const MAX_OBJECT_BYTES: usize = 256 * 1024;
+
+/// The most bytes, as JSON, of the release names one event lists; the
+/// count of them all is in `counts.releases`.
+pub const MAX_RELEASE_BYTES: usize = 64 * 1024;
 
 /// What one sweep saw, as far as it got.
 #[derive(Debug, Clone, Copy, Default)]
@@ -299,9 +321,22 @@ fn event(
         volumes: objects.iter().filter(|o| o.kind == "volume").count() as u64,
         nodes: objects.iter().filter(|o| o.kind == "node").count() as u64,
     };
-    let releases = releases.into_iter().map(str::to_owned).collect();
-    let omitted = objects.len().saturating_sub(MAX_OBJECTS);
-    objects.truncate(MAX_OBJECTS);
+    let releases = within(
+        releases.into_iter().map(|r| cut(r, MAX_NAME_CHARS)),
+        MAX_RELEASE_BYTES,
+    );
+    let total = objects.len();
+    let objects = within(
+        objects.into_iter().map(|mut o| {
+            o.release = o.release.map(|r| cut(&r, MAX_NAME_CHARS));
+            o.name = cut(&o.name, MAX_NAME_CHARS);
+            o.node = o.node.map(|n| cut(&n, MAX_NAME_CHARS));
+            o.error = o.error.map(|e| cut(&e, MAX_ERROR_CHARS));
+            o
+        }),
+        MAX_OBJECT_BYTES,
+    );
+    let omitted = total - objects.len();
     Event {
         event: kind,
         cause,
@@ -313,4 +348,19 @@ fn event(
         objects_omitted: omitted as u64,
         counts,
     }
+}
+
+/// The first of `items`, at most [`MAX_OBJECTS`] of them, while they take
+/// no more than `budget` bytes as JSON.
+fn within<T: serde::Serialize>(items: impl Iterator<Item = T>, budget: usize) -> Vec<T> {
+    let mut used = 0;
+    let mut kept = Vec::new();
+    for item in items.take(MAX_OBJECTS) {
+        used += serde_json::to_vec(&item).map_or(usize::MAX / 2, |j| j.len() + 1);
+        if used > budget {
+            break;
+        }
+        kept.push(item);
+    }
+    kept
 }

@@ -38,7 +38,10 @@ use crate::refs::SwarmName;
 use crate::time::UnixTime;
 
 pub use body::{summary, Notification};
-pub use decide::{decide, Facts, MAX_OBJECTS};
+pub use decide::{
+    decide, Facts, MAX_ERROR_CHARS, MAX_NAME_CHARS, MAX_OBJECTS, MAX_OBJECT_BYTES,
+    MAX_RELEASE_BYTES,
+};
 pub use memory::{HoldSeen, NotifyMemory, SentEvent};
 
 named_enum! {
@@ -88,10 +91,13 @@ pub struct Event {
     pub reason: Option<String>,
     /// `held`: when the hold was first seen.
     pub since: Option<UnixTime>,
-    /// The releases it is about, sorted, each once.
+    /// The releases it is about, sorted, each once; at most 1000
+    /// (`MAX_OBJECTS`) within `MAX_RELEASE_BYTES`, each name cut at
+    /// `MAX_NAME_CHARS` (all are counted in `counts.releases`).
     pub releases: Vec<String>,
-    /// The objects it is about, sorted; at most 1000 (`MAX_OBJECTS`), the
-    /// rest counted in `objects_omitted`.
+    /// The objects it is about, sorted; at most 1000 (`MAX_OBJECTS`)
+    /// within `MAX_OBJECT_BYTES`, the rest counted in `objects_omitted`;
+    /// names cut at `MAX_NAME_CHARS`, errors at `MAX_ERROR_CHARS`.
     pub objects: Vec<EventObject>,
     /// Objects left out of `objects` to keep the body bounded.
     pub objects_omitted: u64,

@@ -317,6 +317,73 @@ fn an_event_lists_a_bounded_number_of_objects_and_counts_them_all() {
     assert_eq!(events[0].counts.objects, (MAX_OBJECTS + 5) as u64);
 }
 
+/// Names another user made a megabyte long, and an engine's error page
+/// on every failed object: the body stays within what receivers take,
+/// each long text cut and marked, and every object still counted.
+#[test]
+fn an_event_of_hostile_names_and_long_errors_stays_a_bounded_body() {
+    let page = "<html>".repeat(64 * 1024 / 6);
+    let huge = "r".repeat(1 << 20);
+    let failed = (0..500).map(|i| {
+        let release = format!("{huge}{i:03}");
+        removal(
+            "a",
+            &release,
+            "volume",
+            &format!("{huge}v{i:03}"),
+            Some(&page),
+        )
+    });
+    let events = removal_events(failed);
+    assert_eq!(events.len(), 1);
+    let event = &events[0];
+    assert_eq!(event.counts.objects, 500);
+    assert_eq!(event.counts.releases, 500);
+    assert_eq!(event.objects.len() as u64 + event.objects_omitted, 500);
+    assert!(!event.objects.is_empty());
+    let body = Notification::new(event, "prod-cd", at(0), None).to_json();
+    assert!(
+        body.len() <= MAX_OBJECT_BYTES + MAX_RELEASE_BYTES + 4096,
+        "{} bytes",
+        body.len()
+    );
+    let first = &event.objects[0];
+    assert_eq!(first.name.chars().count(), MAX_NAME_CHARS + 1);
+    assert!(first.name.ends_with('…'));
+    assert!(first.release.as_deref().is_some_and(|r| r.ends_with('…')));
+    let error = first.error.as_deref().unwrap();
+    assert_eq!(error.chars().count(), MAX_ERROR_CHARS + 1);
+    assert!(event
+        .releases
+        .iter()
+        .all(|r| r.chars().count() <= MAX_NAME_CHARS + 1));
+    // The Slack body of the same event is bounded as it was.
+    assert!(
+        super::slack::body(event, "prod-cd", at(0), None)
+            .to_string()
+            .len()
+            < 64 * 1024
+    );
+}
+
+/// Names of an ordinary length are listed whole, up to the count bound.
+#[test]
+fn ordinary_names_are_listed_whole() {
+    let events = removal_events((0..MAX_OBJECTS).map(|i| {
+        removal(
+            "a",
+            &format!("web{i:04}"),
+            "service",
+            &format!("web{i:04}_app"),
+            Some("no such service"),
+        )
+    }));
+    assert_eq!(events[0].objects.len(), MAX_OBJECTS);
+    assert_eq!(events[0].objects_omitted, 0);
+    assert_eq!(events[0].releases.len(), MAX_OBJECTS);
+    assert_eq!(events[0].objects[0].name, "web0000_app");
+}
+
 #[test]
 fn the_generic_body_carries_the_event_and_the_report_link() {
     let event = removal_events([removal("a", "web", "service", "web_app", None)]).remove(0);
