@@ -23,7 +23,10 @@ use crate::yaml::Limits;
 pub use manifest::{declared, Declared, Kind, ManifestError};
 pub use name::{parse_record_name, record_name, NameError, NAME_PREFIX};
 pub use payload::{decode_payload, Chart, PayloadError, PayloadLimits, ReleaseDocument};
-pub use revision::{read_payload, Payload, RevisionDocument, RevisionRead};
+pub use revision::{
+    read_payload, Payload, RevisionDocument, RevisionRead, MAX_DOCUMENT_TEXT_BYTES,
+    MAX_REASON_CHARS,
+};
 
 /// The YAML budgets of a record's document and of its manifest: an app
 /// set's ([`Limits::DEFAULT`]), but 64 levels deep, since a release's

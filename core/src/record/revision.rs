@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::manifest::{declared, Declared};
 use super::payload::{decode_payload, PayloadLimits};
 use super::YAML_LIMITS;
+use crate::cut::cut;
 
 /// One release record of a release, as read.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -131,26 +132,142 @@ impl RevisionDocument {
 /// A document whose `namespace` is not the release was deployed as another
 /// stack, so the names its manifest gives under the release's would be
 /// wrong: it is unreadable too.
+///
+/// What is kept of a document is bounded, not only what is read: a few
+/// kilobytes of gzip can hold a name of megabytes, and a thousand records
+/// of them would be gigabytes in the snapshot and the plan. A reason is
+/// cut at [`MAX_REASON_CHARS`]; a document holding a string longer than
+/// [`MAX_DOCUMENT_TEXT_BYTES`] (no engine name, stamp or status is) is
+/// unreadable.
 pub fn read_payload(data: &[u8], release: &str) -> Payload {
+    let unreadable = |why: String| Payload::Unreadable(cut(&why, MAX_REASON_CHARS));
     let document = match decode_payload(data, PayloadLimits::DEFAULT) {
         Ok(document) => document,
-        Err(e) => return Payload::Unreadable(e.to_string()),
+        Err(e) => return unreadable(e.to_string()),
     };
     if let Some(namespace) = document.namespace.as_deref() {
         if namespace != release {
-            return Payload::Unreadable(format!(
+            return unreadable(format!(
                 "its namespace {namespace:?} is not the release {release:?}"
             ));
         }
     }
-    match declared(&document.manifest, release, YAML_LIMITS) {
-        Ok(declares) => Payload::Read(RevisionDocument {
-            release: document.release,
-            revision: document.revision,
-            owner: document.owner,
-            status: document.status,
-            declares,
-        }),
-        Err(e) => Payload::Unreadable(e.to_string()),
+    let declares = match declared(&document.manifest, release, YAML_LIMITS) {
+        Ok(declares) => declares,
+        Err(e) => return unreadable(e.to_string()),
+    };
+    let texts = [
+        Some(&document.release),
+        document.owner.as_ref(),
+        document.status.as_ref(),
+    ];
+    let longest = texts
+        .into_iter()
+        .flatten()
+        .chain(&declares.services)
+        .chain(&declares.networks)
+        .chain(&declares.configs)
+        .chain(&declares.secrets)
+        .map(String::len)
+        .max()
+        .unwrap_or(0);
+    if longest > MAX_DOCUMENT_TEXT_BYTES {
+        return unreadable(format!(
+            "it holds a name or stamp of {longest} bytes, more than the \
+             {MAX_DOCUMENT_TEXT_BYTES} a record's may take"
+        ));
+    }
+    Payload::Read(RevisionDocument {
+        release: document.release,
+        revision: document.revision,
+        owner: document.owner,
+        status: document.status,
+        declares,
+    })
+}
+
+/// The most characters of why a record's data did not read that a
+/// snapshot keeps.
+pub const MAX_REASON_CHARS: usize = 512;
+
+/// The longest release, owner stamp, status or declared name a record's
+/// document may hold, in bytes: far above any the engine or the chart
+/// engine writes (an object's name is at most 64 characters).
+pub const MAX_DOCUMENT_TEXT_BYTES: usize = 1024;
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::record::manifest::Kind;
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(data).unwrap();
+        gz.finish().unwrap()
+    }
+
+    fn document(manifest: &str, owner: &str) -> Vec<u8> {
+        let manifest = manifest.replace('\n', "\n  ");
+        gzip(
+            format!(
+                "release: shop\nrevision: 2\nstatus: deployed\nnamespace: shop\n\
+                 owner: {owner}\nmanifest: |\n  {manifest}\n"
+            )
+            .as_bytes(),
+        )
+    }
+
+    #[test]
+    fn a_document_of_ordinary_names_reads() {
+        let data = document(
+            "services:\n  web:\n    image: shop\n    configs: [conf]\nconfigs:\n  conf:\n    file: ./c",
+            "cd/default/store:release/shop",
+        );
+        let Payload::Read(read) = read_payload(&data, "shop") else {
+            panic!("{:?}", read_payload(&data, "shop"));
+        };
+        assert!(read.declares.contains(Kind::Service, "shop_web"));
+        assert!(read.declares.contains(Kind::Config, "shop_conf"));
+    }
+
+    /// A few kilobytes of gzip holding a name of megabytes: what is kept
+    /// of the record is a short reason, whichever part held the name.
+    #[test]
+    fn a_name_of_megabytes_keeps_a_short_reason_not_the_name() {
+        let long = "a".repeat(4 << 20);
+        let cases = [
+            // A variable Compose would substitute, named at length.
+            document(
+                &format!("configs:\n  conf:\n    name: \"${long}\"\n    file: ./c"),
+                "o",
+            ),
+            document(
+                &format!("services:\n  web:\n    configs: [conf]\nconfigs:\n  conf:\n    external: \"{long}\""),
+                "o",
+            ),
+            // A declared name, and a stamp, that read but are too long.
+            document(&format!("services:\n  w{long}:\n    image: shop"), "o"),
+            document("services:\n  web:\n    image: shop", &long),
+            // Another stack's document, under a namespace of megabytes.
+            gzip(format!("release: shop\nrevision: 2\nnamespace: {long}\nmanifest: ''\n").as_bytes()),
+        ];
+        for (i, data) in cases.iter().enumerate() {
+            assert!(data.len() < 64 * 1024, "case {i}: {} bytes", data.len());
+            match read_payload(data, "shop") {
+                Payload::Unreadable(why) => {
+                    assert!(
+                        why.chars().count() <= MAX_REASON_CHARS + 1,
+                        "case {i}: {}",
+                        why.len()
+                    )
+                }
+                Payload::Read(read) => panic!(
+                    "case {i} read: {} bytes of owner",
+                    read.owner.map_or(0, |o| o.len())
+                ),
+            }
+        }
     }
 }
