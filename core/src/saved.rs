@@ -663,10 +663,14 @@ fn compare(planned: &Deletion, found: &Deletion) -> Option<ReleaseChange> {
 
 /// The networks, secrets and configs the fresh deletion would remove that
 /// the review did not list as they are now (same name, id and version),
-/// as `kind name`, escaped. One the review saw in use stays whatever it is
-/// now ([`as_reviewed`]), so it is not counted. The services are the
-/// fingerprint's ([`Observed`]); the volumes are judged on the nodes when
-/// they go.
+/// and the volumes under a name the review listed on no node, as `kind
+/// name`, escaped. One the review saw in use stays whatever it is now
+/// ([`as_reviewed`]), so it is not counted. The services are the
+/// fingerprint's ([`Observed`]). A volume is judged by its name alone: a
+/// task placed on another node since leaves the same volume there, but a
+/// volume labelled since under a new name holds data nobody reviewed (the
+/// sweep removes only names its approved deletion lists, and the approved
+/// deletion is the fresh one).
 fn unreviewed(planned: &Deletion, found: &Deletion) -> Vec<String> {
     let Some(now) = &found.objects else {
         return Vec::new();
@@ -691,6 +695,23 @@ fn unreviewed(planned: &Deletion, found: &Deletion) -> Vec<String> {
             if !reviewed && !kept {
                 out.push(format!("{} {}", kind.as_str(), Escaped(&object.name)));
             }
+        }
+    }
+    let names = |o: &StackObjects| -> BTreeSet<String> {
+        o.volumes
+            .iter()
+            .flatten()
+            .flat_map(|n| n.volumes.iter().cloned())
+            .collect()
+    };
+    let reviewed = names(was);
+    for name in names(now) {
+        let kept = planned
+            .in_use_by
+            .iter()
+            .any(|u| u.kind == ObjectKind::Volume && u.object == name);
+        if !reviewed.contains(&name) && !kept {
+            out.push(format!("volume {}", Escaped(&name)));
         }
     }
     out
@@ -732,8 +753,9 @@ crate::map_only::map_only! {
 mod tests {
     use super::*;
     use crate::deletion_window::DeletionWindow;
-    use crate::objects::{ObjectRef, ObjectVersion, ServiceEntry};
-    use crate::snapshot::{AppSet, Application, ReleaseEntry, SwarmSnapshot};
+    use crate::objects::{NodeVolumes, ObjectRef, ObjectVersion, ServiceEntry};
+    use crate::plan::Coverage;
+    use crate::snapshot::{AppSet, Application, NodeEntry, ReleaseEntry, SwarmSnapshot};
     use crate::time::UnixTime;
 
     const TOOL: &str = "1.0.0";
@@ -893,6 +915,55 @@ mod tests {
         let d = &approved.plan.deletions[0];
         assert_eq!(d.in_use_by, saved.plan.deletions[0].in_use_by);
         assert!(d.objects.as_ref().unwrap().networks.is_empty());
+    }
+
+    /// `base` with the volume purge on, both of alpha's nodes read, and
+    /// `old`'s volumes as listed on them.
+    fn purged(volumes: Vec<NodeVolumes>) -> Snapshot {
+        let mut s = base();
+        s.policy = Policy::new("default", true, None);
+        let alpha = &mut s.swarms[0];
+        alpha.nodes = Some(vec![
+            NodeEntry::new("n1", "one"),
+            NodeEntry::new("n2", "two"),
+        ]);
+        alpha.node_count = Some(2);
+        let objects = alpha.releases[0].objects.take().unwrap();
+        alpha.releases[0].objects = Some(objects.with_volumes(volumes));
+        s
+    }
+
+    /// A volume labelled with the stack since the review, under a name the
+    /// review listed on no node, holds data nobody reviewed: the release is
+    /// stale. A listed name found on another node since is the same volume
+    /// a task placed there since left, and the plan still applies.
+    #[test]
+    fn a_volume_under_a_name_the_review_did_not_list_makes_the_release_stale() {
+        let reviewed = purged(vec![
+            NodeVolumes::new("n1", vec!["old_data".into()]),
+            NodeVolumes::new("n2", vec![]),
+        ]);
+        let saved = saved(&reviewed);
+        assert_eq!(saved.plan.deletions.len(), 1);
+        assert_eq!(saved.plan.deletions[0].volumes, Coverage::Complete);
+        assert!(check(&saved, &reviewed, TOOL).unwrap().is_ok());
+
+        let labelled_since = purged(vec![
+            NodeVolumes::new("n1", vec!["old_data".into()]),
+            NodeVolumes::new("n2", vec!["old_export".into()]),
+        ]);
+        assert_eq!(
+            changes(&saved, &labelled_since),
+            old_changed(ReleaseChange::Unreviewed {
+                objects: vec!["volume old_export".into()]
+            })
+        );
+
+        let moved = purged(vec![
+            NodeVolumes::new("n1", vec!["old_data".into()]),
+            NodeVolumes::new("n2", vec!["old_data".into()]),
+        ]);
+        assert!(check(&saved, &moved, TOOL).unwrap().is_ok());
     }
 
     /// A config labelled with the stack since the review, or a network

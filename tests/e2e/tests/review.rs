@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use sweep_e2e::{
     app, assert_gone, assert_intact, create_stack_record, docker_ok, endpoint, one, release_names,
-    wait_deployed, Cleanup, Run, Scenario, Stack, SwarmEntry, Sweep, ALPHA, BETA, QUICK,
+    wait_deployed, Cleanup, Remains, Run, Scenario, Stack, SwarmEntry, Sweep, ALPHA, BETA, QUICK,
+    STACK_LABEL,
 };
 
 /// `plan --out FILE --prune-volumes` as the scenario's controller; the
@@ -278,6 +279,37 @@ fn a_restamped_release_makes_the_saved_plan_stale() {
     let run = apply_plan(&d.config, &d.apps, &saved);
     assert_refused(&run, &d.db, "release records changed");
     d.assert_both_intact();
+}
+
+/// A volume labelled with a release's stack since the review, under a
+/// name the reviewed plan lists on no node (someone saved the data before
+/// the release goes), holds data nobody reviewed: the plan is stale, and
+/// the volume stays with everything else.
+#[test]
+fn a_volume_labelled_since_the_review_makes_the_saved_plan_stale() {
+    let d = departed();
+    let saved = d.saved_plan();
+    let export = format!("{}_export", d.db);
+    docker_ok(
+        "alpha-1",
+        &[
+            "volume",
+            "create",
+            "--label",
+            &format!("{STACK_LABEL}={}", d.db),
+            &export,
+        ],
+    );
+    let run = apply_plan(&d.config, &d.apps, &saved);
+    assert_refused(&run, &d.db, &format!("volume {export}"));
+    d.assert_both_intact();
+    let left = Remains::read(&ALPHA, &d.db);
+    assert!(
+        left.volumes
+            .get("alpha-1")
+            .is_some_and(|v| v.contains(&export)),
+        "{left:#?}"
+    );
 }
 
 #[test]
