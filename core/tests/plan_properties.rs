@@ -12,9 +12,9 @@ use sweep_core::explain::explain;
 use sweep_core::reads::{FailedRead, Listing, UnreadNode};
 use sweep_core::saved::{check, Change, ReleaseChange, SavedPlan};
 use sweep_core::{
-    plan, AppSet, AppState, Application, ControllerId, HoldReason, NodeEntry, ObjectVersion,
-    Ownership, Policy, ReleaseEntry, ReleaseRef, ServiceEntry, Snapshot, SpareReason, StackObjects,
-    SwarmName, SwarmSnapshot, SweepPlan,
+    plan, AppSet, AppState, Application, ControllerId, HoldReason, NodeEntry, NodeVolumes,
+    ObjectVersion, Ownership, Policy, ReleaseEntry, ReleaseRef, ServiceEntry, Snapshot,
+    SpareReason, StackObjects, SwarmName, SwarmSnapshot, SweepPlan,
 };
 use sweep_core::{Coverage, GraceState, UnixTime};
 
@@ -585,6 +585,112 @@ proptest! {
             }
         }
         prop_assert!(check(&saved, &restamped, "t").unwrap().is_err());
+    }
+
+    /// The swarms as they may be found at the apply, a small step from the
+    /// plan's (independent snapshots rarely pass the check at all): a
+    /// volume or a config labelled with a release since, a volume found on
+    /// another node, a service updated. Whatever is approved, each of its
+    /// deletions is a saved one, and removes nothing the saved one did not
+    /// list: services, networks, secrets and configs as they were (id and
+    /// version), volumes by a name listed on some node.
+    #[test]
+    fn an_approved_saved_plan_removes_nothing_its_file_did_not_list(
+        s in snapshot(),
+        step in 0u8..5,
+        which in any::<prop::sample::Index>(),
+        node in any::<prop::sample::Index>(),
+    ) {
+        let mut s = s;
+        // Some releases hold a volume on some of their swarm's nodes.
+        for sw in &mut s.swarms {
+            let nodes: Vec<String> = sw.nodes.iter().flatten().map(|n| n.id.clone()).collect();
+            for (i, r) in sw.releases.iter_mut().enumerate() {
+                let name = r.name.clone();
+                if let (Some(objects), false) = (r.objects.as_mut(), nodes.is_empty()) {
+                    objects.volumes = Some(
+                        nodes
+                            .iter()
+                            .enumerate()
+                            .map(|(j, n)| {
+                                let held = (i + j) % 2 == 0;
+                                NodeVolumes::new(n.clone(), if held { vec![format!("{name}_data")] } else { vec![] })
+                            })
+                            .collect(),
+                    );
+                }
+            }
+        }
+        let p = plan(&s).unwrap();
+        let saved = SavedPlan::new(&s, p.clone(), "t");
+        let mut t = s.clone();
+        let releases: Vec<(usize, usize)> = t
+            .swarms
+            .iter()
+            .enumerate()
+            .flat_map(|(i, sw)| (0..sw.releases.len()).filter(move |_| sw.nodes.is_some()).map(move |j| (i, j)))
+            .filter(|&(i, j)| t.swarms[i].releases[j].objects.is_some())
+            .collect();
+        if !releases.is_empty() {
+            let (i, j) = releases[which.index(releases.len())];
+            let sw = &mut t.swarms[i];
+            let nodes: Vec<String> = sw.nodes.iter().flatten().map(|n| n.id.clone()).collect();
+            let r = &mut sw.releases[j];
+            let name = r.name.clone();
+            let objects = r.objects.as_mut().unwrap();
+            match step {
+                0 => {}
+                1 | 2 => {
+                    // A volume found on a node: under a new name, or the
+                    // planned name on another node.
+                    let volume = if step == 1 { format!("{name}_export") } else { format!("{name}_data") };
+                    if let Some(lists) = objects.volumes.as_mut().filter(|l| !l.is_empty()) {
+                        let at = node.index(lists.len());
+                        if !lists[at].volumes.contains(&volume) {
+                            lists[at].volumes.push(volume);
+                        }
+                    } else if !nodes.is_empty() {
+                        objects.volumes = Some(vec![NodeVolumes::new(nodes[node.index(nodes.len())].clone(), vec![volume])]);
+                    }
+                }
+                3 => objects
+                    .configs
+                    .push(sweep_core::objects::ObjectRef::new(format!("cfg-{name}"), format!("{name}_conf"))),
+                _ => {
+                    for svc in &mut objects.services {
+                        svc.version += 1;
+                    }
+                }
+            }
+        }
+        let Ok(approved) = check(&saved, &t, "t").unwrap() else {
+            return Ok(());
+        };
+        let volume_names = |o: &StackObjects| -> BTreeSet<String> {
+            o.volumes.iter().flatten().flat_map(|n| n.volumes.iter().cloned()).collect()
+        };
+        for d in &approved.plan.deletions {
+            let sd = p
+                .deletions
+                .iter()
+                .find(|x| x.release_ref() == d.release_ref())
+                .ok_or_else(|| TestCaseError::fail(format!("{} was not in the saved plan", d.release_ref())))?;
+            let Some(now) = &d.objects else { continue };
+            let empty = StackObjects::default();
+            let was = sd.objects.as_ref().unwrap_or(&empty);
+            for svc in &now.services {
+                prop_assert!(was.services.contains(svc), "service {} unreviewed", svc.name);
+            }
+            for (now, was) in [(&now.networks, &was.networks), (&now.secrets, &was.secrets), (&now.configs, &was.configs)] {
+                for o in now {
+                    prop_assert!(was.contains(o), "{} unreviewed", o.name);
+                }
+            }
+            let listed = volume_names(was);
+            for v in volume_names(now) {
+                prop_assert!(listed.contains(&v), "volume {} unreviewed in {}", v, d.release_ref());
+            }
+        }
     }
 
     /// `explain` gives every release the plan's own verdict.
