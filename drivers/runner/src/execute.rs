@@ -784,6 +784,35 @@ mod tests {
         }
     }
 
+    /// Sweeps `plan` with alpha's window closing `close` seconds in on the
+    /// sweep's clock, retries `retry` seconds apart, and `wall` for the
+    /// system clock.
+    async fn sweep_closing(
+        registry: &MemoryRegistry,
+        plan: &SweepPlan,
+        close: u64,
+        retry: u64,
+        wall: &dyn Fn() -> SystemTime,
+    ) -> Swept {
+        let settings = ExecuteSettings::new(
+            Settings::new(Duration::from_secs(retry), Duration::from_secs(600)),
+            4,
+            Duration::from_secs(60),
+        );
+        let closes = [(SwarmName::new("alpha"), Duration::from_secs(close))];
+        drive(
+            registry,
+            plan,
+            settings,
+            &closes,
+            std::future::pending(),
+            std::future::pending(),
+            None,
+            wall,
+        )
+        .await
+    }
+
     /// The machine slept, or its clock was set forward, past the close of
     /// the window: the sweep's monotonic clock says half an hour is left,
     /// the wall clock says it has closed. The earlier reading wins: the
@@ -818,25 +847,9 @@ mod tests {
             let e = started.elapsed();
             base + e + Duration::from_secs(if e >= Duration::from_secs(2) { 3600 } else { 0 })
         };
-        let closes = [(SwarmName::new("alpha"), Duration::from_secs(1800))];
         // A retry a minute away: only the look at the wall clock can wake
         // the sweep in time.
-        let settings = ExecuteSettings::new(
-            Settings::new(Duration::from_secs(60), Duration::from_secs(600)),
-            4,
-            Duration::from_secs(60),
-        );
-        let swept = drive(
-            &registry,
-            &plan,
-            settings,
-            &closes,
-            std::future::pending(),
-            std::future::pending(),
-            None,
-            &wall,
-        )
-        .await;
+        let swept = sweep_closing(&registry, &plan, 1800, 60, &wall).await;
         assert!(
             started.elapsed() < Duration::from_secs(5),
             "{:?}",
@@ -881,23 +894,7 @@ mod tests {
         let started = Instant::now();
         let base = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         let wall = move || base.checked_sub(started.elapsed() * 100).unwrap_or(base);
-        let closes = [(SwarmName::new("alpha"), Duration::from_secs(7))];
-        let settings = ExecuteSettings::new(
-            Settings::new(Duration::from_secs(2), Duration::from_secs(600)),
-            4,
-            Duration::from_secs(60),
-        );
-        let swept = drive(
-            &registry,
-            &plan,
-            settings,
-            &closes,
-            std::future::pending(),
-            std::future::pending(),
-            None,
-            &wall,
-        )
-        .await;
+        let swept = sweep_closing(&registry, &plan, 7, 2, &wall).await;
         let took = started.elapsed();
         assert!(
             took >= Duration::from_secs(7) && took < Duration::from_secs(10),
