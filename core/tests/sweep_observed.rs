@@ -321,6 +321,68 @@ fn a_volume_a_service_labelled_since_the_plan_mounts_stays() {
     }
 }
 
+/// A service given the stack's label once the release's own services are
+/// gone (a `docker stack deploy` of the departed stack by hand, which
+/// writes no records) was never reviewed, whichever read first shows it:
+/// what it mounts stays, and the records stay. Also when the two views of
+/// a read disagree, the swarm's service list showing it under the stack
+/// and the stack's own listing not.
+#[test]
+fn a_volume_a_service_labelled_after_the_services_went_mounts_stays() {
+    use sweep_core::usage::{ServiceUse, Usage};
+    let plan = departed_with_volume();
+    for in_stack_listing in [true, false] {
+        let mut services_gone = false;
+        let (handed, report) = drive(&plan, |kind| match kind {
+            ActionKind::ReadUsage { .. } => {
+                let (stack, services) = if services_gone {
+                    let late = ServiceUse::new("svc-late", "web_app")
+                        .in_stack("web")
+                        .with_volumes(["web_data"]);
+                    let listed = if in_stack_listing {
+                        vec![ServiceEntry::new("svc-late", "web_app", 1)]
+                    } else {
+                        Vec::new()
+                    };
+                    (listed, vec![late])
+                } else {
+                    (
+                        vec![ServiceEntry::new("svc-app", "web_app", 3)],
+                        vec![ServiceUse::new("svc-app", "web_app")
+                            .in_stack("web")
+                            .with_volumes(["web_data"])],
+                    )
+                };
+                Outcome::Usage(UsageRead::new(
+                    StackObjects::new(stack, vec![], vec![], vec![]),
+                    Usage::new(services, vec![]),
+                ))
+            }
+            ActionKind::RemoveStack {
+                part: StackPart::Services,
+                ..
+            } => {
+                services_gone = true;
+                Outcome::Done
+            }
+            ActionKind::ListVolumes { .. } => Outcome::Volumes(vec!["web_data".to_owned()]),
+            _ => Outcome::Done,
+        });
+        let case = format!("in_stack_listing {in_stack_listing}");
+        assert!(volumes_removed(&handed).is_empty(), "{case}: {handed:?}");
+        let r = &report.releases[0];
+        assert_eq!(r.outcome, ReleaseOutcome::Failed, "{case}");
+        assert!(!handed.iter().any(|k| k.step() == Step::DeleteRecords));
+        assert!(
+            r.in_use_by
+                .iter()
+                .any(|u| u.object == "web_data" && u.user.name == "web_app"),
+            "{case}: {:?}",
+            r.in_use_by
+        );
+    }
+}
+
 /// A volume labelled with the stack that the plan's listing of its node
 /// lacks appeared since the plan: never reviewed, it stays, and the
 /// release keeps its records; the volume the plan listed goes.

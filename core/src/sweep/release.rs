@@ -660,11 +660,13 @@ impl ReleaseRun {
                         self.unplanned("service", &service.name);
                     }
                 }
+                self.newcomers(&read);
                 self.parts.clear();
                 self.part_objects.clear();
                 self.start_parts(vec![(StackPart::Services, services)]);
             }
             UsageGate::Parts => {
+                self.newcomers(&read);
                 let left = self.shared_parts(&read);
                 self.start_parts(vec![
                     (StackPart::Networks, left.networks),
@@ -673,6 +675,7 @@ impl ReleaseRun {
                 ]);
             }
             UsageGate::Purge => {
+                self.newcomers(&read);
                 self.usage = Some(read.usage);
                 for purge in &mut self.purges {
                     purge.listing = Listing::Ready;
@@ -681,6 +684,34 @@ impl ReleaseRun {
                 self.phase = Phase::Purge;
                 self.settle_purge();
             }
+        }
+    }
+
+    /// Notes as another workload's every service `read` shows labelled
+    /// with the stack that is not the release's own: one labelled since
+    /// the services' gate (a `docker stack deploy` of the departed stack
+    /// by hand writes no records) was never reviewed and stands, and the
+    /// usage rule would otherwise count it among the release's services
+    /// and let what it mounts go. So is one the swarm's service list
+    /// shows under the stack and the stack's listing lacks: the two views
+    /// disagree. Each such service fails the release, once.
+    fn newcomers(&mut self, read: &UsageRead) {
+        let release = &self.target.release.release;
+        let listed = read.stack.services.iter().map(|s| (&s.id, &s.name));
+        let labelled = read
+            .usage
+            .services
+            .iter()
+            .filter(|s| s.stack.as_deref() == Some(release.as_str()))
+            .map(|s| (&s.id, &s.name));
+        let new: BTreeSet<(String, String)> = listed
+            .chain(labelled)
+            .filter(|(id, _)| !self.own.contains(*id) && !self.foreign.contains(*id))
+            .map(|(id, name)| (id.clone(), name.clone()))
+            .collect();
+        for (id, name) in new {
+            self.foreign.insert(id);
+            self.unplanned("service", &name);
         }
     }
 
@@ -849,6 +880,7 @@ impl ReleaseRun {
         let read = match outcome {
             Outcome::Usage(read) => {
                 self.nodes_now(read.nodes.as_deref());
+                self.newcomers(&read);
                 Ok(read)
             }
             other => {
