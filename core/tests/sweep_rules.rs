@@ -2136,6 +2136,55 @@ fn volume_sweep(
     (steps, sweep.report(), now)
 }
 
+/// A service of another stack that mounts the volume is created while the
+/// volume's node is listed (through node reach a listing is a whole job's
+/// round trip): the read that judges the volume comes after its listing,
+/// so it sees the service, and the volume is never tried.
+#[test]
+fn rule13_a_user_appearing_while_the_volumes_are_listed_spares_them() {
+    let byhand = ServiceUse::new("svc-byhand", "byhand_db")
+        .in_stack("byhand")
+        .with_volumes(["web_data"]);
+    let listed = std::cell::Cell::new(false);
+    let mut w = World::new(true);
+    w.swarm("alpha", &[("n1", "node-1", true)], Reach::Nodes, true);
+    w.release("alpha", "web", "shop", &[("n1", "data")]);
+    let mut sweep = Sweep::new(&w.plan(), Settings::default());
+    let mut steps = Vec::new();
+    let now = Timestamp::ZERO;
+    while let Some(action) = sweep.poll_action(now) {
+        steps.push(action.kind.step());
+        let outcome = match &action.kind {
+            read @ ActionKind::ReadStamps { .. } => unchanged(read),
+            ActionKind::ReadUsage { .. } if listed.get() => used_by(vec![byhand.clone()]),
+            ActionKind::ReadUsage { .. } => used_by(vec![]),
+            ActionKind::RemoveStack { .. } | ActionKind::DeleteRecords { .. } => Outcome::Done,
+            ActionKind::ListVolumes { .. } => {
+                listed.set(true);
+                Outcome::Volumes(vec!["web_data".into()])
+            }
+            // The engine would let it go: no container holds it.
+            ActionKind::RemoveVolume { .. } => Outcome::Done,
+            other => panic!("unexpected action {other:?}"),
+        };
+        assert_eq!(sweep.handle_outcome(action.id, outcome, now), Ok(()));
+    }
+    assert!(sweep.is_done());
+    assert!(!steps.contains(&Step::RemoveVolume), "{steps:?}");
+    assert!(!steps.contains(&Step::DeleteRecords), "{steps:?}");
+    let r = &sweep.report().releases[0];
+    assert_eq!(r.outcome, ReleaseOutcome::InUse);
+    assert_eq!(
+        r.in_use_by,
+        [InUse::new(
+            UsageKind::Volume,
+            "web_data",
+            User::service("svc-byhand", "byhand_db")
+        )]
+    );
+    assert!(r.volumes_deleted.is_empty());
+}
+
 /// The volume's first removal is refused "in use" (a task's container
 /// not yet gone), and at that moment a service of another stack is
 /// created that mounts it at 0 replicas: no container holds the volume,
@@ -2176,8 +2225,8 @@ fn rule13_a_user_appearing_while_a_volume_waits_stops_its_retry() {
             RemoveStack,
             ReadUsage,
             ReadStamps,
-            ReadUsage,
             ListVolumes,
+            ReadUsage,
             RemoveVolume,
             // The retry's time: who uses the volume now, and no retry.
             ReadUsage,

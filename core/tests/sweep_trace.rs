@@ -112,8 +112,8 @@ fn each_action_is_traced_from_its_start_to_its_end_on_the_drivers_clock() {
             (RemoveStack, Some(Tasks)),
             (ReadUsage, None),
             (ReadStamps, None),
-            (ReadUsage, None),
             (ListVolumes, None),
+            (ReadUsage, None),
             (RemoveVolume, None),
             // Who uses the volume now, before its retry.
             (ReadUsage, None),

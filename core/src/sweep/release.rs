@@ -130,7 +130,8 @@ enum UsageGate {
     Services,
     /// The networks, secrets and configs, once the tasks have stopped.
     Parts,
-    /// The volumes, with the containers at every place of the purge.
+    /// The volumes, with the containers at every place of the purge: made
+    /// once every place is listed.
     Purge,
 }
 
@@ -159,6 +160,9 @@ enum Phase {
 struct PlacePurge {
     place: Place,
     listing: Listing,
+    /// The volumes listed here that wait for the purge's read of who uses
+    /// what, the one made after every place is listed.
+    unjudged: Vec<String>,
     volumes: BTreeMap<String, Removal>,
 }
 
@@ -210,6 +214,10 @@ pub(crate) struct ReleaseRun {
     /// Every place a purge runs, each with its purge; reset on entering
     /// [`Phase::Purge`].
     purges: Vec<PlacePurge>,
+    /// The purge's read of who uses what is taken: made once every place
+    /// is listed, so that no listing is newer than the read that judges
+    /// its volumes.
+    volumes_judged: bool,
     phase: Phase,
     errors: Vec<ErrorEntry>,
     /// Its swarm was re-listed for it; a later failure is final.
@@ -304,9 +312,11 @@ impl ReleaseRun {
                 .map(|place| PlacePurge {
                     place,
                     listing: Listing::Ready,
+                    unjudged: Vec::new(),
                     volumes: BTreeMap::new(),
                 })
                 .collect(),
+            volumes_judged: false,
             phase: Phase::Check(Gate::Stack, Slot::Ready),
             errors: Vec::new(),
             relisted: false,
@@ -677,9 +687,25 @@ impl ReleaseRun {
             UsageGate::Purge => {
                 self.newcomers(&read);
                 self.usage = Some(read.usage);
-                for purge in &mut self.purges {
-                    purge.listing = Listing::Ready;
-                    purge.volumes.clear();
+                self.volumes_judged = true;
+                for i in 0..self.purges.len() {
+                    let Some(purge) = self.purges.get_mut(i) else {
+                        continue;
+                    };
+                    let label = purge.place.label.clone();
+                    let names = std::mem::take(&mut purge.unjudged);
+                    let mut volumes = BTreeMap::new();
+                    for name in names {
+                        match self.judge_volume(&name, &label) {
+                            Verdict::Free => {
+                                volumes.insert(name, Removal::guarded());
+                            }
+                            Verdict::Kept => {}
+                        }
+                    }
+                    if let Some(purge) = self.purges.get_mut(i) {
+                        purge.volumes = volumes;
+                    }
                 }
                 self.phase = Phase::Purge;
                 self.settle_purge();
@@ -1058,7 +1084,7 @@ impl ReleaseRun {
         self.phase = match verdict {
             Ok(()) => match gate {
                 Gate::Stack => Phase::Usage(UsageGate::Services, Slot::Ready),
-                Gate::Purge => Phase::Usage(UsageGate::Purge, Slot::Ready),
+                Gate::Purge => self.start_purge(),
                 Gate::Records => Phase::Records(Slot::Ready),
             },
             // Tried again after the re-listing stopped listing it: the
@@ -1150,7 +1176,7 @@ impl ReleaseRun {
             Outcome::Volumes(names) => {
                 purge.listing = Listing::Listed;
                 let label = purge.place.label.clone();
-                let mut volumes = BTreeMap::new();
+                let mut unjudged = Vec::new();
                 for name in names {
                     if !self.volume_reviewed(&name) {
                         self.unplanned = true;
@@ -1167,15 +1193,10 @@ impl ReleaseRun {
                         ));
                         continue;
                     }
-                    match self.judge_volume(&name, &label) {
-                        Verdict::Free => {
-                            volumes.insert(name, Removal::guarded());
-                        }
-                        Verdict::Kept => {}
-                    }
+                    unjudged.push(name);
                 }
                 if let Some(purge) = self.purges.get_mut(i) {
-                    purge.volumes = volumes;
+                    purge.unjudged = unjudged;
                 }
             }
             // Nothing to list there: nothing to remove.
@@ -1259,8 +1280,21 @@ impl ReleaseRun {
         }
     }
 
-    /// Ends the purge once every place is listed (or failed) and every
-    /// volume is removed (or failed).
+    /// Starts the purge: every place to be listed afresh, and the read of
+    /// who uses what to be made once they are.
+    fn start_purge(&mut self) -> Phase {
+        for purge in &mut self.purges {
+            purge.listing = Listing::Ready;
+            purge.unjudged.clear();
+            purge.volumes.clear();
+        }
+        self.volumes_judged = false;
+        Phase::Purge
+    }
+
+    /// Once every place is listed (or failed), reads who uses what to
+    /// judge the volumes listed; ends the purge once every volume is
+    /// removed (or failed).
     fn settle_purge(&mut self) {
         if self.phase != Phase::Purge {
             return;
@@ -1272,6 +1306,16 @@ impl ReleaseRun {
                 Listing::Failed => failed = true,
                 Listing::Listed => {}
             }
+        }
+        // The read comes after the listings: a service created while a
+        // node was listed (a whole job's round trip through node reach)
+        // would be unseen by a read made before, and a volume nobody
+        // mounts yet is one the engine lets go.
+        if !self.volumes_judged {
+            self.phase = Phase::Usage(UsageGate::Purge, Slot::Ready);
+            return;
+        }
+        for purge in &self.purges {
             for v in purge.volumes.values() {
                 if v.is_open() {
                     return;
