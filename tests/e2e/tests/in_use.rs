@@ -5,7 +5,8 @@
 //! that another stack's service names; its volume that a stopped container
 //! uses; its network that a stopped container of no service is attached
 //! to, whether the plan found it or it joined while the sweep ran (a saved
-//! plan it joined since is refused as stale). Each time the rest of the release goes, what is used stays with
+//! plan it joined since is refused as stale); its volume that a service
+//! given the stack's label while the sweep ran mounts. Each time the rest of the release goes, what is used stays with
 //! the release's records, the run ends with exit 1, and the other workload
 //! is untouched.
 
@@ -531,4 +532,87 @@ fn a_network_a_container_attaches_to_during_the_sweep_stays() {
     assert!(r.volume_nodes().is_empty(), "{r:#?}");
     // The other workload still starts on it.
     docker_ok("alpha-3", &["container", "start", &holder.name]);
+}
+
+/// A service given the departed stack's label by hand (a `docker stack
+/// deploy` of the stack writes no records), created once the release's
+/// own service is gone, while its task is still stopping: after the
+/// plan, and after the read before the services went. It mounts the
+/// release's volume at 0 replicas, so no container holds the volume and
+/// the engine would let it go. The reads after that one count it as
+/// another workload, never the release's own: the volume stays on
+/// alpha-2, with the records and the service, and the release fails
+/// naming it.
+#[test]
+#[ignore = "soak: waits out a stubborn task; the fast set keeps the rule with a_volume_a_service_made_by_hand_mounts_at_0_replicas_stays"]
+fn a_volume_a_service_labelled_with_the_stack_during_the_sweep_mounts_stays() {
+    let s = Scenario::new();
+    let mut cleanup = Cleanup::new(&ALPHA);
+    let gone = s.release("gone");
+    cleanup.add(&gone);
+    // Its task ignores the stop signal for 8 s: the window to create the
+    // service in, wide enough for a loaded machine's docker CLI.
+    let stack = Stack::new(&gone).with_volume().on("alpha-2").stubborn(8);
+    create_stack_record(&ALPHA, &stack, 1, Some(&s.stamp("old", &gone)));
+    s.deploy(&ALPHA, &stack);
+    wait_deployed(&ALPHA, &stack, &["alpha-2"]);
+    let volume = stack.volume();
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
+    let apps = s.app_set("apps.json", json!([app("keep", "alpha", &[])]));
+    let running = s
+        .sweep("apply", Some(&config), &apps)
+        .arg("--prune-volumes")
+        .args(QUICK)
+        .spawn();
+    let started = Instant::now();
+    while service_exists(&stack.service()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the service was never removed:\n{}",
+            running.stderr_so_far()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let late = Outside {
+        node: ALPHA.manager,
+        kind: "service",
+        name: format!("{gone}_late"),
+    };
+    let label = format!("com.docker.stack.namespace={gone}");
+    let mount = format!("type=volume,source={volume},target=/data");
+    docker_ok(
+        ALPHA.manager,
+        &[
+            "service",
+            "create",
+            "--detach",
+            "--replicas",
+            "0",
+            "--endpoint-mode",
+            "dnsrr",
+            "--name",
+            &late.name,
+            "--label",
+            &label,
+            "--mount",
+            &mount,
+            IMAGE,
+            "sleep",
+            "3600",
+        ],
+    );
+    let run = running.wait();
+    let out = run.json();
+    assert_eq!(run.code(), Some(1), "{out:#}");
+    let report = one(&out["report"], "releases", &gone);
+    assert_eq!(report["outcome"], "failed", "{report:#}");
+    assert!(
+        report["errors"].to_string().contains(&late.name),
+        "the release fails naming the service: {report:#}"
+    );
+    assert_eq!(report["volumes_deleted"], json!({}), "{report:#}");
+    let r = Remains::read(&ALPHA, &gone);
+    assert_eq!(r.services, [late.name.clone()], "{r:#?}");
+    assert_eq!(r.volume_nodes(), ["alpha-2"], "the volume must stay: {r:#?}");
+    assert!(!r.records.is_empty(), "the records must stay: {r:#?}");
 }
