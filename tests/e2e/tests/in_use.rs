@@ -128,6 +128,29 @@ fn sweep_finishes(s: &Scenario, gone: &Stack) {
     assert!(r.is_gone(), "{r:#?}");
 }
 
+/// Starts `apply --prune-volumes` (as [`sweep`]) and returns once it has
+/// removed `stack`'s service: its stubborn task is still stopping then,
+/// and the sweep waits on it before the stack's other parts and volumes.
+fn sweep_past_services(s: &Scenario, stack: &Stack) -> sweep_e2e::Running {
+    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
+    let apps = s.app_set("apps.json", json!([app("keep", "alpha", &[])]));
+    let running = s
+        .sweep("apply", Some(&config), &apps)
+        .arg("--prune-volumes")
+        .args(QUICK)
+        .spawn();
+    let started = Instant::now();
+    while service_exists(&stack.service()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the service was never removed:\n{}",
+            running.stderr_so_far()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    running
+}
+
 fn service_exists(name: &str) -> bool {
     docker(ALPHA.manager, &["service", "inspect", name])
         .status
@@ -489,22 +512,7 @@ fn a_network_a_container_attaches_to_during_the_sweep_stays() {
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-2"]);
     let net = format!("{gone}_net");
-    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
-    let apps = s.app_set("apps.json", json!([app("keep", "alpha", &[])]));
-    let running = s
-        .sweep("apply", Some(&config), &apps)
-        .arg("--prune-volumes")
-        .args(QUICK)
-        .spawn();
-    let started = Instant::now();
-    while service_exists(&stack.service()) {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the service was never removed:\n{}",
-            running.stderr_so_far()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let running = sweep_past_services(&s, &stack);
     let holder = attach_stopped(&s, &net);
     let run = running.wait();
     let out = run.json();
@@ -557,22 +565,7 @@ fn a_volume_a_service_labelled_with_the_stack_during_the_sweep_mounts_stays() {
     s.deploy(&ALPHA, &stack);
     wait_deployed(&ALPHA, &stack, &["alpha-2"]);
     let volume = stack.volume();
-    let config = s.registry("registry.toml", &[SwarmEntry::of(&ALPHA)]);
-    let apps = s.app_set("apps.json", json!([app("keep", "alpha", &[])]));
-    let running = s
-        .sweep("apply", Some(&config), &apps)
-        .arg("--prune-volumes")
-        .args(QUICK)
-        .spawn();
-    let started = Instant::now();
-    while service_exists(&stack.service()) {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the service was never removed:\n{}",
-            running.stderr_so_far()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let running = sweep_past_services(&s, &stack);
     let late = Outside {
         node: ALPHA.manager,
         kind: "service",
