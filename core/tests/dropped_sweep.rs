@@ -322,6 +322,7 @@ fn what_the_plan_found_in_use_is_reported_kept() {
     let user = ServiceUse::new("svc-other", "other_api").with_networks(["web_back"]);
     // As the planner leaves it: out of the objects, into in_use_by.
     let used = sweep_core::usage::service_users(
+        "web",
         [(
             sweep_core::usage::ObjectKind::Network,
             &ObjectRef::new("id-network-web_back", "web_back"),

@@ -515,7 +515,7 @@ pub(crate) fn examine(
         return found;
     }
     dropped.sort();
-    let in_use_by = in_use(&dropped, objects, usage, every_node_read);
+    let in_use_by = in_use(release.name, &dropped, objects, usage, every_node_read);
     found.dropped = Some(Dropped {
         swarm: group.swarm.clone(),
         release: release.name.to_owned(),
@@ -578,6 +578,7 @@ impl Candidate<'_> {
 /// use; and, unless `every_node_read`, each dropped attachable network's
 /// unseen user ([`crate::usage::unseen_users`]).
 fn in_use(
+    release: &str,
     dropped: &[DroppedObject],
     objects: &crate::objects::StackObjects,
     usage: &[UsageIndex<'_>],
@@ -609,7 +610,7 @@ fn in_use(
         .map(|(_, r)| *r);
     let mut found: Vec<InUse> = usage
         .iter()
-        .flat_map(|u| u.service_users(refs.iter().copied(), &leaving))
+        .flat_map(|u| u.service_users(release, refs.iter().copied(), &leaving))
         .chain(crate::usage::unseen_users(networks, every_node_read))
         .collect();
     found.sort();

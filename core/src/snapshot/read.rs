@@ -16,7 +16,7 @@ use crate::map_only::map_only;
 use crate::objects::{NodeVolumes, ObjectRef, ObjectVersion, ServiceEntry, StackObjects};
 use crate::reads::{FailedRead, UnreadNode};
 use crate::record::{Declared, RevisionDocument, RevisionRead};
-use crate::usage::{ContainerUse, NodeContainers, ServiceUse, Usage};
+use crate::usage::{ContainerUse, NodeContainers, PreviousSpec, ServiceUse, Usage};
 
 /// Reads exactly one JSON value of type `T` from `text`, once its values
 /// are counted within the bound ([`crate::bound`]).
@@ -148,6 +148,7 @@ map_only! {
     StackObjects => "a stack objects object";
     Usage => "a usage object";
     ServiceUse => "a service use object";
+    PreviousSpec => "a previous spec object";
     ContainerUse => "a container use object";
     NodeContainers => "a node's containers object";
     FailedRead => "a failed read object";

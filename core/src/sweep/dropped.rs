@@ -428,7 +428,8 @@ impl DropRun {
         let refs = candidates
             .iter()
             .filter_map(|(kind, o)| Some((kind.usage_kind()?, o)));
-        let users = usage::service_users(refs, &leaving, usage);
+        let release = &self.target.release.release;
+        let users = usage::service_users(release, refs, &leaving, usage);
         self.in_use.extend(users);
         // As the planner does, for a node joined since it read every one.
         let networks: Vec<ObjectRef> = candidates

@@ -51,6 +51,79 @@ impl<T: Copy> At<T> {
     }
 }
 
+/// Services by each reference one of their specs makes.
+#[derive(Debug, Default)]
+struct SpecRefs<'u> {
+    /// By each network, secret and config reference, as written.
+    networks: Positions<'u>,
+    secrets: Positions<'u>,
+    configs: Positions<'u>,
+    /// By each volume mount source, as written.
+    volumes: Positions<'u>,
+    /// Those with a templated source, which names every volume.
+    templated: Vec<usize>,
+}
+
+impl<'u> SpecRefs<'u> {
+    /// Adds the service at `at`, whose spec names these.
+    fn add(
+        &mut self,
+        at: usize,
+        volumes: &'u [String],
+        networks: &'u [String],
+        secrets: &'u [String],
+        configs: &'u [String],
+    ) {
+        for (refs, to) in [
+            (networks, &mut self.networks),
+            (secrets, &mut self.secrets),
+            (configs, &mut self.configs),
+            (volumes, &mut self.volumes),
+        ] {
+            for r in refs {
+                At::add(to, r.as_str(), at);
+            }
+        }
+        if volumes.iter().any(|source| is_template(source)) {
+            self.templated.push(at);
+        }
+    }
+
+    /// The services whose spec names `object` of `kind` by its name or
+    /// its id, each once, in the usage's order.
+    fn naming(&self, kind: ObjectKind, object: &ObjectRef) -> Vec<usize> {
+        let by = match kind {
+            ObjectKind::Network => &self.networks,
+            ObjectKind::Secret => &self.secrets,
+            ObjectKind::Config => &self.configs,
+            // A volume is named by its name alone, or by any template.
+            ObjectKind::Volume => {
+                let mut at: Vec<usize> = self
+                    .volumes
+                    .get(object.name.as_str())
+                    .map_or(&[][..], At::as_slice)
+                    .iter()
+                    .chain(&self.templated)
+                    .copied()
+                    .collect();
+                at.sort_unstable();
+                at.dedup();
+                return at;
+            }
+        };
+        let mut at: Vec<usize> = [Some(object.name.as_str()), object.id.as_deref()]
+            .into_iter()
+            .flatten()
+            .filter_map(|key| by.get(key))
+            .flat_map(At::as_slice)
+            .copied()
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        at
+    }
+}
+
 /// One swarm's usage, indexed by every reference its services and
 /// containers make.
 #[derive(Debug)]
@@ -58,14 +131,11 @@ pub(crate) struct UsageIndex<'u> {
     usage: &'u Usage,
     /// Services by their stack label.
     by_stack: Positions<'u>,
-    /// Services by each network, secret and config reference, as written.
-    networks: Positions<'u>,
-    secrets: Positions<'u>,
-    configs: Positions<'u>,
-    /// Services by each volume mount source, as written.
-    volumes: Positions<'u>,
-    /// Services with a templated source, which names every volume.
-    templated: Vec<usize>,
+    /// Services by what their spec names.
+    now: SpecRefs<'u>,
+    /// Services by what their previous spec names: what a rollback
+    /// returns them to.
+    before: SpecRefs<'u>,
     /// Containers (node, container) by each volume they use.
     containers: HashMap<&'u str, At<(usize, usize)>>,
     /// Containers (node, container) by each network reference (name or
@@ -78,32 +148,24 @@ impl<'u> UsageIndex<'u> {
         let mut index = UsageIndex {
             usage,
             by_stack: HashMap::new(),
-            networks: HashMap::new(),
-            secrets: HashMap::new(),
-            configs: HashMap::new(),
-            volumes: HashMap::new(),
-            templated: Vec::new(),
+            now: SpecRefs::default(),
+            before: SpecRefs::default(),
             containers: HashMap::new(),
             attached: HashMap::new(),
         };
         index.by_stack.reserve(usage.services.len());
-        index.networks.reserve(usage.services.len());
+        index.now.networks.reserve(usage.services.len());
         for (at, s) in usage.services.iter().enumerate() {
             if let Some(stack) = s.stack.as_deref() {
                 At::add(&mut index.by_stack, stack, at);
             }
-            for (refs, to) in [
-                (&s.networks, &mut index.networks),
-                (&s.secrets, &mut index.secrets),
-                (&s.configs, &mut index.configs),
-                (&s.volumes, &mut index.volumes),
-            ] {
-                for r in refs {
-                    At::add(to, r.as_str(), at);
-                }
-            }
-            if s.volumes.iter().any(|source| is_template(source)) {
-                index.templated.push(at);
+            index
+                .now
+                .add(at, &s.volumes, &s.networks, &s.secrets, &s.configs);
+            if let Some(p) = &s.previous {
+                index
+                    .before
+                    .add(at, &p.volumes, &p.networks, &p.secrets, &p.configs);
             }
         }
         for (n, node) in usage.containers.iter().enumerate() {
@@ -139,35 +201,13 @@ impl<'u> UsageIndex<'u> {
         ids
     }
 
-    /// The services that name `object` of `kind` (a network, secret or
-    /// config) by its name or its id, each once, in the usage's order.
+    /// The services that name `object` of `kind` by its name or its id,
+    /// in their spec or in their previous spec (a rollback returns to it,
+    /// and the object then had better be there), each once, in the
+    /// usage's order.
     fn naming(&self, kind: ObjectKind, object: &ObjectRef) -> Vec<usize> {
-        let by = match kind {
-            ObjectKind::Network => &self.networks,
-            ObjectKind::Secret => &self.secrets,
-            ObjectKind::Config => &self.configs,
-            // A volume is named by its name alone, or by any template.
-            ObjectKind::Volume => {
-                let mut at: Vec<usize> = self
-                    .volumes
-                    .get(object.name.as_str())
-                    .map_or(&[][..], At::as_slice)
-                    .iter()
-                    .chain(&self.templated)
-                    .copied()
-                    .collect();
-                at.sort_unstable();
-                at.dedup();
-                return at;
-            }
-        };
-        let mut at: Vec<usize> = [Some(object.name.as_str()), object.id.as_deref()]
-            .into_iter()
-            .flatten()
-            .filter_map(|key| by.get(key))
-            .flat_map(At::as_slice)
-            .copied()
-            .collect();
+        let mut at = self.now.naming(kind, object);
+        at.extend(self.before.naming(kind, object));
         at.sort_unstable();
         at.dedup();
         at
@@ -266,8 +306,7 @@ impl<'u> UsageIndex<'u> {
         foreign: &BTreeSet<&str>,
         found: &mut BTreeSet<InUse>,
     ) {
-        let sources = self.volumes.get(name).map_or(&[][..], At::as_slice);
-        for &at in sources.iter().chain(&self.templated) {
+        for at in self.naming(ObjectKind::Volume, &ObjectRef::named(name)) {
             let s = &self.usage.services[at];
             if !own.contains(s.id.as_str()) {
                 found.insert(InUse::new(
@@ -303,12 +342,25 @@ impl<'u> UsageIndex<'u> {
     /// [`service_users`](super::service_users).
     pub(crate) fn service_users<'o>(
         &self,
+        release: &str,
         objects: impl IntoIterator<Item = (ObjectKind, &'o ObjectRef)>,
         leaving: &BTreeSet<&str>,
     ) -> Vec<InUse> {
         let mut found = BTreeSet::new();
         for (kind, object) in objects {
-            for at in self.naming(kind, object) {
+            // The release's own services' previous specs are its revision
+            // before the one that dropped the object: its own history,
+            // which its records keep, not another workload's use.
+            let before = self
+                .before
+                .naming(kind, object)
+                .into_iter()
+                .filter(|&at| self.usage.services[at].stack.as_deref() != Some(release));
+            let mut at: Vec<usize> = self.now.naming(kind, object);
+            at.extend(before);
+            at.sort_unstable();
+            at.dedup();
+            for at in at {
                 let s = &self.usage.services[at];
                 if !leaving.contains(s.id.as_str()) {
                     found.insert(InUse::new(
@@ -330,7 +382,7 @@ impl<'u> UsageIndex<'u> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ContainerUse, NodeContainers, ServiceUse};
+    use super::super::{ContainerUse, NodeContainers, PreviousSpec, ServiceUse};
     use super::*;
 
     // The rule written out plainly, as scans of every service and
@@ -388,7 +440,8 @@ mod tests {
         ];
         for (kind, list) in kinds {
             for object in list {
-                for s in others().filter(|s| s.names(kind, object)) {
+                for s in others().filter(|s| s.names(kind, object) || s.named_before(kind, object))
+                {
                     found.insert(InUse::new(
                         kind,
                         &object.name,
@@ -445,7 +498,9 @@ mod tests {
     ) -> Vec<InUse> {
         let mut found = Vec::new();
         for s in &usage.services {
-            if !own.contains(s.id.as_str()) && s.names_volume(name) {
+            let named =
+                s.names_volume(name) || s.named_before(ObjectKind::Volume, &ObjectRef::named(name));
+            if !own.contains(s.id.as_str()) && named {
                 found.push(InUse::new(
                     ObjectKind::Volume,
                     name,
@@ -477,16 +532,21 @@ mod tests {
     /// count: a dropped network its current service still attaches to is in
     /// use. `leaving` are the dropped services, removed before the objects.
     fn service_users<'o>(
+        release: &str,
         objects: impl IntoIterator<Item = (ObjectKind, &'o ObjectRef)>,
         leaving: &BTreeSet<&str>,
         usage: &Usage,
     ) -> Vec<InUse> {
         let mut found = BTreeSet::new();
         for (kind, object) in objects {
+            let names = |s: &ServiceUse| {
+                s.names(kind, object)
+                    || (s.stack.as_deref() != Some(release) && s.named_before(kind, object))
+            };
             for s in usage
                 .services
                 .iter()
-                .filter(|s| !leaving.contains(s.id.as_str()) && s.names(kind, object))
+                .filter(|s| !leaving.contains(s.id.as_str()) && names(s))
             {
                 found.insert(InUse::new(
                     kind,
@@ -546,14 +606,16 @@ mod tests {
             name(),
             prop::option::of(name()),
             (names(), names(), names(), names()),
+            prop::option::of((names(), names(), names(), names())),
         )
-            .prop_map(|(id, n, stack, (v, net, sec, cfg))| {
+            .prop_map(|(id, n, stack, (v, net, sec, cfg), previous)| {
                 let mut s = ServiceUse::new(id, n)
                     .with_volumes(v)
                     .with_networks(net)
                     .with_secrets(sec)
                     .with_configs(cfg);
                 s.stack = stack;
+                s.previous = previous.map(|(v, net, sec, cfg)| PreviousSpec::new(v, net, sec, cfg));
                 s
             })
     }
@@ -644,8 +706,8 @@ mod tests {
                     .chain(objects.secrets.iter().map(|o| (ObjectKind::Volume, o)))
             };
             prop_assert_eq!(
-                index.service_users(refs(), &leaving),
-                service_users(refs(), &leaving, &usage)
+                index.service_users(&release, refs(), &leaving),
+                service_users(&release, refs(), &leaving, &usage)
             );
             let names = objects.volumes.iter().flatten().flat_map(|n| &n.volumes);
             for name in names {

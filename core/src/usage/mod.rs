@@ -8,6 +8,8 @@
 //! comes back. Labels cannot tell: the volume carries the departed stack's
 //! label whoever mounts it. So an object is shared (and stays) when any
 //! service of the swarm other than the release's own names it in its spec,
+//! or in its previous spec (a rollback, by hand or the engine's own on a
+//! failed update, returns to it, and recreates a removed volume empty),
 //! at any replica count and in any mode, or when a container not of the
 //! release's own services uses it (a volume) or is attached to it (a
 //! network), running or stopped, on any node that was reached.
@@ -59,6 +61,59 @@ pub struct ServiceUse {
     /// The configs it mounts, by id and by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub configs: Vec<String>,
+    /// What its previous spec names, when it has one: the spec a rollback
+    /// (`docker service rollback`, or the engine's own on a failed update)
+    /// returns to, as raw as the fields above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<PreviousSpec>,
+}
+
+/// What a service's previous spec names, raw, as [`ServiceUse`] gives its
+/// spec's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct PreviousSpec {
+    /// The sources of its volume mounts, templates as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<String>,
+    /// The networks it attaches to (ids, or names).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub networks: Vec<String>,
+    /// The secrets it mounts, by id and by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
+    /// The configs it mounts, by id and by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub configs: Vec<String>,
+}
+
+impl PreviousSpec {
+    /// A previous spec naming these volume sources, networks, secrets and
+    /// configs.
+    pub fn new<S: Into<String>>(
+        volumes: impl IntoIterator<Item = S>,
+        networks: impl IntoIterator<Item = S>,
+        secrets: impl IntoIterator<Item = S>,
+        configs: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let all = |refs: &mut dyn Iterator<Item = S>| refs.map(Into::into).collect();
+        PreviousSpec {
+            volumes: all(&mut volumes.into_iter()),
+            networks: all(&mut networks.into_iter()),
+            secrets: all(&mut secrets.into_iter()),
+            configs: all(&mut configs.into_iter()),
+        }
+    }
+
+    /// Whether it names nothing.
+    pub fn is_empty(&self) -> bool {
+        self.volumes.is_empty()
+            && self.networks.is_empty()
+            && self.secrets.is_empty()
+            && self.configs.is_empty()
+    }
 }
 
 impl ServiceUse {
@@ -72,7 +127,14 @@ impl ServiceUse {
             networks: Vec::new(),
             secrets: Vec::new(),
             configs: Vec::new(),
+            previous: None,
         }
+    }
+
+    /// With a previous spec naming what `previous` names.
+    pub fn with_previous(mut self, previous: PreviousSpec) -> Self {
+        self.previous = Some(previous);
+        self
     }
 
     /// With the stack namespace label `stack`.
@@ -125,6 +187,27 @@ impl ServiceUse {
             ObjectKind::Network => &self.networks,
             ObjectKind::Secret => &self.secrets,
             ObjectKind::Config => &self.configs,
+        };
+        refs.iter().any(|r| object.is_named_by(r))
+    }
+
+    /// Whether its previous spec names `object` of `kind`: as
+    /// [`ServiceUse::names`], for the index's test.
+    #[cfg(test)]
+    fn named_before(&self, kind: ObjectKind, object: &ObjectRef) -> bool {
+        let Some(p) = &self.previous else {
+            return false;
+        };
+        let refs = match kind {
+            ObjectKind::Volume => {
+                return p
+                    .volumes
+                    .iter()
+                    .any(|source| *source == object.name || is_template(source))
+            }
+            ObjectKind::Network => &p.networks,
+            ObjectKind::Secret => &p.secrets,
+            ObjectKind::Config => &p.configs,
         };
         refs.iter().any(|r| object.is_named_by(r))
     }
@@ -288,6 +371,12 @@ impl Usage {
             s.networks.sort();
             s.secrets.sort();
             s.configs.sort();
+            if let Some(p) = &mut s.previous {
+                p.volumes.sort();
+                p.networks.sort();
+                p.secrets.sort();
+                p.configs.sort();
+            }
         }
         self.services.sort();
         for node in &mut self.containers {
@@ -420,7 +509,8 @@ impl InUse {
 /// The release's own are its services as planned (`own`: they may be gone
 /// by now, while their stopped tasks still name them) and every service
 /// labelled with its stack (but one the sweep found labelled since the
-/// plan and leaves standing: see `users_of_but`). Volumes are judged only
+/// plan and leaves standing: see `users_of_but`). Another service names
+/// what its spec or its previous spec names. Volumes are judged only
 /// when `volumes` is true
 /// (a purge is planned): otherwise none is removed anyway. A volume counts
 /// by its name on every node: a workload on one node may be placed on
@@ -482,15 +572,20 @@ pub fn unseen_users<'o>(
 
 /// Every use of `objects` (networks, secrets, configs) by a service whose
 /// id is not in `leaving`, sorted: the resource rule's check of the objects
-/// a live release dropped. Unlike [`users_of`], the release's own services
-/// count: a dropped network its current service still attaches to is in
-/// use. `leaving` are the dropped services, removed before the objects.
+/// the live release `release` dropped. Unlike [`users_of`], the release's
+/// own services count: a dropped network its current service still
+/// attaches to is in use. `leaving` are the dropped services, removed
+/// before the objects. Another service's previous spec counts as its
+/// spec does (a rollback returns to it); the release's own services'
+/// previous specs do not: they are its revision before the one that
+/// dropped the objects.
 pub fn service_users<'o>(
+    release: &str,
     objects: impl IntoIterator<Item = (ObjectKind, &'o ObjectRef)>,
     leaving: &BTreeSet<&str>,
     usage: &Usage,
 ) -> Vec<InUse> {
-    UsageIndex::new(usage).service_users(objects, leaving)
+    UsageIndex::new(usage).service_users(release, objects, leaving)
 }
 
 /// The users of the volume `name` of `release` (see [`users_of`]), for
@@ -583,6 +678,63 @@ mod tests {
             )],
         );
         assert_eq!(users_of("gone", &objects(), true, &own(), &usage), vec![]);
+    }
+
+    /// A service updated off the release's objects returns to them on a
+    /// rollback: its previous spec names them still. Of the live release
+    /// whose revision dropped them, its own previous spec is its history,
+    /// not a use.
+    #[test]
+    fn a_previous_spec_names_what_a_rollback_returns_to() {
+        let previous = || PreviousSpec::new(["gone_data"], ["n1"], ["gone_key"], ["cfg1"]);
+        let usage = Usage::new(
+            vec![
+                ServiceUse::new("s2", "user_app")
+                    .in_stack("user")
+                    .with_previous(previous()),
+                // The release's own: nothing of it uses its objects.
+                ServiceUse::new("s-own", "gone_app")
+                    .in_stack("gone")
+                    .with_previous(previous()),
+            ],
+            vec![],
+        );
+        let user = User::service("s2", "user_app");
+        let mut expected = vec![
+            InUse::new(ObjectKind::Volume, "gone_data", user.clone()),
+            InUse::new(ObjectKind::Network, "gone_default", user.clone()),
+            InUse::new(ObjectKind::Secret, "gone_key", user.clone()),
+            InUse::new(ObjectKind::Config, "gone_conf", user.clone()),
+        ];
+        expected.sort();
+        assert_eq!(users_of("gone", &objects(), true, &own(), &usage), expected);
+        assert_eq!(
+            volume_users_of("gone", "gone_data", &own(), &usage),
+            vec![InUse::new(ObjectKind::Volume, "gone_data", user.clone())]
+        );
+        // The live release `gone` dropped its config: its own service's
+        // previous spec does not keep it; another's does.
+        let config = ObjectRef::new("cfg1", "gone_conf");
+        let users = |release| {
+            service_users(
+                release,
+                [(ObjectKind::Config, &config)],
+                &BTreeSet::new(),
+                &usage,
+            )
+        };
+        assert_eq!(
+            users("gone"),
+            [InUse::new(ObjectKind::Config, "gone_conf", user)]
+        );
+        assert_eq!(
+            users("user"),
+            [InUse::new(
+                ObjectKind::Config,
+                "gone_conf",
+                User::service("s-own", "gone_app")
+            )]
+        );
     }
 
     #[test]
@@ -751,7 +903,12 @@ mod tests {
         // The resource rule's check of a dropped network: the same.
         let dropped = ObjectRef::new("n1", "gone_default");
         assert_eq!(
-            service_users([(ObjectKind::Network, &dropped)], &BTreeSet::new(), &usage),
+            service_users(
+                "gone",
+                [(ObjectKind::Network, &dropped)],
+                &BTreeSet::new(),
+                &usage
+            ),
             expected
         );
         // Nothing else of the release is kept by them.

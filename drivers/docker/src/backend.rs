@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use bollard::errors::Error as DockerError;
 use bollard::models::{Network, NodeState, Secret, Service, TaskState};
 use bollard::query_parameters::{
-    ListNetworksOptionsBuilder, ListNodesOptions, ListSecretsOptionsBuilder, ListServicesOptions,
+    ListNetworksOptionsBuilder, ListNodesOptions, ListSecretsOptionsBuilder,
     ListServicesOptionsBuilder, ListTasksOptionsBuilder,
 };
 use sweep_core::deletion_window::DeletionWindow;
@@ -29,6 +29,7 @@ use crate::endpoint::Endpoint;
 use crate::labels::{
     self, ConfigLabels, OWNER, RECORD_TYPE, RELEASE, REVISION, STACK_NAMESPACE, STATUS, TYPE,
 };
+use crate::usage::ListedService;
 
 /// How long a daemon call may take unless configured otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -795,10 +796,7 @@ impl SwarmBackend for DockerSwarm {
         // rule needs the others too.
         let (configs, services, networks, secrets) = tokio::join!(
             configs,
-            client.call_plain(
-                "the services",
-                docker.list_services(None::<ListServicesOptions>)
-            ),
+            client.services("the services"),
             client.call_plain("the stack networks", docker.list_networks(Some(networks))),
             client.call_plain("the stack secrets", docker.list_secrets(Some(secrets))),
         );
@@ -806,12 +804,12 @@ impl SwarmBackend for DockerSwarm {
             Ok((records, stacks)) => (releases_of("release records", records), Ok(stacks)),
             Err(e) => (Err(e.clone()), Err(e)),
         };
-        let uses = services
-            .clone()
-            .and_then(crate::usage::service_uses)
-            .map(Some);
-        let stacks =
-            (|| group_stack_objects(services?, networks?, secrets?, stack_configs?).map(Some))();
+        let stacks = (|| {
+            let services = services.as_ref().map_err(Clone::clone)?;
+            let services = services.iter().map(ListedService::service).collect();
+            group_stack_objects(services, networks?, secrets?, stack_configs?).map(Some)
+        })();
+        let uses = services.and_then(crate::usage::service_uses).map(Some);
         Listings {
             releases,
             stacks,
@@ -855,13 +853,8 @@ impl SwarmBackend for DockerSwarm {
     }
 
     async fn service_uses(&self) -> Result<Option<Vec<ServiceUse>>, BackendError> {
-        let services = self.client.call_plain(
-            "the services",
-            self.client
-                .docker()
-                .list_services(None::<ListServicesOptions>),
-        );
-        crate::usage::service_uses(services.await?).map(Some)
+        let services = self.client.services("the services").await?;
+        crate::usage::service_uses(services).map(Some)
     }
 
     async fn containers(&self) -> Result<Option<Vec<ContainerUse>>, BackendError> {

@@ -25,6 +25,7 @@ use crate::configs::{ListedConfig, Scanner, Wants};
 use crate::endpoint::{Endpoint, Transport};
 use crate::labels::STACK_NAMESPACE;
 use crate::transport::{self, reply_limit_of, returning, Pool, Streaming, REPLY_LIMIT};
+use crate::usage::ListedService;
 
 /// How one daemon call failed, before the caller decides what a status
 /// means (404 is success for a removal, 409 is "in use" for a volume): not
@@ -372,6 +373,38 @@ impl Client {
             }),
             Ok(result) => result.map_err(|f| f.into_backend(what)),
         }
+    }
+
+    /// Every service of the swarm, each with its previous spec (see
+    /// [`ListedService`]), bounded as every reply bollard reads is, and by
+    /// the call's timeout.
+    pub(crate) async fn services(&self, what: &str) -> Result<Vec<ListedService>, BackendError> {
+        self.listing(what, async {
+            let path = format!("/v{}/services", self.api_version());
+            let failed = |e| translate(&self.endpoint, self.timeout, what, e);
+            let response = self.streaming.get_bounded(&path).await.map_err(failed)?;
+            let status = response.status();
+            let mut body = response.into_body();
+            if !status.is_success() {
+                let message = error_message(&mut body).await;
+                return Err(CallFailure::Status {
+                    code: status.as_u16(),
+                    message,
+                });
+            }
+            let bytes = body
+                .collect()
+                .await
+                .map_err(|e| failed(DockerError::from(e)))?
+                .to_bytes();
+            serde_json::from_slice(&bytes).map_err(|e| {
+                CallFailure::Backend(BackendError::Invalid {
+                    what: what.to_owned(),
+                    message: e.to_string(),
+                })
+            })
+        })
+        .await
     }
 
     /// Asks for the configs matching `filters`; the reply is read a piece

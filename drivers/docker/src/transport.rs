@@ -179,6 +179,9 @@ fn object_limit(path: &str) -> u64 {
         "networks" => size_of::<Network>(),
         "volumes" => size_of::<Volume>(),
         "nodes" => size_of::<Node>(),
+        // Read into bollard's model, or into ours
+        // (`crate::usage::ListedService`, whose specs are boxed so that it
+        // is no larger: the transport's tests hold it to that).
         _ => LARGEST_MODEL,
     };
     OBJECT_BUDGET / weight.max(1) as u64
@@ -729,6 +732,21 @@ impl Streaming {
             .request(request, Some(Limits::NONE))
             .await
     }
+
+    /// Sends `GET path_and_query` (the API version included) with the
+    /// bounds of every reply bollard reads ([`REPLY_LIMIT`] and
+    /// [`object_limit`]): for a reply decoded into a model of ours, where
+    /// bollard's leaves out a field that matters.
+    pub(crate) async fn get_bounded(
+        &self,
+        path_and_query: &str,
+    ) -> Result<Response<Incoming>, DockerError> {
+        let request = http::Request::builder()
+            .method(http::Method::GET)
+            .uri(format!("{}{path_and_query}", self.base))
+            .body(bollard::body_full(hyper::body::Bytes::new()))?;
+        self.transport.clone().request(request, None).await
+    }
 }
 
 /// A bollard client for `endpoint` whose replies are bounded by `limit`
@@ -916,6 +934,7 @@ mod tests {
         assert!(configs >= 1_000_000, "{configs}");
         let services = object_limit("/v1.41/services?filters=x");
         assert_eq!(services, OBJECT_BUDGET / LARGEST_MODEL as u64);
+        assert!(std::mem::size_of::<crate::usage::ListedService>() <= LARGEST_MODEL);
         assert!(services >= 100_000, "{services}");
         assert_eq!(object_limit("/configs"), configs);
         assert_eq!(object_limit("/version"), services);

@@ -7,8 +7,10 @@
 
 use std::collections::HashMap;
 
-use bollard::models::{ContainerSummary, MountType, NetworkAttachmentConfig, Service};
-use sweep_core::usage::{ContainerUse, ServiceUse, SERVICE_ID_LABEL};
+use bollard::models::{
+    ContainerSummary, MountType, NetworkAttachmentConfig, ObjectVersion, Service, ServiceSpec,
+};
+use sweep_core::usage::{ContainerUse, PreviousSpec, ServiceUse, SERVICE_ID_LABEL};
 use sweep_swarms::BackendError;
 
 use crate::labels::STACK_NAMESPACE;
@@ -20,8 +22,39 @@ const VOLUME_MOUNT: &str = "volume";
 /// container attached only to these uses nothing a sweep removes.
 const DAEMON_NETWORKS: [&str; 3] = ["bridge", "host", "none"];
 
-/// Every listed service with what its spec names, sorted by id.
-pub(crate) fn service_uses(services: Vec<Service>) -> Result<Vec<ServiceUse>, BackendError> {
+/// One service as the daemon lists it, with the previous spec bollard's
+/// model leaves out: what a rollback returns the service to names objects
+/// too. The rest of a listed service is not read. The specs are boxed, so
+/// that a listing's `{`, each possibly one of these, costs no more than
+/// the largest model the transport bounds replies by.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct ListedService {
+    #[serde(rename = "ID")]
+    pub id: Option<String>,
+    #[serde(rename = "Version")]
+    pub version: Option<ObjectVersion>,
+    #[serde(rename = "Spec")]
+    pub spec: Option<Box<ServiceSpec>>,
+    #[serde(rename = "PreviousSpec")]
+    pub previous_spec: Option<Box<ServiceSpec>>,
+}
+
+impl ListedService {
+    /// Its id, version and spec as bollard's model holds them, for the
+    /// readers of a stack's services.
+    pub(crate) fn service(&self) -> Service {
+        Service {
+            id: self.id.clone(),
+            version: self.version.clone(),
+            spec: self.spec.as_deref().cloned(),
+            ..Service::default()
+        }
+    }
+}
+
+/// Every listed service with what its spec and its previous spec name,
+/// sorted by id.
+pub(crate) fn service_uses(services: Vec<ListedService>) -> Result<Vec<ServiceUse>, BackendError> {
     let mut uses = services
         .into_iter()
         .map(service_use)
@@ -32,11 +65,12 @@ pub(crate) fn service_uses(services: Vec<Service>) -> Result<Vec<ServiceUse>, Ba
 
 /// One service's references: its volume mount sources (templates as
 /// written), networks (the task template's and the deprecated service
-/// level's), and secrets and configs by id and by name.
-fn service_use(service: Service) -> Result<ServiceUse, BackendError> {
-    let spec = service.spec.unwrap_or_default();
+/// level's), and secrets and configs by id and by name; and those of its
+/// previous spec, which a rollback returns to.
+fn service_use(service: ListedService) -> Result<ServiceUse, BackendError> {
+    let spec = service.spec.map(|s| *s).unwrap_or_default();
     let id = service.id.filter(|id| !id.is_empty());
-    let name = spec.name.filter(|n| !n.is_empty());
+    let name = spec.name.clone().filter(|n| !n.is_empty());
     let (Some(id), Some(name)) = (id.clone(), name.clone()) else {
         return Err(BackendError::Invalid {
             what: "the service list".into(),
@@ -47,6 +81,25 @@ fn service_use(service: Service) -> Result<ServiceUse, BackendError> {
     if let Some(stack) = non_empty_label(spec.labels.as_ref(), STACK_NAMESPACE) {
         found = found.in_stack(stack);
     }
+    let [volumes, networks, secrets, configs] = spec_refs(spec);
+    found = found
+        .with_volumes(volumes)
+        .with_networks(networks)
+        .with_secrets(secrets)
+        .with_configs(configs);
+    if let Some(previous) = service.previous_spec {
+        let [volumes, networks, secrets, configs] = spec_refs(*previous);
+        let previous = PreviousSpec::new(volumes, networks, secrets, configs);
+        if !previous.is_empty() {
+            found = found.with_previous(previous);
+        }
+    }
+    Ok(found)
+}
+
+/// What one spec names: its volume mount sources, networks, secrets and
+/// configs, each list sorted, each reference once.
+fn spec_refs(spec: ServiceSpec) -> [Vec<String>; 4] {
     let task = spec.task_template.unwrap_or_default();
     let container = task.container_spec.unwrap_or_default();
     let volumes = container
@@ -68,11 +121,12 @@ fn service_use(service: Service) -> Result<ServiceUse, BackendError> {
         .unwrap_or_default()
         .into_iter()
         .flat_map(|c| [c.config_id, c.config_name]);
-    Ok(found
-        .with_volumes(present(volumes))
-        .with_networks(present(networks))
-        .with_secrets(present(secrets.flatten()))
-        .with_configs(present(configs.flatten())))
+    [
+        present(volumes),
+        present(networks),
+        present(secrets.flatten()),
+        present(configs.flatten()),
+    ]
 }
 
 /// The targets of network attachments.
@@ -185,7 +239,7 @@ mod tests {
 
     #[test]
     fn every_service_names_its_mounts_networks_secrets_and_configs_whatever_its_mode() {
-        let services: Vec<Service> = from_json(serde_json::json!([
+        let services: Vec<ListedService> = from_json(serde_json::json!([
             // Made by hand, scaled to 0, with a templated source beside a
             // named one, a bind mount and an anonymous volume.
             {"ID": "s1", "Spec": {"Name": "byhand",
@@ -231,6 +285,46 @@ mod tests {
                     .with_configs(["cfg1", "gone_conf"]),
                 ServiceUse::new("s3", "once").with_volumes(["gone_data"]),
                 ServiceUse::new("s4", "batch"),
+            ]
+        );
+    }
+
+    /// A service updated off a volume, a network, a secret and a config
+    /// returns to them on a rollback: its previous spec names them, as the
+    /// daemon lists it (bollard's own model drops the field).
+    #[test]
+    fn a_previous_spec_names_what_a_rollback_returns_to() {
+        let services: Vec<ListedService> = from_json(serde_json::json!([
+            {"ID": "s1", "Version": {"Index": 12},
+                "Spec": {"Name": "byhand",
+                    "TaskTemplate": {"ContainerSpec": {"Image": "x"}}},
+                "PreviousSpec": {"Name": "byhand",
+                    "TaskTemplate": {
+                        "ContainerSpec": {"Image": "x",
+                            "Mounts": [{"Type": "volume", "Source": "gone_data", "Target": "/d"},
+                                {"Type": "bind", "Source": "/srv", "Target": "/srv"}],
+                            "Secrets": [{"SecretID": "sec1", "SecretName": "gone_key"}],
+                            "Configs": [{"ConfigID": "cfg1", "ConfigName": "gone_conf"}]},
+                        "Networks": [{"Target": "n1"}]}}},
+            // A previous spec naming nothing is none.
+            {"ID": "s2", "Spec": {"Name": "plain"},
+                "PreviousSpec": {"Name": "plain"}},
+        ]));
+        assert_eq!(
+            services[0].service().version.and_then(|v| v.index),
+            Some(12)
+        );
+        let uses = service_uses(services).unwrap();
+        assert_eq!(
+            uses,
+            vec![
+                ServiceUse::new("s1", "byhand").with_previous(PreviousSpec::new(
+                    ["gone_data"],
+                    ["n1"],
+                    ["gone_key", "sec1"],
+                    ["cfg1", "gone_conf"],
+                )),
+                ServiceUse::new("s2", "plain"),
             ]
         );
     }

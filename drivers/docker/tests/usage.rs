@@ -1,6 +1,7 @@
 //! Against the real engines of the test bed (swarm alpha): what uses what.
 //! Every service of the swarm names its volumes, networks, secrets and
-//! configs whatever its stack, mode or replica count; a node lists its
+//! configs whatever its stack, mode or replica count, and those its
+//! previous spec names once it is updated off them; a node lists its
 //! containers that use named volumes, stopped ones and tasks alike, and
 //! those of no service attached to a network, and so does the volume
 //! job's agent in its result; and a stack part is removed
@@ -186,6 +187,45 @@ async fn every_service_names_what_it_uses_whatever_its_stack_mode_or_replicas() 
             "3600",
         ],
     );
+    // Updated off all four: its previous spec, which a rollback returns
+    // it to, still names them.
+    let updated = format!("{g}_updated");
+    service(
+        &mut cleanup,
+        &updated,
+        &[
+            "--replicas",
+            "0",
+            "--mount",
+            &mount,
+            "--network",
+            &net,
+            "--secret",
+            &key,
+            "--config",
+            &conf,
+            IMAGE,
+            "sleep",
+            "3600",
+        ],
+    );
+    docker(
+        MANAGER,
+        &[
+            "service",
+            "update",
+            "--detach",
+            "--mount-rm",
+            "/data",
+            "--network-rm",
+            &net,
+            "--secret-rm",
+            &key,
+            "--config-rm",
+            &conf,
+            &updated,
+        ],
+    );
 
     let reg = registry();
     let alpha = reg.backend(&Target::new("alpha")).await.unwrap();
@@ -194,6 +234,26 @@ async fn every_service_names_what_it_uses_whatever_its_stack_mode_or_replicas() 
         .await
         .unwrap()
         .expect("the docker backend reads the services");
+
+    let found = named(&uses, &updated);
+    assert!(
+        found.volumes.is_empty()
+            && found.networks.is_empty()
+            && found.secrets.is_empty()
+            && found.configs.is_empty(),
+        "{found:#?}"
+    );
+    let previous = found.previous.as_ref().expect("a previous spec");
+    assert_eq!(previous.volumes, [data.as_str()]);
+    assert_eq!(previous.networks, [id_of("network", &net)]);
+    let mut secrets = vec![id_of("secret", &key), key.clone()];
+    secrets.sort();
+    assert_eq!(previous.secrets, secrets);
+    let mut configs = vec![id_of("config", &conf), conf.clone()];
+    configs.sort();
+    assert_eq!(previous.configs, configs);
+    // One never updated has none.
+    assert_eq!(named(&uses, &attached).previous, None);
 
     let found = named(&uses, &byhand);
     assert_eq!(found.id, id_of("service", &byhand));

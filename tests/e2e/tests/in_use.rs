@@ -1,6 +1,7 @@
 //! What another workload still uses is never deleted, on swarm alpha: a
 //! departed release's volume that another stack mounts as `external`, or a
-//! service made by hand mounts, both at 0 replicas (no container holds the
+//! service made by hand mounts (or mounted, before an update its rollback
+//! would undo), all at 0 replicas (no container holds the
 //! volume, so the engine itself would let it go); its network and config
 //! that another stack's service names; its volume that a stopped container
 //! uses; its network that a stopped container of no service is attached
@@ -276,6 +277,68 @@ fn a_volume_a_service_made_by_hand_mounts_at_0_replicas_stays() {
         service_exists(&byhand.name),
         "the service made by hand is untouched"
     );
+}
+
+/// A service made by hand mounted the volume, then was updated off it:
+/// its spec names the volume no more, but its previous spec, which
+/// `docker service rollback` returns it to, does. The volume stays, with
+/// the records, and the rollback finds its data.
+#[test]
+fn a_volume_a_service_was_updated_off_stays_for_its_rollback() {
+    let s = Scenario::new();
+    let mut cleanup = Cleanup::new(&ALPHA);
+    let gone = departed(&s, &mut cleanup, false);
+    let volume = gone.volume();
+    let byhand = Outside {
+        node: ALPHA.manager,
+        kind: "service",
+        name: s.release("updated"),
+    };
+    let mount = format!("type=volume,source={volume},target=/data");
+    docker_ok(
+        ALPHA.manager,
+        &[
+            "service",
+            "create",
+            "--detach",
+            "--replicas",
+            "0",
+            "--endpoint-mode",
+            "dnsrr",
+            "--name",
+            &byhand.name,
+            "--mount",
+            &mount,
+            IMAGE,
+            "sleep",
+            "3600",
+        ],
+    );
+    docker_ok(
+        ALPHA.manager,
+        &[
+            "service",
+            "update",
+            "--detach",
+            "--mount-rm",
+            "/data",
+            &byhand.name,
+        ],
+    );
+    let spec = docker_ok(
+        ALPHA.manager,
+        &[
+            "service",
+            "inspect",
+            "--format",
+            "{{json .Spec.TaskTemplate.ContainerSpec.Mounts}}",
+            &byhand.name,
+        ],
+    );
+    assert!(!spec.contains(&volume), "updated off the volume: {spec}");
+
+    sweep_keeps(&s, &gone, &[("volume", &volume, "service", &byhand.name)]);
+    assert_volume_kept_with_records(&gone);
 }
 
 #[test]
