@@ -383,16 +383,8 @@ impl Client {
             let path = format!("/v{}/services", self.api_version());
             let failed = |e| translate(&self.endpoint, self.timeout, what, e);
             let response = self.streaming.get_bounded(&path).await.map_err(failed)?;
-            let status = response.status();
-            let mut body = response.into_body();
-            if !status.is_success() {
-                let message = error_message(&mut body).await;
-                return Err(CallFailure::Status {
-                    code: status.as_u16(),
-                    message,
-                });
-            }
-            let bytes = body
+            let bytes = success(response)
+                .await?
                 .collect()
                 .await
                 .map_err(|e| failed(DockerError::from(e)))?
@@ -431,15 +423,7 @@ impl Client {
             .get(&path)
             .await
             .map_err(|e| translate(&self.endpoint, self.timeout, what, e))?;
-        let status = response.status();
-        let mut body = response.into_body();
-        if !status.is_success() {
-            let message = error_message(&mut body).await;
-            return Err(CallFailure::Status {
-                code: status.as_u16(),
-                message,
-            });
-        }
+        let body = success(response).await?;
         Ok(ConfigsReply {
             client: self,
             what,
@@ -631,6 +615,23 @@ impl ConfigsReply<'_> {
 /// The most of an error reply's body read for its message: a refusal says
 /// why in a line, and a body that goes on is not read further.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// The body of a reply sent outside bollard, when its status is a success;
+/// otherwise the refusal with its message, as bollard reports one.
+async fn success(
+    response: hyper::Response<hyper::body::Incoming>,
+) -> Result<hyper::body::Incoming, CallFailure> {
+    let status = response.status();
+    let mut body = response.into_body();
+    if status.is_success() {
+        return Ok(body);
+    }
+    let message = error_message(&mut body).await;
+    Err(CallFailure::Status {
+        code: status.as_u16(),
+        message,
+    })
+}
 
 /// The message of an error reply: its JSON `message`, else its text, read
 /// up to [`ERROR_BODY_LIMIT`], as bollard reads one.

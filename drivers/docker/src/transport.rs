@@ -723,14 +723,7 @@ impl Streaming {
         &self,
         path_and_query: &str,
     ) -> Result<Response<Incoming>, DockerError> {
-        let request = http::Request::builder()
-            .method(http::Method::GET)
-            .uri(format!("{}{path_and_query}", self.base))
-            .body(bollard::body_full(hyper::body::Bytes::new()))?;
-        self.transport
-            .clone()
-            .request(request, Some(Limits::NONE))
-            .await
+        self.get_within(path_and_query, Some(Limits::NONE)).await
     }
 
     /// Sends `GET path_and_query` (the API version included) with the
@@ -741,11 +734,21 @@ impl Streaming {
         &self,
         path_and_query: &str,
     ) -> Result<Response<Incoming>, DockerError> {
+        self.get_within(path_and_query, None).await
+    }
+
+    /// Sends `GET path_and_query` under `limits` (`None`: those of every
+    /// reply bollard reads).
+    async fn get_within(
+        &self,
+        path_and_query: &str,
+        limits: Option<Limits>,
+    ) -> Result<Response<Incoming>, DockerError> {
         let request = http::Request::builder()
             .method(http::Method::GET)
             .uri(format!("{}{path_and_query}", self.base))
             .body(bollard::body_full(hyper::body::Bytes::new()))?;
-        self.transport.clone().request(request, None).await
+        self.transport.clone().request(request, limits).await
     }
 }
 

@@ -57,6 +57,14 @@ fn volumes_everywhere(cleanup: &mut Cleanup, names: &[String]) {
     }
 }
 
+/// The id and the name of the `kind` object `name` on alpha, sorted: how
+/// a service's spec names a secret or a config.
+fn id_and_name(kind: &str, name: &str) -> Vec<String> {
+    let mut refs = vec![id_of(kind, name), name.to_owned()];
+    refs.sort();
+    refs
+}
+
 /// The service named `name` among `uses`.
 fn named<'a>(uses: &'a [ServiceUse], name: &str) -> &'a ServiceUse {
     uses.iter()
@@ -246,12 +254,8 @@ async fn every_service_names_what_it_uses_whatever_its_stack_mode_or_replicas() 
     let previous = found.previous.as_ref().expect("a previous spec");
     assert_eq!(previous.volumes, [data.as_str()]);
     assert_eq!(previous.networks, [id_of("network", &net)]);
-    let mut secrets = vec![id_of("secret", &key), key.clone()];
-    secrets.sort();
-    assert_eq!(previous.secrets, secrets);
-    let mut configs = vec![id_of("config", &conf), conf.clone()];
-    configs.sort();
-    assert_eq!(previous.configs, configs);
+    assert_eq!(previous.secrets, id_and_name("secret", &key));
+    assert_eq!(previous.configs, id_and_name("config", &conf));
     // One never updated has none.
     assert_eq!(named(&uses, &attached).previous, None);
 
@@ -274,12 +278,8 @@ async fn every_service_names_what_it_uses_whatever_its_stack_mode_or_replicas() 
         "{:?}",
         found.networks
     );
-    let mut secrets = vec![id_of("secret", &key), key.clone()];
-    secrets.sort();
-    assert_eq!(found.secrets, secrets);
-    let mut configs = vec![id_of("config", &conf), conf.clone()];
-    configs.sort();
-    assert_eq!(found.configs, configs);
+    assert_eq!(found.secrets, id_and_name("secret", &key));
+    assert_eq!(found.configs, id_and_name("config", &conf));
     // Every service of the swarm, each once.
     let names: BTreeSet<&str> = uses.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names.len(), uses.len());

@@ -152,6 +152,28 @@ fn sweep_past_services(s: &Scenario, stack: &Stack) -> sweep_e2e::Running {
     running
 }
 
+/// Creates the service `name` on alpha by hand, at 0 replicas, mounting
+/// the volume `volume`, with `extra` arguments.
+fn mount_by_hand(name: &str, volume: &str, extra: &[&str]) {
+    let mount = format!("type=volume,source={volume},target=/data");
+    let mut args = vec![
+        "service",
+        "create",
+        "--detach",
+        "--replicas",
+        "0",
+        "--endpoint-mode",
+        "dnsrr",
+        "--name",
+        name,
+        "--mount",
+        &mount,
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[IMAGE, "sleep", "3600"]);
+    docker_ok(ALPHA.manager, &args);
+}
+
 fn service_exists(name: &str) -> bool {
     docker(ALPHA.manager, &["service", "inspect", name])
         .status
@@ -250,26 +272,7 @@ fn a_volume_a_service_made_by_hand_mounts_at_0_replicas_stays() {
         kind: "service",
         name: s.release("byhand"),
     };
-    let mount = format!("type=volume,source={volume},target=/data");
-    docker_ok(
-        ALPHA.manager,
-        &[
-            "service",
-            "create",
-            "--detach",
-            "--replicas",
-            "0",
-            "--endpoint-mode",
-            "dnsrr",
-            "--name",
-            &byhand.name,
-            "--mount",
-            &mount,
-            IMAGE,
-            "sleep",
-            "3600",
-        ],
-    );
+    mount_by_hand(&byhand.name, &volume, &[]);
 
     sweep_keeps(&s, &gone, &[("volume", &volume, "service", &byhand.name)]);
     assert_volume_kept_with_records(&gone);
@@ -294,26 +297,7 @@ fn a_volume_a_service_was_updated_off_stays_for_its_rollback() {
         kind: "service",
         name: s.release("updated"),
     };
-    let mount = format!("type=volume,source={volume},target=/data");
-    docker_ok(
-        ALPHA.manager,
-        &[
-            "service",
-            "create",
-            "--detach",
-            "--replicas",
-            "0",
-            "--endpoint-mode",
-            "dnsrr",
-            "--name",
-            &byhand.name,
-            "--mount",
-            &mount,
-            IMAGE,
-            "sleep",
-            "3600",
-        ],
-    );
+    mount_by_hand(&byhand.name, &volume, &[]);
     docker_ok(
         ALPHA.manager,
         &[
@@ -635,28 +619,7 @@ fn a_volume_a_service_labelled_with_the_stack_during_the_sweep_mounts_stays() {
         name: format!("{gone}_late"),
     };
     let label = format!("com.docker.stack.namespace={gone}");
-    let mount = format!("type=volume,source={volume},target=/data");
-    docker_ok(
-        ALPHA.manager,
-        &[
-            "service",
-            "create",
-            "--detach",
-            "--replicas",
-            "0",
-            "--endpoint-mode",
-            "dnsrr",
-            "--name",
-            &late.name,
-            "--label",
-            &label,
-            "--mount",
-            &mount,
-            IMAGE,
-            "sleep",
-            "3600",
-        ],
-    );
+    mount_by_hand(&late.name, &volume, &["--label", &label]);
     let run = running.wait();
     let out = run.json();
     assert_eq!(run.code(), Some(1), "{out:#}");
